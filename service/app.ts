@@ -1,0 +1,46 @@
+// buildApp({ db, config }): the whole HTTP service, used by the local server, the Lambda handler
+// and the tests. Registers plugins and routes explicitly.
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config';
+import type { Db } from './db/schema';
+import { registerErrorHandlers } from './http/error-handler';
+import { genReqId, loggerOptions } from './http/logging';
+import { apiRoutes } from './routes/api';
+import { healthRoutes } from './routes/health';
+import { oauthRoutes } from './routes/oauth';
+import { webRoutes } from './routes/web';
+
+export interface BuildAppOptions {
+  db: Db;
+  config: Config;
+  /** Override the logger (tests pass false or a stream). */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface AppContext {
+  db: Db;
+  config: Config;
+}
+
+export async function buildApp({ db, config, logger }: BuildAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? loggerOptions(config.logLevel),
+    genReqId,
+    trustProxy: config.trustProxy,
+    // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub): keep them as one param.
+    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: 1024 * 1024,
+  });
+  registerErrorHandlers(app);
+  await app.register(formbody);
+  await app.register(cookie);
+
+  const ctx: AppContext = { db, config };
+  await app.register(healthRoutes, { db });
+  await app.register(oauthRoutes, ctx);
+  await app.register(webRoutes, ctx);
+  await app.register(apiRoutes, { ...ctx, prefix: '/api/v4' });
+  return app;
+}

@@ -1,0 +1,60 @@
+// Configuration, parsed and validated once. Nothing else in the service reads process.env.
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  /** The public base URL (issuer, absolute links); PUBLIC_URL, default http://HOST:PORT. */
+  publicUrl: string;
+  /** DATABASE_URL, or undefined to use the local embedded instance under `home`. */
+  databaseUrl?: string;
+  /** Where the local embedded database and state live (.lanyard/). */
+  home: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Secure cookies: true when the public URL is https. */
+  secureCookies: boolean;
+  /** Trust X-Forwarded-* from a front proxy (API Gateway on Lambda). */
+  trustProxy: boolean;
+  /** Pool size for the database. */
+  dbPoolMax: number;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const portText = env.PORT?.trim() || '3000';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be a number from 0 to 65535 (got "${portText}")`);
+  }
+  const displayHost = host.includes(':') ? `[${host}]` : host;
+  let publicUrl = env.PUBLIC_URL?.trim() || `http://${displayHost}:${port}`;
+  try {
+    const u = new URL(publicUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    publicUrl = u.origin + u.pathname.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`);
+  }
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
+  const poolText = env.DB_POOL_MAX?.trim() || '10';
+  if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
+  return {
+    host,
+    port,
+    publicUrl,
+    databaseUrl: env.DATABASE_URL?.trim() || undefined,
+    home: path.resolve(env.LANYARD_HOME?.trim() || '.lanyard'),
+    logLevel,
+    secureCookies: publicUrl.startsWith('https:'),
+    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    dbPoolMax: Number(poolText),
+    ...overrides,
+  };
+}

@@ -1,0 +1,220 @@
+// The one typed view of the database that every module (service, CLI, tests) uses.
+import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+
+/** Insert may omit it where the column has a default. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** bigint ids: pg returns int8 as string by default; createDb parses them to numbers. */
+type Id = Generated<number>;
+
+export type Visibility = 'private' | 'internal' | 'public';
+export type NotificationLevel = 'disabled' | 'participating' | 'watch' | 'global' | 'mention' | 'custom';
+
+export interface UsersTable {
+  id: Id;
+  username: string;
+  email: string;
+  name: string;
+  password_hash: string | null;
+  is_admin: Generated<boolean>;
+  state: Generated<'active' | 'blocked'>;
+  otp_secret: string | null;
+  otp_last_step: number | null;
+  bio: Generated<string>;
+  public_email: string | null;
+  avatar_url: string | null;
+  external: Generated<boolean>;
+  private_profile: Generated<boolean>;
+  can_create_group: Generated<boolean>;
+  can_create_project: Generated<boolean>;
+  failed_attempts: Generated<number>;
+  locked_until: NullableTimestamp;
+  confirmed_at: NullableTimestamp;
+  current_sign_in_at: NullableTimestamp;
+  last_sign_in_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UserEmailsTable {
+  id: Id;
+  user_id: number;
+  email: string;
+  confirmed_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface PersonalAccessTokensTable {
+  id: Id;
+  user_id: number;
+  name: string;
+  token_digest: string;
+  scopes: string[];
+  /** A calendar date (YYYY-MM-DD); the token works through the end of that day, UTC. */
+  expires_at: string | null;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface OAuthApplicationsTable {
+  id: Id;
+  uid: string;
+  secret_digest: string;
+  name: string;
+  redirect_uris: string[];
+  scopes: string[];
+  confidential: Generated<boolean>;
+  trusted: Generated<boolean>;
+  owner_id: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OAuthAuthorizationCodesTable {
+  id: Id;
+  application_id: number;
+  user_id: number;
+  code_digest: string;
+  redirect_uri: string;
+  scopes: string[];
+  code_challenge: string | null;
+  code_challenge_method: 'S256' | 'plain' | null;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface OAuthAccessTokensTable {
+  id: Id;
+  application_id: number | null;
+  user_id: number;
+  token_digest: string;
+  refresh_token_digest: string | null;
+  scopes: string[];
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  refreshed_at: NullableTimestamp;
+  parent_id: number | null;
+  family_id: number | null;
+  authorization_code_id: number | null;
+  created_at: Timestamp;
+}
+
+export interface GroupsTable {
+  id: Id;
+  parent_id: number | null;
+  path: string;
+  name: string;
+  full_path: string;
+  visibility: Generated<Visibility>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ProjectsTable {
+  id: Id;
+  group_id: number;
+  path: string;
+  name: string;
+  path_with_namespace: string;
+  visibility: Generated<Visibility>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MembersTable {
+  id: Id;
+  user_id: number;
+  group_id: number | null;
+  project_id: number | null;
+  access_level: 10 | 20 | 30 | 40 | 50;
+  created_at: Timestamp;
+}
+
+export const NOTIFICATION_EVENTS = [
+  'new_note',
+  'new_issue',
+  'reopen_issue',
+  'close_issue',
+  'reassign_issue',
+  'new_merge_request',
+  'reopen_merge_request',
+  'close_merge_request',
+  'reassign_merge_request',
+  'merge_merge_request',
+  'failed_pipeline',
+  'success_pipeline',
+] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+
+export type NotificationSettingsTable = {
+  id: Id;
+  user_id: number;
+  group_id: number | null;
+  project_id: number | null;
+  level: NotificationLevel;
+  notification_email: string | null;
+  updated_at: Timestamp;
+} & { [K in NotificationEvent]: Generated<boolean> };
+
+export interface WebSessionsTable {
+  id_digest: string;
+  user_id: number | null;
+  data: ColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface ServiceKeysTable {
+  id: Id;
+  purpose: 'session';
+  secret: string;
+  created_at: Timestamp;
+  retired_at: NullableTimestamp;
+}
+
+export interface RateLimitCountersTable {
+  key: string;
+  window_start: Timestamp;
+  count: number;
+}
+
+export interface AuditEventsTable {
+  id: Id;
+  actor: string;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  details: ColumnType<Record<string, unknown>, string | undefined, string>;
+  ip_address: string | null;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  user_emails: UserEmailsTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  oauth_applications: OAuthApplicationsTable;
+  oauth_authorization_codes: OAuthAuthorizationCodesTable;
+  oauth_access_tokens: OAuthAccessTokensTable;
+  groups: GroupsTable;
+  projects: ProjectsTable;
+  members: MembersTable;
+  notification_settings: NotificationSettingsTable;
+  web_sessions: WebSessionsTable;
+  service_keys: ServiceKeysTable;
+  rate_limit_counters: RateLimitCountersTable;
+  audit_events: AuditEventsTable;
+}
+
+export type Db = Kysely<Database>;
+/** A Db or a transaction: data-access functions take either, the caller owns the transaction. */
+export type DbOrTrx = Kysely<Database> | Transaction<Database>;
+
+export type User = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type OAuthApplication = Selectable<OAuthApplicationsTable>;
+export type Group = Selectable<GroupsTable>;
+export type Project = Selectable<ProjectsTable>;

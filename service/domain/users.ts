@@ -1,0 +1,193 @@
+// Users: creation, look-up by username or e-mail, passwords, blocking, e-mails, 2FA.
+import type { DbOrTrx, User } from '../db/schema';
+import { recordAudit } from './audit';
+import { invalid, notFound, uniqueViolation } from './errors';
+import { hashPassword, passwordProblem } from './passwords';
+import { newTotpSecret, otpauthUri } from './totp';
+
+const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
+const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+export const isValidEmail = (email: string): boolean => EMAIL_RE.test(email) && email.length <= 254;
+
+const UNIQUE_MESSAGES = {
+  users_username_lower: 'username has already been taken',
+  users_email_lower: 'email has already been taken',
+  user_emails_email_lower: 'email has already been taken',
+};
+
+export interface CreateUserInput {
+  username: string;
+  email: string;
+  name?: string;
+  password: string;
+  isAdmin?: boolean;
+  actor?: string;
+}
+
+export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<User> {
+  const username = input.username.trim();
+  const email = input.email.trim();
+  if (!USERNAME_RE.test(username)) {
+    throw invalid(`username "${username}" is invalid: use letters, digits, '_', '-' and '.', starting with a letter, digit or '_'`);
+  }
+  if (!isValidEmail(email)) throw invalid(`email "${email}" is invalid`);
+  const problem = passwordProblem(input.password);
+  if (problem) throw invalid(problem);
+  if (await isEmailTaken(db, email)) throw invalid('email has already been taken');
+  const passwordHash = await hashPassword(input.password);
+  try {
+    const user = await db
+      .insertInto('users')
+      .values({
+        username,
+        email,
+        name: input.name?.trim() || username,
+        password_hash: passwordHash,
+        is_admin: input.isAdmin ?? false,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordAudit(db, { actor: input.actor ?? 'system', action: 'user.create', targetType: 'user', targetId: user.id, details: { username } });
+    return user;
+  } catch (err) {
+    throw uniqueViolation(err, UNIQUE_MESSAGES) ?? err;
+  }
+}
+
+async function isEmailTaken(db: DbOrTrx, email: string): Promise<boolean> {
+  const hit = await db
+    .selectFrom('users')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .unionAll(
+      db.selectFrom('user_emails').select('user_id as id').where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())),
+    )
+    .executeTakeFirst();
+  return hit !== undefined;
+}
+
+export const findUserById = (db: DbOrTrx, id: number): Promise<User | undefined> =>
+  db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findUserByUsername = (db: DbOrTrx, username: string): Promise<User | undefined> =>
+  db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+    .executeTakeFirst();
+
+/** Sign-in identifier: a username or the primary e-mail, case-insensitively. */
+export const findUserByLogin = (db: DbOrTrx, login: string): Promise<User | undefined> => {
+  const key = login.trim().toLowerCase();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb.or([eb(eb.fn('lower', ['username']), '=', key), eb(eb.fn('lower', ['email']), '=', key)]))
+    .executeTakeFirst();
+};
+
+export async function getUserByUsername(db: DbOrTrx, username: string): Promise<User> {
+  const user = await findUserByUsername(db, username);
+  if (!user) throw notFound(`user "${username}" not found`);
+  return user;
+}
+
+export const listUsers = (db: DbOrTrx): Promise<User[]> => db.selectFrom('users').selectAll().orderBy('id').execute();
+
+export const countUsers = async (db: DbOrTrx): Promise<number> =>
+  Number((await db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+export async function setUserState(db: DbOrTrx, username: string, state: 'active' | 'blocked', actor = 'system'): Promise<User> {
+  const user = await getUserByUsername(db, username);
+  const updated = await db
+    .updateTable('users')
+    .set({ state, updated_at: new Date(), ...(state === 'active' ? { failed_attempts: 0, locked_until: null } : {}) })
+    .where('id', '=', user.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await recordAudit(db, { actor, action: state === 'blocked' ? 'user.block' : 'user.unblock', targetType: 'user', targetId: user.id });
+  return updated;
+}
+
+export async function setUserPassword(db: DbOrTrx, username: string, password: string, actor = 'system'): Promise<User> {
+  const problem = passwordProblem(password);
+  if (problem) throw invalid(problem);
+  const user = await getUserByUsername(db, username);
+  const updated = await db
+    .updateTable('users')
+    .set({ password_hash: await hashPassword(password), failed_attempts: 0, locked_until: null, updated_at: new Date() })
+    .where('id', '=', user.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await recordAudit(db, { actor, action: 'user.set_password', targetType: 'user', targetId: user.id });
+  return updated;
+}
+
+/** Adds a verified secondary e-mail (an operator vouches for it). */
+export async function addUserEmail(db: DbOrTrx, username: string, email: string, actor = 'system'): Promise<User> {
+  const address = email.trim();
+  if (!isValidEmail(address)) throw invalid(`email "${address}" is invalid`);
+  const user = await getUserByUsername(db, username);
+  if (await isEmailTaken(db, address)) throw invalid('email has already been taken');
+  try {
+    await db.insertInto('user_emails').values({ user_id: user.id, email: address, confirmed_at: new Date() }).execute();
+  } catch (err) {
+    throw uniqueViolation(err, UNIQUE_MESSAGES) ?? err;
+  }
+  await recordAudit(db, { actor, action: 'user.add_email', targetType: 'user', targetId: user.id, details: { email: address } });
+  return user;
+}
+
+/** Primary plus verified secondary e-mails. */
+export async function verifiedEmails(db: DbOrTrx, user: Pick<User, 'id' | 'email'>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('user_emails')
+    .select('email')
+    .where('user_id', '=', user.id)
+    .where('confirmed_at', 'is not', null)
+    .orderBy('id')
+    .execute();
+  return [user.email, ...rows.map((r) => r.email)];
+}
+
+export async function listUserEmails(db: DbOrTrx, userId: number): Promise<string[]> {
+  const rows = await db.selectFrom('user_emails').select('email').where('user_id', '=', userId).orderBy('id').execute();
+  return rows.map((r) => r.email);
+}
+
+export interface TwoFactorResult {
+  user: User;
+  otpSecret?: string;
+  otpauthUri?: string;
+}
+
+export async function setTwoFactor(db: DbOrTrx, username: string, on: boolean, actor = 'system'): Promise<TwoFactorResult> {
+  const user = await getUserByUsername(db, username);
+  const secret = on ? newTotpSecret() : null;
+  const updated = await db
+    .updateTable('users')
+    .set({ otp_secret: secret, otp_last_step: null, updated_at: new Date() })
+    .where('id', '=', user.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await recordAudit(db, { actor, action: on ? 'user.enable_2fa' : 'user.disable_2fa', targetType: 'user', targetId: user.id });
+  return secret ? { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) } : { user: updated };
+}
+
+export const twoFactorEnabled = (user: Pick<User, 'otp_secret'>): boolean => user.otp_secret !== null;
+
+/** The admin-facing view of a user (CLI output). Never includes a credential column. */
+export function userSummary(user: User, emails: string[] = []) {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    name: user.name,
+    state: user.state,
+    is_admin: user.is_admin,
+    two_factor_enabled: twoFactorEnabled(user),
+    emails,
+    created_at: user.created_at.toISOString(),
+  };
+}

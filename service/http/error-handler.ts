@@ -1,0 +1,57 @@
+// The root error handler and not-found handler: the contract's three wire formats (OAuth errors,
+// GitLab {"message"} errors, {"error":"404 Not Found"} for unknown /api/v4 routes) and an
+// opaque 500 that never leaks a stack, SQL or internals.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../domain/errors';
+import { OAuthError } from '../oauth/errors';
+import { ApiError } from './errors';
+
+const isOAuthPath = (url: string) => url.startsWith('/oauth/');
+const isApiPath = (url: string) => url === '/api/v4' || url.startsWith('/api/v4/') || url.startsWith('/api/v4?');
+
+export function registerErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof OAuthError) {
+      return reply
+        .code(err.statusCode)
+        .headers({ 'cache-control': 'no-store', pragma: 'no-cache', ...err.headers })
+        .send(err.toJSON());
+    }
+    if (err instanceof ApiError) {
+      return reply.code(err.statusCode).headers(err.headers).send(err.body);
+    }
+    if (err instanceof DomainError) {
+      const status = { invalid: 400, not_found: 404, conflict: 409, forbidden: 403 }[err.kind];
+      const message = err.details ?? (err.kind === 'not_found' ? `404 ${err.message}` : err.message);
+      return reply.code(status).send({ message });
+    }
+    const fe = err as FastifyError;
+    // Fastify's own client errors: validation, bad JSON, body too large, unsupported media type.
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      if (isOAuthPath(request.url)) {
+        const oauth = new OAuthError('invalid_request');
+        return reply.code(400).headers({ 'cache-control': 'no-store' }).send(oauth.toJSON());
+      }
+      const message = fe.validation ? validationMessage(fe) : fe.message;
+      if (fe.statusCode === 429) return reply.code(429).send({ message: 'Retry later' });
+      return reply.code(fe.statusCode).send(isApiPath(request.url) ? { error: message } : { message });
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ message: '500 Internal Server Error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    if (isApiPath(request.url)) return reply.code(404).send({ error: '404 Not Found' });
+    return reply.code(404).send({ message: '404 Not Found' });
+  });
+}
+
+/** GitLab's style for a bad parameter: "<param> is invalid" / "<param> is missing". */
+function validationMessage(err: FastifyError): string {
+  const first = err.validation?.[0];
+  if (!first) return err.message;
+  const missing = (first.params as { missingProperty?: string })?.missingProperty;
+  if (missing) return `${missing} is missing`;
+  const name = first.instancePath.replace(/^\//, '').split('/')[0];
+  return name ? `${name} is invalid` : err.message;
+}

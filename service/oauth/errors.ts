@@ -1,0 +1,78 @@
+// OAuth 2.0 errors (RFC 6749 §5.2, §4.1.2.1; RFC 7009; RFC 6750). One class per error code,
+// with Doorkeeper's descriptions byte-for-byte, serialised by the root error handler.
+
+export const OAUTH_ERROR_DESCRIPTIONS = {
+  invalid_request:
+    'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
+  invalid_client:
+    'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  invalid_grant:
+    'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+  unauthorized_client: 'The client is not authorized to perform this request using this method.',
+  unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
+  invalid_scope: 'The requested scope is invalid, unknown, or malformed.',
+  access_denied: 'The resource owner or authorization server denied the request.',
+  unsupported_response_type: 'The authorization server does not support this response type.',
+} as const;
+
+export type OAuthErrorCode = keyof typeof OAUTH_ERROR_DESCRIPTIONS | 'invalid_token' | 'insufficient_scope';
+
+export class OAuthError extends Error {
+  readonly headers: Record<string, string> = {};
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly statusCode = 400,
+    readonly description: string = (OAUTH_ERROR_DESCRIPTIONS as Record<string, string>)[error] ?? error,
+    /** Extra body members, e.g. {"state":"unauthorized"} on token info, {"scope":"api"} on 403. */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+  toJSON() {
+    return { error: this.error, error_description: this.description, ...this.extra };
+  }
+}
+
+export class InvalidRequest extends OAuthError {
+  constructor(description?: string) {
+    super('invalid_request', 400, description);
+  }
+}
+export class InvalidClient extends OAuthError {
+  /** `basicRealm`: the client used HTTP Basic, so answer with WWW-Authenticate (RFC 6749 §5.2). */
+  constructor(basicRealm?: string) {
+    super('invalid_client', 401);
+    if (basicRealm) this.headers['WWW-Authenticate'] = `Basic realm="${basicRealm}"`;
+  }
+}
+export class InvalidGrant extends OAuthError {
+  constructor() {
+    super('invalid_grant', 400);
+  }
+}
+export class UnauthorizedClient extends OAuthError {
+  constructor(description?: string, statusCode = 400) {
+    super('unauthorized_client', statusCode, description);
+  }
+}
+export class UnsupportedGrantType extends OAuthError {
+  constructor() {
+    super('unsupported_grant_type', 400);
+  }
+}
+export class InvalidScope extends OAuthError {
+  constructor() {
+    super('invalid_scope', 400);
+  }
+}
+export class AccessDenied extends OAuthError {
+  constructor() {
+    super('access_denied', 400);
+  }
+}
+export class UnsupportedResponseType extends OAuthError {
+  constructor() {
+    super('unsupported_response_type', 400);
+  }
+}

@@ -1,0 +1,30 @@
+// GET /-/health: 200 when the database answers, 503 otherwise.
+import type { FastifyPluginAsync } from 'fastify';
+import { sql } from 'kysely';
+import type { Db } from '../db/schema';
+
+export const healthRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
+  app.get(
+    '/-/health',
+    {
+      schema: {
+        response: {
+          200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] },
+          503: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] },
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await Promise.race([
+          sql`select 1`.execute(db),
+          new Promise((_, reject) => setTimeout(() => reject(new Error('health check timed out')), 3000).unref()),
+        ]);
+        return reply.header('cache-control', 'no-store').send({ status: 'ok' });
+      } catch (err) {
+        request.log.warn({ err: { message: (err as Error).message } }, 'health check failed');
+        return reply.code(503).header('cache-control', 'no-store').send({ status: 'unavailable' });
+      }
+    },
+  );
+};

@@ -1,0 +1,61 @@
+// `npm start`: the whole service on HOST:PORT over DATABASE_URL or the local embedded PostgreSQL.
+import { buildApp } from './app';
+import { ConfigError, loadConfig } from './config';
+import { migrateToLatest } from './db/migrator';
+import { DatabaseUnavailableError, openDatabase } from './db/open';
+import { ensureRootUser } from './domain/bootstrap';
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const config = loadConfig();
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    home: config.home,
+    max: config.dbPoolMax,
+    applicationName: 'lanyard-server',
+    log: say,
+  });
+  let closing = false;
+  const app = await buildApp({ db: database.db, config });
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    say(`${signal} received, shutting down …`);
+    try {
+      await app.close();
+    } finally {
+      await database.close();
+    }
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  try {
+    const migrated = await migrateToLatest(database.db);
+    if (migrated.newlyApplied.length) say(`Applied migrations: ${migrated.newlyApplied.join(', ')}`);
+    const rootPassword = await ensureRootUser(database.db);
+    if (rootPassword) {
+      say('Created the administrator account. Sign in with it now; this password is shown only once:');
+      say(`  username: root`);
+      say(`  password: ${rootPassword}`);
+    }
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw err;
+  }
+  say(`Lanyard is listening on ${config.publicUrl} (ready in ${Date.now() - startedAt} ms)`);
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError || err instanceof DatabaseUnavailableError) {
+    process.stderr.write(`lanyard: ${err.message}\n`);
+  } else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    process.stderr.write(`lanyard: the address is already in use: ${(err as Error).message}\n`);
+  } else {
+    process.stderr.write(`lanyard: failed to start: ${(err as Error).message.split('\n')[0]}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { migrateDownToEmpty, migrateToLatest, migrationStatus } from '../../../service/db/migrator';
+import { migrations } from '../../../migrations';
+import { createTestDatabase } from '../../support/db';
+
+const TABLES = [
+  'audit_events',
+  'groups',
+  'members',
+  'notification_settings',
+  'oauth_access_tokens',
+  'oauth_applications',
+  'oauth_authorization_codes',
+  'personal_access_tokens',
+  'projects',
+  'rate_limit_counters',
+  'service_keys',
+  'user_emails',
+  'users',
+  'web_sessions',
+];
+
+async function tables(db: any): Promise<string[]> {
+  const { rows } = await sql<{ t: string }>`
+    select tablename as t from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by 1`.execute(db);
+  return rows.map((r) => r.t);
+}
+
+describe('migrations', () => {
+  it('round-trips: empty → latest → schema as expected → empty → latest', async () => {
+    const t = await createTestDatabase({ max: 1 });
+    // The template is already migrated: go down to empty first.
+    await migrateDownToEmpty(t.db);
+    expect(await tables(t.db)).toEqual([]);
+    expect(await migrationStatus(t.db)).toEqual({ applied: [], pending: Object.keys(migrations) });
+
+    const result = await migrateToLatest(t.db);
+    expect(result.newlyApplied).toEqual(Object.keys(migrations));
+    expect(result.pending).toEqual([]);
+    expect(await tables(t.db)).toEqual(TABLES);
+
+    // Secrets are stored as digests: no plaintext token/secret/code columns exist.
+    const { rows: cols } = await sql<{ c: string }>`
+      select table_name || '.' || column_name as c from information_schema.columns
+      where table_schema = 'public' and column_name ~ '(token|secret|code|password)' order by 1`.execute(t.db);
+    expect(cols.map((r) => r.c)).toEqual([
+      'oauth_access_tokens.authorization_code_id',
+      'oauth_access_tokens.refresh_token_digest',
+      'oauth_access_tokens.token_digest',
+      'oauth_applications.secret_digest',
+      'oauth_authorization_codes.code_challenge',
+      'oauth_authorization_codes.code_challenge_method',
+      'oauth_authorization_codes.code_digest',
+      'personal_access_tokens.token_digest',
+      'service_keys.secret',
+      'users.otp_secret',
+      'users.password_hash',
+    ]);
+
+    // Token look-ups are single indexed queries.
+    const { rows: idx } = await sql<{ i: string }>`
+      select indexdef as i from pg_indexes where schemaname = 'public' and indexdef ~ '(token_digest|code_digest)' order by 1`.execute(t.db);
+    expect(idx.map((r) => r.i.replace(/^.* ON public\./, ''))).toEqual([
+      'oauth_access_tokens USING btree (refresh_token_digest)',
+      'oauth_access_tokens USING btree (token_digest)',
+      'oauth_authorization_codes USING btree (code_digest)',
+      'personal_access_tokens USING btree (token_digest)',
+    ]);
+
+    // A second run is a no-op.
+    expect((await migrateToLatest(t.db)).newlyApplied).toEqual([]);
+
+    await migrateDownToEmpty(t.db);
+    expect(await tables(t.db)).toEqual([]);
+    await migrateToLatest(t.db);
+    expect(await tables(t.db)).toEqual(TABLES);
+  });
+
+  it('enforces case-insensitive uniqueness of usernames and e-mails', async () => {
+    const t = await createTestDatabase({ max: 1 });
+    await t.db.insertInto('users').values({ username: 'Alice', email: 'alice@example.com', name: 'Alice' }).execute();
+    await expect(
+      t.db.insertInto('users').values({ username: 'alice', email: 'other@example.com', name: 'A' }).execute(),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'users_username_lower' });
+    await expect(
+      t.db.insertInto('users').values({ username: 'bob', email: 'ALICE@example.com', name: 'B' }).execute(),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'users_email_lower' });
+  });
+
+  it('applies concurrently from two processes without error (migration lock)', async () => {
+    const t = await createTestDatabase({ max: 4 });
+    await migrateDownToEmpty(t.db);
+    const [a, b] = await Promise.all([migrateToLatest(t.db), migrateToLatest(t.db)]);
+    expect([...a.newlyApplied, ...b.newlyApplied]).toEqual(Object.keys(migrations));
+    expect(await tables(t.db)).toEqual(TABLES);
+  });
+});
