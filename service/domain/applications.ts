@@ -1,0 +1,123 @@
+// OAuth applications: registration, listing, deletion and secret rotation. The secret is
+// returned once at creation/rotation and stored only as a SHA-256 digest.
+import type { DbOrTrx, OAuthApplication } from '../db/schema';
+import { recordAudit } from './audit';
+import { invalid, notFound } from './errors';
+import { requireRedirectUris } from './redirect-uris';
+import { ALL_SCOPES, requireScopes, sortScopes } from './scopes';
+import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
+
+export interface RegisterApplicationInput {
+  name: string;
+  redirectUris: string[];
+  scopes?: string | string[];
+  confidential?: boolean;
+  trusted?: boolean;
+  ownerId?: number | null;
+  actor?: string;
+}
+
+/** Columns safe to select: everything but the secret digest. */
+const PUBLIC_COLUMNS = [
+  'id', 'uid', 'name', 'redirect_uris', 'scopes', 'confidential', 'trusted', 'owner_id', 'created_at', 'updated_at',
+] as const;
+export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest'>;
+
+export async function registerApplication(
+  db: DbOrTrx,
+  input: RegisterApplicationInput,
+): Promise<{ application: ApplicationRecord; secret: string }> {
+  const name = input.name?.trim();
+  if (!name) throw invalid('name must not be empty');
+  if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
+  const redirectUris = requireRedirectUris(input.redirectUris);
+  const scopes = input.scopes === undefined ? [...ALL_SCOPES] : requireScopes(input.scopes);
+  const secret = newApplicationSecret();
+  const application = await db
+    .insertInto('oauth_applications')
+    .values({
+      uid: randomHex(),
+      secret_digest: sha256Hex(secret),
+      name,
+      redirect_uris: redirectUris,
+      scopes: sortScopes(scopes),
+      confidential: input.confidential ?? true,
+      trusted: input.trusted ?? false,
+      owner_id: input.ownerId ?? null,
+    })
+    .returning(PUBLIC_COLUMNS)
+    .executeTakeFirstOrThrow();
+  await recordAudit(db, {
+    actor: input.actor ?? 'system',
+    action: 'application.register',
+    targetType: 'application',
+    targetId: application.uid,
+    details: { name, redirect_uris: redirectUris, scopes, confidential: application.confidential, trusted: application.trusted },
+  });
+  return { application, secret };
+}
+
+export const findApplicationByUid = (db: DbOrTrx, uid: string): Promise<ApplicationRecord | undefined> =>
+  db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).where('uid', '=', uid).executeTakeFirst();
+
+export async function getApplicationByUid(db: DbOrTrx, uid: string): Promise<ApplicationRecord> {
+  const app = await findApplicationByUid(db, uid);
+  if (!app) throw notFound(`application "${uid}" not found`);
+  return app;
+}
+
+export const listApplications = (db: DbOrTrx, ownerId?: number): Promise<ApplicationRecord[]> => {
+  let q = db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).orderBy('id');
+  if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+  return q.execute();
+};
+
+/** Deleting an application revokes everything issued to it (cascade). */
+export async function deleteApplication(db: DbOrTrx, uid: string, actor = 'system', ownerId?: number): Promise<ApplicationRecord> {
+  let q = db.deleteFrom('oauth_applications').where('uid', '=', uid);
+  if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+  const deleted = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+  if (!deleted) throw notFound(`application "${uid}" not found`);
+  await recordAudit(db, { actor, action: 'application.delete', targetType: 'application', targetId: uid });
+  return deleted;
+}
+
+/** A new secret; the old one stops working at once. */
+export async function rotateApplicationSecret(db: DbOrTrx, uid: string, actor = 'system', ownerId?: number): Promise<{ application: ApplicationRecord; secret: string }> {
+  const secret = newApplicationSecret();
+  let q = db.updateTable('oauth_applications').set({ secret_digest: sha256Hex(secret), updated_at: new Date() }).where('uid', '=', uid);
+  if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+  const application = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+  if (!application) throw notFound(`application "${uid}" not found`);
+  await recordAudit(db, { actor, action: 'application.rotate_secret', targetType: 'application', targetId: uid });
+  return { application, secret };
+}
+
+/** Check a client secret against the stored digest, in constant time. */
+export async function verifyApplicationSecret(db: DbOrTrx, uid: string, secret: string): Promise<ApplicationRecord | undefined> {
+  const row = await db
+    .selectFrom('oauth_applications')
+    .select([...PUBLIC_COLUMNS, 'secret_digest'])
+    .where('uid', '=', uid)
+    .executeTakeFirst();
+  const ok = safeEqual(row?.secret_digest ?? '0'.repeat(64), sha256Hex(secret));
+  if (!row || !ok) return undefined;
+  const { secret_digest: _omit, ...application } = row;
+  return application;
+}
+
+/** The operator/JSON view of an application (never the secret). */
+export function applicationSummary(app: ApplicationRecord) {
+  return {
+    id: app.id,
+    application_id: app.uid,
+    application_name: app.name,
+    callback_url: app.redirect_uris.join('\n'),
+    redirect_uris: app.redirect_uris,
+    scopes: app.scopes,
+    confidential: app.confidential,
+    trusted: app.trusted,
+    owner_id: app.owner_id,
+    created_at: app.created_at.toISOString(),
+  };
+}
