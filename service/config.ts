@@ -17,6 +17,21 @@ export interface Config {
   trustProxy: boolean;
   /** Pool size for the database. */
   dbPoolMax: number;
+  /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
+  aws?: AwsConfig;
+}
+
+export interface AwsConfig {
+  /** DB_SECRET_ARN: the Secrets Manager secret holding {"username","password"} for the database. */
+  dbSecretArn: string;
+  /** DB_HOST, DB_PORT (5432), DB_NAME (lanyard). */
+  dbHost: string;
+  dbPort: number;
+  dbName: string;
+  /** SESSION_KEYS_SECRET_ARN: the session/CSRF key ring secret, when deployed with one. */
+  sessionKeysSecretArn?: string;
+  /** DB_CA_FILE: a PEM bundle to verify the database's TLS certificate; default: the bundled RDS CAs. */
+  dbCaFile?: string;
 }
 
 export class ConfigError extends Error {}
@@ -55,6 +70,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     dbPoolMax: Number(poolText),
+    aws: loadAwsConfig(env),
     ...overrides,
+  };
+}
+
+function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
+  const dbSecretArn = env.DB_SECRET_ARN?.trim();
+  if (!dbSecretArn) return undefined;
+  const dbHost = env.DB_HOST?.trim();
+  if (!dbHost) throw new ConfigError('DB_HOST is required with DB_SECRET_ARN');
+  const portText = env.DB_PORT?.trim() || '5432';
+  if (!/^\d+$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
+    throw new ConfigError(`DB_PORT must be a number from 1 to 65535 (got "${portText}")`);
+  }
+  return {
+    dbSecretArn,
+    dbHost,
+    dbPort: Number(portText),
+    dbName: env.DB_NAME?.trim() || 'lanyard',
+    sessionKeysSecretArn: env.SESSION_KEYS_SECRET_ARN?.trim() || undefined,
+    dbCaFile: env.DB_CA_FILE?.trim() || undefined,
   };
 }
