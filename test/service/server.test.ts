@@ -1,0 +1,95 @@
+// `npm start` (service/server.ts) as a real process: migrations, the root account, health,
+// graceful shutdown, the local embedded database, and one-line errors for a bad database.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../service/db/local-postgres';
+import { createTestDatabase } from '../support/db';
+import { runToEnd, start } from '../support/processes';
+
+async function health(port: number) {
+  const res = await fetch(`http://127.0.0.1:${port}/-/health`);
+  return { status: res.status, body: await res.json() };
+}
+
+describe('npm start (service/server.ts)', () => {
+  it('migrates, creates root once with a printed password, serves health and shuts down cleanly', async () => {
+    const t = await createTestDatabase();
+    const port = await freePort();
+    const env = { DATABASE_URL: t.url, PORT: String(port), LOG_LEVEL: 'warn' };
+
+    const first = start('service/server.ts', [], env);
+    const [, password] = await first.waitFor(/password: (\S+)/);
+    await first.waitFor(new RegExp(`listening on http://127\\.0\\.0\\.1:${port}`));
+    expect(password.length).toBeGreaterThanOrEqual(20);
+    expect(await health(port)).toEqual({ status: 200, body: { status: 'ok' } });
+    const users = await t.db.selectFrom('users').select(['username', 'is_admin', 'password_hash']).execute();
+    expect(users.map((u) => [u.username, u.is_admin])).toEqual([['root', true]]);
+    expect(users[0].password_hash).toMatch(/^\$scrypt\$ln=17,r=8,p=1\$/);
+    expect(users[0].password_hash).not.toContain(password);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    // A second start reuses the data: no new root, no password printed.
+    const second = start('service/server.ts', [], env);
+    await second.waitFor(/listening on/);
+    expect(second.output().stdout).not.toMatch(/password/);
+    expect(await health(port)).toEqual({ status: 200, body: { status: 'ok' } });
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+    expect(await t.db.selectFrom('users').select('username').execute()).toEqual([{ username: 'root' }]);
+  });
+
+  it('runs on the local embedded PostgreSQL under LANYARD_HOME and keeps its data across restarts', async () => {
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'lanyard-home-'));
+    const port = await freePort();
+    const env = { DATABASE_URL: '', LANYARD_HOME: home, PORT: String(port), LOG_LEVEL: 'warn' };
+    try {
+      const t0 = Date.now();
+      const first = start('service/server.ts', [], env);
+      await first.waitFor(/password: (\S+)/, 60_000);
+      await first.waitFor(/listening on/, 60_000);
+      const startupMs = Date.now() - t0;
+      expect(await health(port)).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(startupMs).toBeLessThan(30_000);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      // The embedded server was stopped with it.
+      await expect(fs.access(path.join(home, 'pgdata', 'postmaster.pid'))).rejects.toThrow();
+
+      const second = start('service/server.ts', [], env);
+      await second.waitFor(/listening on/, 60_000);
+      expect(second.output().stdout).not.toMatch(/password/);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      await fs.rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('explains a malformed DATABASE_URL in one line', async () => {
+    const r = await runToEnd('service/server.ts', [], { DATABASE_URL: 'not a url', PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('lanyard: DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)\n');
+  });
+
+  it('explains a DATABASE_URL with the wrong scheme in one line', async () => {
+    const r = await runToEnd('service/server.ts', [], { DATABASE_URL: 'mysql://u:p@localhost/db', PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('lanyard: DATABASE_URL must start with postgres:// or postgresql:// (got mysql://)\n');
+  });
+
+  it('explains an unreachable database server in one line, without the password', async () => {
+    const port = await freePort();
+    const r = await runToEnd('service/server.ts', [], { DATABASE_URL: `postgres://lanyard:s3cret@127.0.0.1:${port}/lanyard`, PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`lanyard: cannot connect to 127.0.0.1:${port}/lanyard: connection refused (is PostgreSQL running?)\n`);
+  });
+
+  it('explains a bad PORT in one line', async () => {
+    const r = await runToEnd('service/server.ts', [], { PORT: 'eighty' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('lanyard: PORT must be a number from 0 to 65535 (got "eighty")\n');
+  });
+});

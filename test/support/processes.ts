@@ -1,0 +1,71 @@
+// Run the real entry points as subprocesses (tsx), collecting output; always cleaned up.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll } from 'vitest';
+
+export const ROOT = path.resolve(__dirname, '../..');
+export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+export interface Running {
+  child: ChildProcess;
+  output: () => { stdout: string; stderr: string };
+  waitFor: (re: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+}
+
+export function start(script: string, args: string[], env: NodeJS.ProcessEnv): Running {
+  const child = spawn(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  const listeners = new Set<() => void>();
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+    listeners.forEach((l) => l());
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+    listeners.forEach((l) => l());
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      children.delete(child);
+      listeners.forEach((l) => l());
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    exited,
+    output: () => ({ stdout, stderr }),
+    waitFor: (re, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re}; stdout=${stdout} stderr=${stderr}`)), timeoutMs);
+        const check = () => {
+          const m = stdout.match(re);
+          if (m) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            resolve(m);
+          } else if (child.exitCode !== null) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            reject(new Error(`exited with ${child.exitCode} before ${re}; stdout=${stdout} stderr=${stderr}`));
+          }
+        };
+        listeners.add(check);
+        check();
+      }),
+  };
+}
+
+export async function runToEnd(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const r = start(script, args, env);
+  const code = await r.exited;
+  return { code, ...r.output() };
+}
