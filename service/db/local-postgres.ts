@@ -35,7 +35,23 @@ async function binaries(): Promise<{ pgCtl: string; initdb: string; postgres: st
     throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${pkg} is not installed): set DATABASE_URL`);
   }
   const b = mod.default ?? mod;
+  await hydrateSymlinks(path.resolve(path.dirname(b.postgres), '..', '..'));
   return { pgCtl: b.pg_ctl, initdb: b.initdb, postgres: b.postgres };
+}
+
+/**
+ * The platform package ships its shared-library symlinks as a list, recreated by its postinstall
+ * script. If install scripts were skipped (`npm ci --ignore-scripts`), recreate them here.
+ */
+async function hydrateSymlinks(pkgDir: string): Promise<void> {
+  const list = await fs.readFile(path.join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8').then(JSON.parse).catch(() => []);
+  for (const { source, target } of list as Array<{ source: string; target: string }>) {
+    const link = path.join(pkgDir, target);
+    if (existsSync(link)) continue;
+    await fs.symlink(path.relative(path.dirname(link), path.join(pkgDir, source)), link).catch((err) => {
+      if (err.code !== 'EEXIST') throw new Error(`cannot create ${link}: ${err.message}`);
+    });
+  }
 }
 
 /** PostgreSQL refuses to run as root: as root, run its processes as the `postgres` system user. */

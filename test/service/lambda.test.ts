@@ -9,7 +9,7 @@ describe('service/lambda.ts handler', () => {
     vi.stubEnv('DATABASE_URL', t.url);
     vi.stubEnv('LOG_LEVEL', 'silent');
     afterAll(() => vi.unstubAllEnvs());
-    const { handler } = await import('../../service/lambda');
+    const { handler } = await import('../../service/lambda.js');
 
     const health = await handler(httpApiEvent({ method: 'GET', path: '/-/health' }), lambdaContext);
     expect(health).toMatchObject({ statusCode: 200, body: '{"status":"ok"}', isBase64Encoded: false });
