@@ -32,6 +32,12 @@ export interface AwsConfig {
   sessionKeysSecretArn?: string;
   /** DB_CA_FILE: a PEM bundle to verify the database's TLS certificate; default: the bundled RDS CAs. */
   dbCaFile?: string;
+  /** AWS_REGION, as the Lambda runtime sets it. */
+  region: string;
+  /** AWS_ENDPOINT_URL_SECRETS_MANAGER: only to point at a local stand-in; default the regional endpoint. */
+  secretsManagerEndpoint?: string;
+  /** The function role's temporary credentials (AWS_ACCESS_KEY_ID, …, set by the runtime). Never log. */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
 export class ConfigError extends Error {}
@@ -84,6 +90,12 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
   if (!/^\d+$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
     throw new ConfigError(`DB_PORT must be a number from 1 to 65535 (got "${portText}")`);
   }
+  const region = env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim();
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
+  if (!region || !accessKeyId || !secretAccessKey) {
+    throw new ConfigError('DB_SECRET_ARN needs AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (set by the Lambda runtime)');
+  }
   return {
     dbSecretArn,
     dbHost,
@@ -91,5 +103,8 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
     dbName: env.DB_NAME?.trim() || 'lanyard',
     sessionKeysSecretArn: env.SESSION_KEYS_SECRET_ARN?.trim() || undefined,
     dbCaFile: env.DB_CA_FILE?.trim() || undefined,
+    region,
+    secretsManagerEndpoint: env.AWS_ENDPOINT_URL_SECRETS_MANAGER?.trim() || undefined,
+    credentials: { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN?.trim() || undefined },
   };
 }
