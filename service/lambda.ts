@@ -1,19 +1,20 @@
-// The AWS Lambda handler (API Gateway HTTP API, payload v2) over the same Fastify app.
-// Fastify boots during init so the first request does not pay for it.
+// The API function's handler (API Gateway HTTP API, payload v2) over the same Fastify app as
+// `npm start`. Everything slow happens during init — the credentials fetch, Fastify's boot — so
+// the first request does not pay for it. One connection per instance (see aws/database.ts).
 import awsLambdaFastify from '@fastify/aws-lambda';
 import { buildApp } from './app';
 import { loadConfig } from './config';
-import { createDb } from './db/create-db';
+import { openLambdaDatabase } from './aws/database';
 
 const config = loadConfig(process.env, { trustProxy: true });
-if (!config.databaseUrl) throw new Error('DATABASE_URL is required on Lambda');
-// One connection per Lambda instance: instances × 1 stays within the database's budget.
-const { db } = createDb({ connectionString: config.databaseUrl, max: 1, applicationName: 'lanyard-lambda' });
+const database = openLambdaDatabase(config, { applicationName: 'lanyard-api' });
 
-const proxyPromise = buildApp({ db, config }).then(async (app) => {
+const proxyPromise = buildApp({ db: database.db, config }).then(async (app) => {
   const proxy = awsLambdaFastify(app, { decorateRequest: false });
   await app.ready();
   return proxy;
 });
+// Reported by the first invocation (a rejected init promise must not crash the runtime early).
+proxyPromise.catch(() => undefined);
 
 export const handler = async (event: unknown, context: unknown) => (await proxyPromise)(event as any, context as any);

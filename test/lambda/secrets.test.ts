@@ -1,0 +1,79 @@
+// service/aws: the Secrets Manager client, the cached secret, and the session key ring secret.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CachedSecret, secretsManagerStore, SecretsManagerError, type SecretStore } from '../../service/aws/secret-store';
+import { ensureKeyRingSecret, rotateKeyRingSecret, secretKeyRingSource } from '../../service/aws/session-key-ring';
+import { parseKeyRingDocument } from '../../service/domain/service-keys';
+import { startFakeSecretsManager, type FakeSecretsManager } from './fake-secrets-manager';
+
+const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-db-AbCdEf';
+const RING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-session-keys-AbCdEf';
+const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'token' };
+
+let fake: FakeSecretsManager;
+let store: SecretStore;
+beforeAll(async () => {
+  fake = await startFakeSecretsManager({ [ARN]: '{"username":"lanyard","password":"p1"}', [RING]: undefined });
+  store = secretsManagerStore({ region: 'eu-west-1', credentials, endpoint: fake.url });
+});
+afterAll(() => fake.close());
+
+describe('secretsManagerStore', () => {
+  it('reads a secret string with a signed request', async () => {
+    expect(await store.get(ARN)).toBe('{"username":"lanyard","password":"p1"}');
+    expect(fake.calls.at(-1)).toMatchObject({ target: 'GetSecretValue', secretId: ARN });
+  });
+
+  it('answers undefined for a secret without a value, and throws typed errors otherwise', async () => {
+    expect(await store.get(RING)).toBeUndefined();
+    const bad = secretsManagerStore({ region: 'eu-west-1', credentials: { accessKeyId: '', secretAccessKey: '' }, endpoint: fake.url });
+    const err = await bad.get(ARN).catch((e) => e);
+    expect(err).toBeInstanceOf(SecretsManagerError);
+    expect(err.type).toBe('IncompleteSignatureException');
+  });
+});
+
+describe('CachedSecret', () => {
+  it('fetches once, shares a fetch in flight, re-fetches on refresh, and does not cache failures', async () => {
+    let gets = 0;
+    let value: string | undefined = 'a';
+    let fail = false;
+    const counting: SecretStore = {
+      get: async () => {
+        gets++;
+        await new Promise((r) => setTimeout(r, 5));
+        if (fail) throw new Error('unreachable');
+        return value;
+      },
+      put: async () => undefined,
+    };
+    const secret = new CachedSecret(counting, 'x', (t) => t.toUpperCase());
+    expect(await Promise.all([secret.get(), secret.get()])).toEqual(['A', 'A']);
+    expect(await secret.get()).toBe('A');
+    expect(gets).toBe(1);
+    value = 'b';
+    expect(await secret.refresh()).toBe('B');
+    expect(await secret.get()).toBe('B');
+    expect(gets).toBe(2);
+    fail = true;
+    await expect(secret.refresh()).rejects.toThrow('unreachable');
+    expect(await secret.get()).toBe('B'); // the last good value stays
+    fail = false;
+    value = undefined;
+    await expect(new CachedSecret(counting, 'y', (t) => t).get()).rejects.toThrow('secret y has no value');
+  });
+});
+
+describe('the session key ring secret', () => {
+  it('is seeded once by the migration function, rotated by the admin function, and read by the app', async () => {
+    expect(await ensureKeyRingSecret(store, RING)).toBe('created');
+    const first = parseKeyRingDocument(fake.secrets.get(RING)!);
+    expect(await ensureKeyRingSecret(store, RING)).toBe('present');
+    expect(parseKeyRingDocument(fake.secrets.get(RING)!).signing.id).toBe(first.signing.id);
+
+    const { rotated, keyId } = await rotateKeyRingSecret(store, RING);
+    expect(rotated).toBe(true);
+    const ring = await secretKeyRingSource(store, RING).load();
+    expect(ring.signing.id).toBe(keyId);
+    expect(ring.verifying.map((k) => k.id)).toEqual([keyId, first.signing.id]);
+  });
+});
