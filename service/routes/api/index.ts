@@ -1,5 +1,57 @@
-// /api/v4: the GitLab-compatible REST API (the REST API issue fills this in).
+// /api/v4: the GitLab-compatible REST API. @fastify/swagger is registered first so it sees every
+// route below; everything but the OpenAPI document sits behind token authentication.
+import swagger from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app';
+import { apiAuthentication } from '../../http/authenticate';
+import { notificationSettingsRoutes } from './notification-settings';
+import { openapiRoutes } from './openapi';
+import { userRoutes } from './user';
 
-export const apiRoutes: FastifyPluginAsync<AppContext> = async () => {};
+const SCOPE_DESCRIPTIONS = {
+  api: 'Complete read/write access to the API',
+  read_api: 'Read access to the API (GET and HEAD)',
+  read_user: 'Read the authenticated user (GET /api/v4/user)',
+};
+
+export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, config }) => {
+  // Not `...options`: those carry this plugin's own prefix, which children must not repeat.
+  const ctx: AppContext = { db, config };
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Lanyard REST API (GitLab-compatible /api/v4)',
+        description: 'Personal access tokens (PRIVATE-TOKEN header or ?private_token=) or OAuth 2.0 access tokens (Authorization: Bearer or ?access_token=).',
+        version: '4',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          private_token_header: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN', description: 'A personal access token' },
+          private_token_query: { type: 'apiKey', in: 'query', name: 'private_token', description: 'A personal access token' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'An OAuth 2.0 access token or a personal access token' },
+          access_token_query: { type: 'apiKey', in: 'query', name: 'access_token', description: 'An OAuth 2.0 access token or a personal access token' },
+          oauth2: {
+            type: 'oauth2',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${config.publicUrl}/oauth/authorize`,
+                tokenUrl: `${config.publicUrl}/oauth/token`,
+                refreshUrl: `${config.publicUrl}/oauth/token`,
+                scopes: SCOPE_DESCRIPTIONS,
+              },
+            },
+          },
+        },
+      },
+      security: [{ private_token_header: [] }, { private_token_query: [] }, { bearer: [] }, { access_token_query: [] }, { oauth2: ['api'] }],
+    },
+  });
+  await app.register(openapiRoutes);
+  await app.register(async (authenticated) => {
+    authenticated.addHook('onRequest', apiAuthentication(db));
+    await authenticated.register(userRoutes, ctx);
+    await authenticated.register(notificationSettingsRoutes, ctx);
+  });
+};

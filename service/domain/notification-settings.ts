@@ -1,0 +1,163 @@
+// Notification settings (contract §4): the global setting of a user (level + notification e-mail)
+// and one per group or project (level), each with the 12 e-mail event flags used by level
+// `custom`. All validation lives here, shared by the API and the admin CLI. An update is
+// validated completely before anything is written, then written as one upsert statement, so a
+// rejected update changes nothing and concurrent updates never interleave.
+import type { DbOrTrx, NotificationLevel, NotificationSettingsTable, User } from '../db/schema';
+import { NOTIFICATION_EVENTS, type NotificationEvent } from '../db/schema';
+import type { Selectable } from 'kysely';
+import { DomainError, invalid } from './errors';
+import { verifiedEmails } from './users';
+
+export { NOTIFICATION_EVENTS, type NotificationEvent };
+
+export const NOTIFICATION_LEVELS: readonly NotificationLevel[] = ['disabled', 'participating', 'watch', 'global', 'mention', 'custom'];
+
+/** Where a setting applies: the user's global setting, or one group's or project's. */
+export type NotificationSource = { kind: 'global' } | { kind: 'group'; id: number } | { kind: 'project'; id: number };
+
+/** GitLab's defaults: participating globally; a group or project follows the global setting. */
+export const defaultLevel = (source: NotificationSource): NotificationLevel => (source.kind === 'global' ? 'participating' : 'global');
+
+export type NotificationEvents = Record<NotificationEvent, boolean>;
+
+/** The wire shape (GitLab's NotificationSetting / GlobalNotificationSetting entities). */
+export interface NotificationSettingsView {
+  level: NotificationLevel;
+  /** Only with level `custom`: every flag, as a boolean. */
+  events?: NotificationEvents;
+  /** Only for the global setting. */
+  notification_email?: string;
+}
+
+/** A validated update; only the fields present change. */
+export interface NotificationSettingsUpdate {
+  level?: NotificationLevel;
+  /** Global only. null resets to the primary e-mail. */
+  notificationEmail?: string | null;
+  events: Partial<NotificationEvents>;
+}
+
+/** A parameter that cannot be coerced to its type (GitLab answers `{"error":"<param> is invalid"}`). */
+export class InvalidParameterError extends DomainError {
+  constructor(readonly parameter: string) {
+    super('invalid', `${parameter} is invalid`);
+    this.name = 'InvalidParameterError';
+  }
+}
+
+export const NOTIFICATION_EMAIL_NOT_VERIFIED = { notification_email: ['must be an email you have verified'] };
+
+const isLevel = (v: unknown): v is NotificationLevel => typeof v === 'string' && (NOTIFICATION_LEVELS as string[]).includes(v);
+
+/** Rails' enum message for an unknown level, byte-for-byte: `'x' is not a valid level`. */
+export function parseNotificationLevel(value: unknown): NotificationLevel {
+  if (isLevel(value)) return value;
+  throw invalid(`'${typeof value === 'string' ? value : JSON.stringify(value)}' is not a valid level`);
+}
+
+/** Booleans as the contract accepts them: true/false/1/0, as strings or JSON values. */
+function parseFlag(v: unknown): boolean | undefined {
+  if (v === true || v === 'true' || v === 1 || v === '1') return true;
+  if (v === false || v === 'false' || v === 0 || v === '0') return false;
+  return undefined;
+}
+
+/**
+ * Parse request parameters (query, form or JSON, already merged) into an update. Checks in
+ * GitLab's order: parameter types first (flags, e-mail), then the level. Unknown parameters are
+ * ignored; `notification_email` only counts for the global setting.
+ */
+export function parseNotificationSettingsUpdate(params: Record<string, unknown>, source: NotificationSource): NotificationSettingsUpdate {
+  const events: Partial<NotificationEvents> = {};
+  for (const event of NOTIFICATION_EVENTS) {
+    if (params[event] === undefined) continue;
+    const value = parseFlag(params[event]);
+    if (value === undefined) throw new InvalidParameterError(event);
+    events[event] = value;
+  }
+  const update: NotificationSettingsUpdate = { events };
+  if (source.kind === 'global' && params.notification_email !== undefined && params.notification_email !== null) {
+    if (typeof params.notification_email !== 'string') throw new InvalidParameterError('notification_email');
+    const email = params.notification_email.trim();
+    update.notificationEmail = email === '' ? null : email;
+  }
+  if (params.level !== undefined) update.level = parseNotificationLevel(params.level);
+  return update;
+}
+
+/**
+ * The notification e-mail must be the primary or a verified secondary e-mail of the user.
+ * Returns the address as the user registered it (matched case-insensitively).
+ */
+export async function requireVerifiedNotificationEmail(db: DbOrTrx, user: Pick<User, 'id' | 'email'>, email: string): Promise<string> {
+  const match = (await verifiedEmails(db, user)).find((e) => e.toLowerCase() === email.toLowerCase());
+  if (!match) throw invalid('notification_email must be an email you have verified', NOTIFICATION_EMAIL_NOT_VERIFIED);
+  return match;
+}
+
+type SettingsRow = Selectable<NotificationSettingsTable>;
+
+function toView(row: Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> | undefined, source: NotificationSource, user: Pick<User, 'email'>): NotificationSettingsView {
+  const view: NotificationSettingsView = { level: row?.level ?? defaultLevel(source) };
+  if (view.level === 'custom') {
+    view.events = Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, row?.[e] ?? false])) as NotificationEvents;
+  }
+  if (source.kind === 'global') view.notification_email = row?.notification_email ?? user.email;
+  return view;
+}
+
+const SETTINGS_COLUMNS = ['level', 'notification_email', ...NOTIFICATION_EVENTS] as const;
+
+export async function getNotificationSettings(db: DbOrTrx, user: Pick<User, 'id' | 'email'>, source: NotificationSource): Promise<NotificationSettingsView> {
+  let q = db.selectFrom('notification_settings').select(SETTINGS_COLUMNS).where('user_id', '=', user.id);
+  if (source.kind === 'global') q = q.where('group_id', 'is', null).where('project_id', 'is', null);
+  else if (source.kind === 'group') q = q.where('group_id', '=', source.id);
+  else q = q.where('project_id', '=', source.id);
+  return toView(await q.executeTakeFirst(), source, user);
+}
+
+/**
+ * Apply a validated update: the e-mail is checked first, then one INSERT … ON CONFLICT on the
+ * partial unique index of the source writes every change at once (atomic under concurrency:
+ * PostgreSQL serialises the conflicting upserts on the index entry).
+ */
+export async function updateNotificationSettings(
+  db: DbOrTrx,
+  user: Pick<User, 'id' | 'email'>,
+  source: NotificationSource,
+  update: NotificationSettingsUpdate,
+): Promise<NotificationSettingsView> {
+  let notificationEmail = update.notificationEmail;
+  if (source.kind !== 'global' && notificationEmail !== undefined) throw invalid('notification_email applies to the global setting only');
+  if (notificationEmail) notificationEmail = await requireVerifiedNotificationEmail(db, user, notificationEmail);
+
+  const changes = {
+    ...(update.level !== undefined ? { level: update.level } : {}),
+    ...(notificationEmail !== undefined ? { notification_email: notificationEmail } : {}),
+    ...update.events,
+  };
+  const now = new Date();
+  const row = await db
+    .insertInto('notification_settings')
+    .values({
+      user_id: user.id,
+      group_id: source.kind === 'group' ? source.id : null,
+      project_id: source.kind === 'project' ? source.id : null,
+      level: defaultLevel(source),
+      ...changes,
+      updated_at: now,
+    })
+    .onConflict((oc) => {
+      const target =
+        source.kind === 'global'
+          ? oc.column('user_id').where('group_id', 'is', null).where('project_id', 'is', null)
+          : source.kind === 'group'
+            ? oc.columns(['user_id', 'group_id']).where('group_id', 'is not', null)
+            : oc.columns(['user_id', 'project_id']).where('project_id', 'is not', null);
+      return target.doUpdateSet({ ...changes, updated_at: now });
+    })
+    .returning(SETTINGS_COLUMNS)
+    .executeTakeFirstOrThrow();
+  return toView(row, source, user);
+}

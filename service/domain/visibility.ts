@@ -1,0 +1,57 @@
+// Who may see a group or a project (contract §4): public and internal ones are visible to every
+// signed-in user; a private one only to members of it or of any ancestor group (for a project:
+// members of the project, of its group or of the group's ancestors). Admins see everything, as
+// in GitLab without Admin Mode. Callers answer "not visible" exactly like "missing", so the
+// existence of a private group or project never leaks.
+import { sql } from 'kysely';
+import type { DbOrTrx, Group, Project, User } from '../db/schema';
+import { findGroupByFullPath, findGroupById, findProjectById, findProjectByPath } from './namespaces';
+
+/** The parts of a user that decide visibility. */
+export type Viewer = Pick<User, 'id' | 'is_admin'>;
+
+/**
+ * A GitLab `:id`: a positive integer is an id, anything else a full path (already URL-decoded,
+ * `my-group/sub/my-project`), matched case-insensitively.
+ */
+export const isNumericId = (idOrPath: string): boolean => /^[1-9]\d{0,15}$/.test(idOrPath);
+
+/** True when the user is a member of the group or of one of its ancestors (one query). */
+async function isMemberOfGroupOrAncestor(db: DbOrTrx, userId: number, groupId: number, projectId?: number): Promise<boolean> {
+  // The walk up the group tree and the membership test run as one recursive query.
+  const { rows } = await sql<{ member: boolean }>`
+    with recursive ancestors as (
+      select id, parent_id from groups where id = ${groupId}
+      union
+      select g.id, g.parent_id from groups g join ancestors a on g.id = a.parent_id
+    )
+    select exists (
+      select 1 from members m
+      where m.user_id = ${userId}
+        and (m.group_id in (select id from ancestors)${projectId === undefined ? sql`` : sql` or m.project_id = ${projectId}`})
+    ) as member
+  `.execute(db);
+  return rows[0]?.member === true;
+}
+
+export async function canSeeGroup(db: DbOrTrx, viewer: Viewer, group: Pick<Group, 'id' | 'visibility'>): Promise<boolean> {
+  if (group.visibility !== 'private' || viewer.is_admin) return true;
+  return isMemberOfGroupOrAncestor(db, viewer.id, group.id);
+}
+
+export async function canSeeProject(db: DbOrTrx, viewer: Viewer, project: Pick<Project, 'id' | 'group_id' | 'visibility'>): Promise<boolean> {
+  if (project.visibility !== 'private' || viewer.is_admin) return true;
+  return isMemberOfGroupOrAncestor(db, viewer.id, project.group_id, project.id);
+}
+
+/** The group with this id or full path if the viewer may see it; undefined when missing or hidden. */
+export async function findVisibleGroup(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Group | undefined> {
+  const group = isNumericId(idOrPath) ? await findGroupById(db, Number(idOrPath)) : await findGroupByFullPath(db, idOrPath);
+  return group && (await canSeeGroup(db, viewer, group)) ? group : undefined;
+}
+
+/** The project with this id or full path if the viewer may see it; undefined when missing or hidden. */
+export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Project | undefined> {
+  const project = isNumericId(idOrPath) ? await findProjectById(db, Number(idOrPath)) : await findProjectByPath(db, idOrPath);
+  return project && (await canSeeProject(db, viewer, project)) ? project : undefined;
+}

@@ -1,0 +1,125 @@
+// Notification settings: GET|PUT /notification_settings (global), /groups/:id/… and
+// /projects/:id/… (`:id` numeric or URL-encoded full path). Scope api, or read_api for GET.
+// Validation and the write live in domain/notification-settings; this file maps HTTP to it.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app';
+import { principalOf } from '../../http/authenticate';
+import { ApiError, apiNotFound } from '../../http/errors';
+import { mergedParams } from '../../http/params';
+import {
+  getNotificationSettings,
+  InvalidParameterError,
+  NOTIFICATION_EVENTS,
+  NOTIFICATION_LEVELS,
+  parseNotificationSettingsUpdate,
+  updateNotificationSettings,
+  type NotificationSource,
+} from '../../domain/notification-settings';
+import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
+import { authErrorResponses, badRequestResponse, booleanParam, eventsSchema, idParams, notFoundResponse } from './schemas';
+
+const levelSchema = { type: 'string', enum: [...NOTIFICATION_LEVELS] } as const;
+
+const settingsView = (global: boolean) =>
+  ({
+    type: 'object',
+    properties: {
+      level: levelSchema,
+      events: eventsSchema,
+      ...(global ? { notification_email: { type: 'string' } } : {}),
+    },
+    // GitLab's order: level, events (custom only), notification_email (global only).
+    required: ['level'],
+  }) as const;
+
+/**
+ * PUT parameters, accepted from the query string, a form body or a JSON body (merged, body wins).
+ * `level` is a plain string here so that an unknown level gets GitLab's own message.
+ */
+const updateParams = (global: boolean) =>
+  ({
+    type: 'object',
+    properties: {
+      level: { type: 'string', description: `One of ${NOTIFICATION_LEVELS.join(', ')}` },
+      ...(global ? { notification_email: { type: 'string', description: 'The primary or a verified secondary e-mail of the user' } } : {}),
+      ...Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, booleanParam(`Enable/disable the ${e} e-mail (level custom)`)])),
+    },
+  }) as const;
+
+/** GitLab reports an uncoercible parameter as {"error":"<param> is invalid"}. */
+function asApiError(err: unknown): unknown {
+  return err instanceof InvalidParameterError ? new ApiError(400, { error: err.message }) : err;
+}
+
+export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async (app, { db }) => {
+  const tags = ['notification_settings'];
+
+  async function sourceOf(request: FastifyRequest, kind: NotificationSource['kind']): Promise<NotificationSource> {
+    if (kind === 'global') return { kind };
+    const { id } = request.params as { id: string };
+    const viewer = principalOf(request).user;
+    if (kind === 'group') {
+      const group = await findVisibleGroup(db, viewer, id);
+      if (!group) throw apiNotFound('Group');
+      return { kind, id: group.id };
+    }
+    const project = await findVisibleProject(db, viewer, id);
+    if (!project) throw apiNotFound('Project');
+    return { kind, id: project.id };
+  }
+
+  const routes = [
+    { kind: 'global', url: '/notification_settings', what: 'global' },
+    { kind: 'group', url: '/groups/:id/notification_settings', what: 'Group' },
+    { kind: 'project', url: '/projects/:id/notification_settings', what: 'Project' },
+  ] as const;
+
+  for (const { kind, url, what } of routes) {
+    const global = kind === 'global';
+    const params = global ? undefined : idParams(kind);
+    const notFound = global ? {} : { 404: notFoundResponse(what) };
+
+    app.get(
+      url,
+      {
+        schema: {
+          summary: global ? 'Global notification settings and e-mail' : `Notification settings of a ${kind}`,
+          tags,
+          ...(params ? { params } : {}),
+          querystring: { type: 'object', properties: {} },
+          response: { 200: settingsView(global), ...authErrorResponses, ...notFound },
+        },
+      },
+      async (request) => {
+        const user = principalOf(request).user;
+        return getNotificationSettings(db, user, await sourceOf(request, kind));
+      },
+    );
+
+    app.put(
+      url,
+      {
+        schema: {
+          summary: global ? 'Update the global notification settings and e-mail' : `Update the notification settings of a ${kind}`,
+          tags,
+          ...(params ? { params } : {}),
+          querystring: updateParams(global),
+          // nullable: a PUT may carry everything in the query string and no body at all.
+          body: { ...updateParams(global), nullable: true },
+          response: { 200: settingsView(global), 400: badRequestResponse, ...authErrorResponses, ...notFound },
+        },
+      },
+      async (request) => {
+        const user = principalOf(request).user;
+        const source = await sourceOf(request, kind);
+        try {
+          // Everything is validated before anything is written: a rejected request changes nothing.
+          const update = parseNotificationSettingsUpdate(mergedParams(request), source);
+          return await updateNotificationSettings(db, user, source, update);
+        } catch (err) {
+          throw asApiError(err);
+        }
+      },
+    );
+  }
+};
