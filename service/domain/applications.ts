@@ -60,6 +60,9 @@ export async function registerApplication(
 export const findApplicationByUid = (db: DbOrTrx, uid: string): Promise<ApplicationRecord | undefined> =>
   db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).where('uid', '=', uid).executeTakeFirst();
 
+export const findApplicationById = (db: DbOrTrx, id: number): Promise<ApplicationRecord | undefined> =>
+  db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).where('id', '=', id).executeTakeFirst();
+
 export async function getApplicationByUid(db: DbOrTrx, uid: string): Promise<ApplicationRecord> {
   const app = await findApplicationByUid(db, uid);
   if (!app) throw notFound(`application "${uid}" not found`);
