@@ -7,6 +7,8 @@ import type { Config } from './config';
 import type { Db } from './db/schema';
 import { registerErrorHandlers } from './http/error-handler';
 import { genReqId, loggerOptions } from './http/logging';
+import { sessionPlugin } from './http/session';
+import type { KeyRingSource } from './domain/service-keys';
 import { apiRoutes } from './routes/api';
 import { healthRoutes } from './routes/health';
 import { oauthRoutes } from './routes/oauth';
@@ -17,6 +19,8 @@ export interface BuildAppOptions {
   config: Config;
   /** Override the logger (tests pass false or a stream). */
   logger?: FastifyServerOptions['logger'];
+  /** The session/CSRF key ring; default: the service_keys table (deployed: Secrets Manager). */
+  keyRing?: KeyRingSource;
 }
 
 export interface AppContext {
@@ -24,7 +28,7 @@ export interface AppContext {
   config: Config;
 }
 
-export async function buildApp({ db, config, logger }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId,
@@ -36,6 +40,7 @@ export async function buildApp({ db, config, logger }: BuildAppOptions): Promise
   registerErrorHandlers(app);
   await app.register(formbody);
   await app.register(cookie);
+  await app.register(sessionPlugin, { db, config, keyRing });
 
   const ctx: AppContext = { db, config };
   await app.register(healthRoutes, { db });

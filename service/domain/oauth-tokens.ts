@@ -1,6 +1,9 @@
 // OAuth access/refresh tokens: issuing, rotation, revocation and look-up (stored as digests).
+// One row holds an access token and the refresh token issued with it (Doorkeeper's model), so
+// revoking either revokes both. A refresh chain shares family_id (its first token's id).
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
-import { sha256Hex } from './secrets';
+import { randomHex, sha256Hex } from './secrets';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 7200;
 
@@ -9,6 +12,121 @@ export const ACCESS_TOKEN_COLUMNS = [
   'id', 'application_id', 'user_id', 'scopes', 'expires_at', 'revoked_at', 'refreshed_at', 'parent_id', 'family_id', 'authorization_code_id', 'created_at',
 ] as const;
 
+export type AccessTokenRecord = NonNullable<Awaited<ReturnType<typeof findAccessTokenByToken>>>;
+
 /** One indexed look-up of an access token by its digest (API authentication, token info). */
 export const findAccessTokenByToken = (db: DbOrTrx, token: string) =>
   db.selectFrom('oauth_access_tokens').select(ACCESS_TOKEN_COLUMNS).where('token_digest', '=', sha256Hex(token)).executeTakeFirst();
+
+export const findAccessTokenByRefreshToken = (db: DbOrTrx, refreshToken: string) =>
+  db
+    .selectFrom('oauth_access_tokens')
+    .select(ACCESS_TOKEN_COLUMNS)
+    .where('refresh_token_digest', '=', sha256Hex(refreshToken))
+    .executeTakeFirst();
+
+/** The row of a refresh token, locked (FOR UPDATE) for the caller's transaction: one rotation wins. */
+export const lockAccessTokenByRefreshToken = (trx: DbOrTrx, refreshToken: string) =>
+  trx
+    .selectFrom('oauth_access_tokens')
+    .select(ACCESS_TOKEN_COLUMNS)
+    .where('refresh_token_digest', '=', sha256Hex(refreshToken))
+    .forUpdate()
+    .executeTakeFirst();
+
+export interface IssueTokenInput {
+  applicationId: number | null;
+  userId: number;
+  scopes: string[];
+  /** Issue a refresh token with the access token (not for the password grant). */
+  withRefreshToken: boolean;
+  parentId?: number;
+  familyId?: number;
+  authorizationCodeId?: number | null;
+}
+
+export interface IssuedToken {
+  id: number;
+  accessToken: string;
+  refreshToken?: string;
+  scopes: string[];
+  expiresIn: number;
+  createdAt: Date;
+}
+
+export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Promise<IssuedToken> {
+  const accessToken = randomHex();
+  const refreshToken = input.withRefreshToken ? randomHex() : undefined;
+  const row = await db
+    .insertInto('oauth_access_tokens')
+    .values({
+      application_id: input.applicationId,
+      user_id: input.userId,
+      token_digest: sha256Hex(accessToken),
+      refresh_token_digest: refreshToken ? sha256Hex(refreshToken) : null,
+      scopes: input.scopes,
+      expires_at: sql<Date>`now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS})`,
+      parent_id: input.parentId ?? null,
+      family_id: input.familyId ?? null,
+      authorization_code_id: input.authorizationCodeId ?? null,
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+  return { id: row.id, accessToken, refreshToken, scopes: input.scopes, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, createdAt: row.created_at };
+}
+
+/** The refresh token of `id` has been used: it dies; its access token lives until it expires. */
+export async function markRefreshed(trx: DbOrTrx, id: number): Promise<void> {
+  await trx.updateTable('oauth_access_tokens').set({ refreshed_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** Revoke one row: its access token and its refresh token together. */
+export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> {
+  await db.updateTable('oauth_access_tokens').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+}
+
+/**
+ * Revoke a token and every token refreshed from it, directly or not (RFC 9700 §4.14.2: a
+ * replayed refresh token means it leaked; whoever rotated it since holds a descendant).
+ */
+export async function revokeTokenAndDescendants(db: DbOrTrx, id: number): Promise<number> {
+  const result = await sql`
+    with recursive tree(id) as (
+      select id from oauth_access_tokens where id = ${id}
+      union all
+      select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
+    )
+    update oauth_access_tokens set revoked_at = now()
+    where id in (select id from tree) and revoked_at is null
+  `.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Revoke every token of a refresh chain (RFC 7009 §2.1: revoking a refresh token ends its grant). */
+export async function revokeTokenFamily(db: DbOrTrx, token: Pick<AccessTokenRecord, 'id' | 'family_id'>): Promise<void> {
+  const familyId = token.family_id ?? token.id;
+  await db
+    .updateTable('oauth_access_tokens')
+    .set({ revoked_at: new Date() })
+    .where((eb) => eb.or([eb('id', '=', familyId), eb('family_id', '=', familyId)]))
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** RFC 6749 §4.1.2: a replayed code revokes every token issued from it (and their refreshes). */
+export async function revokeTokensFromAuthorizationCode(db: DbOrTrx, codeId: number): Promise<number> {
+  const result = await db
+    .updateTable('oauth_access_tokens')
+    .set({ revoked_at: new Date() })
+    .where('authorization_code_id', '=', codeId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export type TokenState = 'active' | 'expired' | 'revoked';
+export function tokenState(token: Pick<AccessTokenRecord, 'expires_at' | 'revoked_at'>, now = Date.now()): TokenState {
+  if (token.revoked_at) return 'revoked';
+  if (token.expires_at.getTime() <= now) return 'expired';
+  return 'active';
+}

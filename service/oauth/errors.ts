@@ -76,3 +76,17 @@ export class UnsupportedResponseType extends OAuthError {
     super('unsupported_response_type', 400);
   }
 }
+
+/** RFC 6750 §3.1 on /oauth/token/info: Doorkeeper's body, with its `"state":"unauthorized"`. */
+export class InvalidToken extends OAuthError {
+  constructor() {
+    super('invalid_token', 401, 'The access token is invalid', { state: 'unauthorized' });
+  }
+}
+
+/** RFC 7009 §2.1: a confidential application's token, without that application's credentials. */
+export class RevocationForbidden extends UnauthorizedClient {
+  constructor() {
+    super('You are not authorized to revoke this token', 403);
+  }
+}

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { Db } from '../../service/db/schema';
 import {
   cachedKeyRingSource,
   documentKeyRingSource,
@@ -10,12 +11,17 @@ import {
   signWithRing,
   verifyWithRing,
 } from '../../service/domain/service-keys';
-import { createTestDatabase, resetDatabase } from '../support/db';
+import { resetDatabase } from '../support/db';
+import { useFixture } from '../oauth/support/harness';
 
-const { db } = await createTestDatabase();
+const fixture = useFixture();
+let db: Db;
 
 describe('session key ring (service_keys)', () => {
-  beforeEach(() => resetDatabase(db));
+  beforeEach(async () => {
+    db = fixture.db;
+    await resetDatabase(db);
+  });
 
   it('creates the first key on demand, once, even when loaded concurrently', async () => {
     const rings = await Promise.all([loadSessionKeyRing(db), loadSessionKeyRing(db), loadSessionKeyRing(db)]);

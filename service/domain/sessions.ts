@@ -1,0 +1,67 @@
+// Server-side web sessions (web_sessions): the cookie carries a random id, the table only its
+// SHA-256 digest, so a database read does not yield usable cookies. Works on Lambda (no memory).
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../db/schema';
+import { randomHex, sha256Hex } from './secrets';
+
+/** A signed-in session lives a week (GitLab's default), an anonymous one (sign-in in progress) an hour. */
+export const SIGNED_IN_SESSION_SECONDS = 7 * 24 * 3600;
+export const ANONYMOUS_SESSION_SECONDS = 3600;
+
+export interface SessionData {
+  /** Where to go after signing in: one of our own paths (never an absolute URL). */
+  return_to?: string;
+  /** Password accepted, waiting for the TOTP step: the user and when the password was checked. */
+  otp_user_id?: number;
+  otp_started_at?: number;
+  /** A one-shot message for the next page (e.g. a new application secret), shown once. */
+  flash?: Record<string, unknown>;
+}
+
+export interface WebSession {
+  /** The plaintext id: only ever in the cookie and in memory. */
+  id: string;
+  userId: number | null;
+  data: SessionData;
+  expiresAt: Date;
+}
+
+export async function createSession(db: DbOrTrx, userId: number | null, data: SessionData = {}): Promise<WebSession> {
+  const id = randomHex();
+  const lifetime = userId === null ? ANONYMOUS_SESSION_SECONDS : SIGNED_IN_SESSION_SECONDS;
+  const expiresAt = new Date(Date.now() + lifetime * 1000);
+  await db
+    .insertInto('web_sessions')
+    .values({ id_digest: sha256Hex(id), user_id: userId, data: JSON.stringify(data), expires_at: expiresAt })
+    .execute();
+  // Opportunistic clean-up (1 in 50 creations): no cron needed on Lambda.
+  if (Math.random() < 0.02) await deleteExpiredSessions(db);
+  return { id, userId, data, expiresAt };
+}
+
+export async function findSession(db: DbOrTrx, id: string): Promise<WebSession | undefined> {
+  const row = await db
+    .selectFrom('web_sessions')
+    .select(['user_id', 'data', 'expires_at'])
+    .where('id_digest', '=', sha256Hex(id))
+    .where('expires_at', '>', new Date())
+    .executeTakeFirst();
+  return row && { id, userId: row.user_id, data: (row.data ?? {}) as SessionData, expiresAt: row.expires_at };
+}
+
+export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise<void> {
+  await db.updateTable('web_sessions').set({ data: JSON.stringify(session.data) }).where('id_digest', '=', sha256Hex(session.id)).execute();
+}
+
+export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
+  await db.deleteFrom('web_sessions').where('id_digest', '=', sha256Hex(id)).execute();
+}
+
+/** Sign a user out everywhere (password change, block). */
+export async function deleteUserSessions(db: DbOrTrx, userId: number): Promise<void> {
+  await db.deleteFrom('web_sessions').where('user_id', '=', userId).execute();
+}
+
+export async function deleteExpiredSessions(db: DbOrTrx): Promise<void> {
+  await db.deleteFrom('web_sessions').where('expires_at', '<=', sql<Date>`now()`).execute();
+}

@@ -1,0 +1,113 @@
+// The credential check shared by the sign-in form and the password grant: rate limit per client
+// address, lock per account (10 consecutive failures → 10 minutes), blocked users, rehash on
+// login. Every refusal looks the same to the caller's client: only `reason` (for logs/tests) differs.
+import { sql } from 'kysely';
+import type { DbOrTrx, User } from '../db/schema';
+import { hashPassword, needsRehash, verifyPassword } from './passwords';
+import { addressRetryAfter, recordAddressFailure } from './rate-limit';
+import { verifyTotp } from './totp';
+import { findUserById, findUserByLogin } from './users';
+
+export const ACCOUNT_FAILURE_LIMIT = 10;
+export const ACCOUNT_LOCK_SECONDS = 600;
+
+export type CredentialResult =
+  | { ok: true; user: User }
+  | { ok: false; reason: 'invalid' | 'locked' | 'blocked' }
+  | { ok: false; reason: 'rate_limited'; retryAfter: number };
+
+export interface PasswordCheckInput {
+  login: string;
+  password: string;
+  /** The client address (request.ip), for the per-address limit. */
+  address: string;
+}
+
+const isLocked = (user: Pick<User, 'locked_until'>, now = Date.now()) => user.locked_until !== null && user.locked_until.getTime() > now;
+
+/** Check a login (username or e-mail) and password. Always spends one password hash of work. */
+export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Promise<CredentialResult> {
+  const retryAfter = await addressRetryAfter(db, input.address);
+  if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
+  const user = input.login ? await findUserByLogin(db, input.login) : undefined;
+  // Verify even without a user (against a dummy hash): "no such user" costs the same time.
+  const passwordOk = await verifyPassword(input.password, user?.password_hash);
+  if (!user) {
+    await recordAddressFailure(db, input.address);
+    return { ok: false, reason: 'invalid' };
+  }
+  if (isLocked(user)) {
+    // A correct password fails too while locked, with the same generic error.
+    await recordAddressFailure(db, input.address);
+    return { ok: false, reason: 'locked' };
+  }
+  if (!passwordOk) {
+    await recordAccountFailure(db, user.id);
+    await recordAddressFailure(db, input.address);
+    return { ok: false, reason: 'invalid' };
+  }
+  // The right password for a blocked user: refused, but not a failed guess (not counted).
+  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  return { ok: true, user: await afterGoodPassword(db, user, input.password) };
+}
+
+/** The TOTP step (RFC 6238): ±1 step, and a used step can never be used again (atomic). */
+export async function checkOtp(db: DbOrTrx, userId: number, code: string, address: string): Promise<CredentialResult> {
+  const retryAfter = await addressRetryAfter(db, address);
+  if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
+  const user = await findUserById(db, userId);
+  if (!user || !user.otp_secret) return { ok: false, reason: 'invalid' };
+  if (isLocked(user)) {
+    await recordAddressFailure(db, address);
+    return { ok: false, reason: 'locked' };
+  }
+  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  const step = verifyTotp(user.otp_secret, code.trim(), user.otp_last_step === null ? null : Number(user.otp_last_step));
+  // The conditional update is the replay guard under concurrency: of two requests with one code,
+  // only one moves otp_last_step forward.
+  const claimed =
+    step !== undefined &&
+    (await db
+      .updateTable('users')
+      .set({ otp_last_step: step })
+      .where('id', '=', user.id)
+      .where((eb) => eb.or([eb('otp_last_step', 'is', null), eb('otp_last_step', '<', step)]))
+      .executeTakeFirst()).numUpdatedRows > 0n;
+  if (!claimed) {
+    await recordAccountFailure(db, user.id);
+    await recordAddressFailure(db, address);
+    return { ok: false, reason: 'invalid' };
+  }
+  return { ok: true, user: await resetFailures(db, user) };
+}
+
+/** One more consecutive failure; the tenth locks the account for ACCOUNT_LOCK_SECONDS. */
+async function recordAccountFailure(db: DbOrTrx, userId: number): Promise<void> {
+  await sql`
+    update users set
+      failed_attempts = case when failed_attempts + 1 >= ${ACCOUNT_FAILURE_LIMIT} then 0 else failed_attempts + 1 end,
+      locked_until = case when failed_attempts + 1 >= ${ACCOUNT_FAILURE_LIMIT}
+        then now() + make_interval(secs => ${ACCOUNT_LOCK_SECONDS}) else locked_until end
+    where id = ${userId}
+  `.execute(db);
+}
+
+async function resetFailures(db: DbOrTrx, user: User): Promise<User> {
+  if (user.failed_attempts === 0 && user.locked_until === null) return user;
+  await db.updateTable('users').set({ failed_attempts: 0, locked_until: null }).where('id', '=', user.id).execute();
+  return { ...user, failed_attempts: 0, locked_until: null };
+}
+
+async function afterGoodPassword(db: DbOrTrx, user: User, password: string): Promise<User> {
+  // Parameters raised since this hash was made: upgrade it now that we hold the password.
+  if (user.password_hash && needsRehash(user.password_hash)) {
+    await db.updateTable('users').set({ password_hash: await hashPassword(password) }).where('id', '=', user.id).execute();
+  }
+  // Two-factor users reset their failure count only after the second factor.
+  return user.otp_secret ? user : resetFailures(db, user);
+}
+
+/** Record a completed sign-in (web form). */
+export async function recordSignIn(db: DbOrTrx, userId: number): Promise<void> {
+  await sql`update users set last_sign_in_at = current_sign_in_at, current_sign_in_at = now() where id = ${userId}`.execute(db);
+}

@@ -1,0 +1,135 @@
+// Web sessions over HTTP: the `_lanyard_session` cookie (HttpOnly, SameSite=Lax, Secure behind
+// HTTPS) carries `<random id>.<HMAC>` signed with the session key ring; the row lives in
+// web_sessions (domain/sessions.ts). CSRF tokens are an HMAC of the session id under the same
+// ring: bound to the session, renewed with it at sign-in, verifiable on any Lambda instance.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config';
+import type { Db } from '../db/schema';
+import {
+  cachedKeyRingSource,
+  dbKeyRingSource,
+  signWithRing,
+  verifyWithRing,
+  type KeyRing,
+  type KeyRingSource,
+} from '../domain/service-keys';
+import { createSession, deleteSession, findSession, saveSessionData, type SessionData, type WebSession } from '../domain/sessions';
+
+export const SESSION_COOKIE = '_lanyard_session';
+export const CSRF_FIELD = 'authenticity_token';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sessions: SessionManager;
+  }
+}
+
+export class SessionManager {
+  readonly #ring: ReturnType<typeof cachedKeyRingSource>;
+  readonly #loaded = new WeakMap<FastifyRequest, Promise<WebSession | undefined>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+    keyRing: KeyRingSource = dbKeyRingSource(db),
+  ) {
+    this.#ring = cachedKeyRingSource(keyRing);
+  }
+
+  /** The request's session, if its cookie is validly signed and the row is live. */
+  read(request: FastifyRequest): Promise<WebSession | undefined> {
+    let p = this.#loaded.get(request);
+    if (!p) {
+      p = this.#read(request);
+      this.#loaded.set(request, p);
+    }
+    return p;
+  }
+
+  async #read(request: FastifyRequest): Promise<WebSession | undefined> {
+    const value = request.cookies?.[SESSION_COOKIE];
+    const m = value ? /^([0-9a-f]{64})\.([A-Za-z0-9_-]{43})$/.exec(value) : null;
+    if (!m) return undefined;
+    const [, id, signature] = m;
+    if (!(await this.#verify('session', id, signature))) return undefined;
+    return findSession(this.db, id);
+  }
+
+  /** The session, created (anonymous) when there is none: forms need one for their CSRF token. */
+  async ensure(request: FastifyRequest, reply: FastifyReply, data: SessionData = {}): Promise<WebSession> {
+    const existing = await this.read(request);
+    if (existing) return existing;
+    const session = await createSession(this.db, null, data);
+    await this.#setCookie(reply, session);
+    this.#loaded.set(request, Promise.resolve(session));
+    return session;
+  }
+
+  /**
+   * Sign in: a new session id (no session fixation), the old session deleted. `data` carries
+   * over what the caller keeps (nothing by default).
+   */
+  async signIn(request: FastifyRequest, reply: FastifyReply, userId: number, data: SessionData = {}): Promise<WebSession> {
+    const old = await this.read(request);
+    if (old) await deleteSession(this.db, old.id);
+    const session = await createSession(this.db, userId, data);
+    await this.#setCookie(reply, session);
+    this.#loaded.set(request, Promise.resolve(session));
+    return session;
+  }
+
+  save(session: WebSession): Promise<void> {
+    return saveSessionData(this.db, session);
+  }
+
+  async destroy(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const session = await this.read(request);
+    if (session) await deleteSession(this.db, session.id);
+    reply.clearCookie(SESSION_COOKIE, this.#cookieOptions());
+    this.#loaded.set(request, Promise.resolve(undefined));
+  }
+
+  async csrfToken(session: WebSession): Promise<string> {
+    return signWithRing(await this.#ring.load(), 'csrf', session.id);
+  }
+
+  /** A form post's CSRF token: present, and the HMAC of this session's id. */
+  async verifyCsrf(session: WebSession | undefined, token: unknown): Promise<boolean> {
+    if (!session || typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) return false;
+    return this.#verify('csrf', session.id, token);
+  }
+
+  async #verify(purpose: string, value: string, signature: string): Promise<boolean> {
+    let ring: KeyRing = await this.#ring.load();
+    if (verifyWithRing(ring, purpose, value, signature)) return true;
+    // Perhaps signed by a key rotated in on another instance since we loaded the ring.
+    const fresh = await this.#ring.refresh();
+    if (fresh === ring) return false;
+    ring = fresh;
+    return verifyWithRing(ring, purpose, value, signature);
+  }
+
+  async #setCookie(reply: FastifyReply, session: WebSession): Promise<void> {
+    const signature = signWithRing(await this.#ring.load(), 'session', session.id);
+    reply.setCookie(SESSION_COOKIE, `${session.id}.${signature}`, { ...this.#cookieOptions(), expires: session.expiresAt });
+  }
+
+  #cookieOptions() {
+    return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: this.config.secureCookies };
+  }
+}
+
+export interface SessionPluginOptions {
+  db: Db;
+  config: Config;
+  keyRing?: KeyRingSource;
+}
+
+/** Decorates the app with `sessions` (fastify-plugin: the decoration must reach the route plugins). */
+export const sessionPlugin = fp<SessionPluginOptions>(
+  async (app: FastifyInstance, { db, config, keyRing }) => {
+    app.decorate('sessions', new SessionManager(db, config, keyRing));
+  },
+  { name: 'lanyard-sessions', dependencies: ['@fastify/cookie'] },
+);

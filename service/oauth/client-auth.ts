@@ -1,0 +1,85 @@
+// Client authentication at the token and revocation endpoints (RFC 6749 §2.3): HTTP Basic
+// (wins when present) or client_id/client_secret in the body; public clients send client_id only.
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../db/schema';
+import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
+import { addressRetryAfter, recordAddressFailure } from '../domain/rate-limit';
+import { tooManyRequests } from '../http/errors';
+import { stringParam } from '../http/params';
+import { InvalidClient, InvalidRequest } from './errors';
+
+export const BASIC_REALM = 'Doorkeeper';
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret?: string;
+  method: ClientAuthMethod;
+  /** Sent with HTTP Basic: failures answer with WWW-Authenticate. */
+  basic: boolean;
+}
+
+export interface AuthenticatedClient {
+  application: ApplicationRecord;
+  method: ClientAuthMethod;
+}
+
+/**
+ * RFC 6749 §2.3.1: the client id and secret are form-urlencoded before Basic encoding, so
+ * decode `+` as a space and %XX escapes after splitting at the first colon.
+ */
+function formDecode(text: string): string {
+  return decodeURIComponent(text.replace(/\+/g, ' '));
+}
+
+/** The credentials the request carries, or undefined when it carries none. */
+export function readClientCredentials(request: FastifyRequest, params: Record<string, unknown>): ClientCredentials | undefined {
+  const header = request.headers.authorization;
+  if (header && /^basic\s/i.test(header)) {
+    const encoded = header.slice(6).trim();
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (!/^[A-Za-z0-9+/]+=*$/.test(encoded) || colon < 0) throw new InvalidClient(BASIC_REALM);
+    try {
+      const clientId = formDecode(decoded.slice(0, colon));
+      const clientSecret = formDecode(decoded.slice(colon + 1));
+      if (!clientId) throw new InvalidClient(BASIC_REALM);
+      // An empty password: a public client identifying itself through Basic.
+      return clientSecret === ''
+        ? { clientId, method: 'none', basic: true }
+        : { clientId, clientSecret, method: 'client_secret_basic', basic: true };
+    } catch (err) {
+      if (err instanceof URIError) throw new InvalidClient(BASIC_REALM);
+      throw err;
+    }
+  }
+  if (Array.isArray(params.client_id) || Array.isArray(params.client_secret)) throw new InvalidRequest();
+  const clientId = stringParam(params, 'client_id');
+  if (!clientId) return undefined;
+  const clientSecret = stringParam(params, 'client_secret');
+  return clientSecret !== undefined && clientSecret !== ''
+    ? { clientId, clientSecret, method: 'client_secret_post', basic: false }
+    : { clientId, method: 'none', basic: false };
+}
+
+/**
+ * Authenticate the client: a confidential application needs its secret; a public one may send
+ * its client_id alone. A wrong secret counts as a failed credential check of the client address.
+ */
+export async function authenticateClient(db: Db, credentials: ClientCredentials, address: string): Promise<AuthenticatedClient> {
+  const basicRealm = credentials.basic ? BASIC_REALM : undefined;
+  if (credentials.clientSecret === undefined) {
+    const application = await findApplicationByUid(db, credentials.clientId);
+    if (!application || application.confidential) throw new InvalidClient(basicRealm);
+    return { application, method: 'none' };
+  }
+  const retryAfter = await addressRetryAfter(db, address);
+  if (retryAfter !== undefined) throw tooManyRequests(retryAfter);
+  const application = await verifyApplicationSecret(db, credentials.clientId, credentials.clientSecret);
+  if (!application) {
+    await recordAddressFailure(db, address);
+    throw new InvalidClient(basicRealm);
+  }
+  return { application, method: credentials.method };
+}

@@ -1,0 +1,37 @@
+// grant_type=password (RFC 6749 §4.3). Client credentials are optional (validated when sent).
+// Refused with the one generic invalid_grant for a wrong password, a locked, blocked or
+// two-factor user: the response never says which. No refresh token (GitLab's behaviour).
+import { ALL_SCOPES } from '../../domain/scopes';
+import { issueAccessToken } from '../../domain/oauth-tokens';
+import { checkPassword } from '../../domain/sign-in';
+import { twoFactorEnabled } from '../../domain/users';
+import { tooManyRequests } from '../../http/errors';
+import { InvalidGrant, InvalidRequest } from '../errors';
+import { resolveScopes } from '../scope';
+import type { Grant } from './types';
+
+export const grantType = 'password';
+export const parameters = ['username', 'password', 'scope'] as const;
+
+export const passwordGrant: Grant = {
+  grantType,
+  parameters,
+  clientAuthentication: 'optional',
+  async handler({ db, params, client, address }) {
+    const { username, password } = params;
+    if (!username || !password) throw new InvalidRequest();
+    const scopes = resolveScopes(params.scope, client?.application.scopes ?? ALL_SCOPES);
+    const result = await checkPassword(db, { login: username, password, address });
+    if (!result.ok) {
+      if (result.reason === 'rate_limited') throw tooManyRequests(result.retryAfter);
+      throw new InvalidGrant();
+    }
+    if (twoFactorEnabled(result.user)) throw new InvalidGrant();
+    return issueAccessToken(db, {
+      applicationId: client?.application.id ?? null,
+      userId: result.user.id,
+      scopes,
+      withRefreshToken: false,
+    });
+  },
+};

@@ -1,0 +1,61 @@
+// grant_type=refresh_token (RFC 6749 §6) with rotation: a new access and refresh token, the old
+// refresh token dies, the old access token lives until it expires (concurrent clients do not
+// race: GitLab #372358). The row is locked, so of concurrent refreshes exactly one wins; a
+// replayed refresh token revokes itself and every descendant (RFC 9700 §4.14.2).
+import { findApplicationById } from '../../domain/applications';
+import {
+  issueAccessToken,
+  lockAccessTokenByRefreshToken,
+  markRefreshed,
+  revokeTokenAndDescendants,
+  type IssuedToken,
+} from '../../domain/oauth-tokens';
+import { findUserById } from '../../domain/users';
+import { InvalidClient, InvalidGrant, InvalidRequest } from '../errors';
+import { resolveScopes } from '../scope';
+import type { Grant } from './types';
+
+export const grantType = 'refresh_token';
+export const parameters = ['refresh_token', 'scope'] as const;
+
+export const refreshTokenGrant: Grant = {
+  grantType,
+  parameters,
+  // A public client's token refreshes with no credentials; a confidential one's needs them (below).
+  clientAuthentication: 'optional',
+  async handler({ db, params, client }) {
+    const refreshToken = params.refresh_token;
+    if (!refreshToken) throw new InvalidRequest();
+    const outcome = await db.transaction().execute(async (trx): Promise<IssuedToken | 'invalid_grant' | 'invalid_client'> => {
+      const row = await lockAccessTokenByRefreshToken(trx, refreshToken);
+      if (!row || row.application_id === null) return 'invalid_grant';
+      if (client) {
+        if (client.application.id !== row.application_id) return 'invalid_grant';
+      } else {
+        const application = await findApplicationById(trx, row.application_id);
+        if (!application || application.confidential) return 'invalid_client';
+      }
+      if (row.revoked_at) return 'invalid_grant';
+      if (row.refreshed_at) {
+        await revokeTokenAndDescendants(trx, row.id);
+        return 'invalid_grant';
+      }
+      const scopes = resolveScopes(params.scope, row.scopes);
+      const user = await findUserById(trx, row.user_id);
+      if (!user || user.state !== 'active') return 'invalid_grant';
+      await markRefreshed(trx, row.id);
+      return issueAccessToken(trx, {
+        applicationId: row.application_id,
+        userId: row.user_id,
+        scopes,
+        withRefreshToken: true,
+        parentId: row.id,
+        familyId: row.family_id ?? row.id,
+        authorizationCodeId: row.authorization_code_id,
+      });
+    });
+    if (outcome === 'invalid_grant') throw new InvalidGrant();
+    if (outcome === 'invalid_client') throw new InvalidClient();
+    return outcome;
+  },
+};

@@ -1,0 +1,24 @@
+// What a grant module exports, and what the token endpoint hands it.
+import type { Db } from '../../db/schema';
+import type { IssuedToken } from '../../domain/oauth-tokens';
+import type { AuthenticatedClient } from '../client-auth';
+
+export interface GrantContext {
+  db: Db;
+  /** The grant's declared parameters, each a single string (repeats are refused before). */
+  params: Record<string, string | undefined>;
+  /** The authenticated client, when the request carried credentials. */
+  client: AuthenticatedClient | undefined;
+  /** The client address (request.ip), for the credential rate limit. */
+  address: string;
+}
+
+export interface Grant {
+  /** RFC 6749 `grant_type` value. */
+  grantType: string;
+  /** The parameters the grant reads (besides grant_type and client credentials). */
+  parameters: readonly string[];
+  /** `required`: the request must identify a client (a public one by client_id alone). */
+  clientAuthentication: 'required' | 'optional';
+  handler(ctx: GrantContext): Promise<IssuedToken>;
+}
