@@ -1,0 +1,192 @@
+// runCli: parse the arguments with yargs, gather inputs, run one command against the target (or
+// send it to the admin Lambda), print its result, and return the exit code. The process entry
+// (main.ts), the tests and the admin Lambda all call this; nothing here exits the process.
+import os from 'node:os';
+import type { Argv } from 'yargs';
+import { migrationStatus } from '../service/db/migrator';
+import { rotateSessionKey } from '../service/domain/service-keys';
+import type { AdminCommand, AdminServices, Target } from './command';
+import { COMMANDS, GROUPS } from './commands';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USER_ERROR, UsageError, UserError, isUserFacing, oneLine } from './errors';
+import { confirm, readPassword } from './inputs';
+import type { CliIo } from './io';
+import { json as toJson, type Result } from './output';
+import { forwardedArgv, callerIdentity, invokeAdminFunction, resolveRemoteFunction, wantsRemote, type RemoteOptions } from './remote';
+import { localTarget } from './target';
+
+export const PROGRAM = 'lanyard-admin';
+
+export interface RunCliOptions {
+  io: CliIo;
+  /** The environment (DATABASE_URL, LANYARD_HOME); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Where commands run; default: DATABASE_URL or the local embedded database. */
+  target?: Target;
+  /** Who is acting (audit trail); default `cli:<os user>`. */
+  actor?: string;
+  services?: Partial<AdminServices>;
+  /** Options for --function/--stack, or false where they make no sense (inside the admin Lambda). */
+  remote?: RemoteOptions | false;
+}
+
+type Outcome = { result: Result } | { remote: { exitCode: number; stdout: string; stderr: string } };
+
+const defaultServices: AdminServices = { rotateSessionKey: (db, actor) => rotateSessionKey(db, actor) };
+
+let yargsFactory: Promise<(args?: string[]) => Argv> | undefined;
+// yargs 18 is ESM-only; this package is CommonJS.
+const loadYargs = () => (yargsFactory ??= import('yargs').then((m) => m.default as unknown as (args?: string[]) => Argv));
+
+export async function runCli(argv: readonly string[], options: RunCliOptions): Promise<number> {
+  const { io } = options;
+  const env = options.env ?? process.env;
+  const target = options.target ?? localTarget(env, (line) => io.stderr(`${line}\n`));
+  const services = { ...defaultServices, ...options.services };
+  const actor = options.actor ?? `cli:${osUser()}`;
+  const wantsJson = argv.includes('--json');
+  let outcome: Outcome | undefined;
+
+  const execute = async (command: AdminCommand, args: Record<string, any>): Promise<Outcome> => {
+    const remote = wantsRemote(args);
+    if (remote && options.remote === false) throw new UsageError('--function and --stack cannot be used inside the admin function');
+    const password = command.password ? await readPassword(args, io) : undefined;
+    if (command.confirm) await confirm(command.confirm(args), args.yes, io);
+    if (remote) {
+      const remoteOptions = options.remote || {};
+      const fn = await resolveRemoteFunction(args, env, remoteOptions);
+      const payload = {
+        argv: forwardedArgv(argv, { password: password !== undefined, confirmed: !!command.confirm }),
+        stdin: password,
+        actor: await callerIdentity(fn, remoteOptions),
+      };
+      return { remote: await invokeAdminFunction(fn, payload, remoteOptions) };
+    }
+    const db = await target.db();
+    if (command.needsSchema !== false) await requireSchema(db);
+    const context = { actor, password, services };
+    // One transaction per command: a command that fails changes nothing.
+    const result =
+      command.transaction === false
+        ? await command.run(args, { ...context, db })
+        : await db.transaction().execute((trx) => command.run(args, { ...context, db: trx }));
+    return { result };
+  };
+
+  let helpOutput = '';
+  try {
+    const parser = buildParser(await loadYargs(), async (command, args) => {
+      outcome = await execute(command, args);
+    });
+    await parser.parseAsync([...argv], {}, (_err: unknown, _args: unknown, output: string) => {
+      helpOutput = output ?? '';
+    });
+  } catch (err) {
+    return report(err, io, wantsJson);
+  } finally {
+    await target.close().catch(() => undefined);
+  }
+  if (!outcome) {
+    // --help (or --version): yargs rendered it instead of running a command.
+    if (helpOutput) io.stdout(helpOutput.endsWith('\n') ? helpOutput : `${helpOutput}\n`);
+    return EXIT_OK;
+  }
+  if ('remote' in outcome) {
+    io.stderr(outcome.remote.stderr);
+    io.stdout(outcome.remote.stdout);
+    return outcome.remote.exitCode;
+  }
+  io.stdout(`${wantsJson ? toJson(outcome.result.json) : outcome.result.text}\n`);
+  return EXIT_OK;
+}
+
+/** Exit 1 with one line for what the operator can fix; exit 2 for anything else (a bug). */
+function report(err: unknown, io: CliIo, wantsJson: boolean): number {
+  const userFacing = isUserFacing(err);
+  const message = userFacing ? oneLine(err.message) : `unexpected error: ${oneLine((err as Error)?.message ?? String(err))}`;
+  const hint = err instanceof UsageError ? ` (see ${PROGRAM} --help)` : '';
+  io.stderr(`${PROGRAM}: ${message}${hint}\n`);
+  if (!userFacing && process.env.LANYARD_DEBUG && (err as Error)?.stack) io.stderr(`${(err as Error).stack}\n`);
+  // --json promises one JSON document on stdout, failures included.
+  if (wantsJson) io.stdout(`${toJson({ error: message })}\n`);
+  return userFacing ? EXIT_USER_ERROR : EXIT_FAILURE;
+}
+
+async function requireSchema(db: Parameters<typeof migrationStatus>[0]): Promise<void> {
+  const { pending } = await migrationStatus(db);
+  if (pending.length) {
+    throw new UserError(`the database has ${pending.length} pending migration(s): run \`${PROGRAM} db migrate\` first`);
+  }
+}
+
+function osUser(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+type Run = (command: AdminCommand, args: Record<string, any>) => Promise<void>;
+
+/** Mount the command table on a fresh yargs instance (one per run: the Lambda runs many). */
+export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
+  const y = yargs()
+    .scriptName(PROGRAM)
+    .usage(`$0 <command> [options]\n\nAdminister Lanyard: users, OAuth applications, tokens, groups, projects, members, secrets.`)
+    .option('json', { type: 'boolean', global: true, describe: 'Print exactly one JSON document on stdout' })
+    .option('function', { type: 'string', global: true, describe: "Run in a deployed stack's admin Lambda (name or ARN)" })
+    .option('stack', { type: 'string', global: true, describe: 'Run in the admin Lambda of this Pulumi stack' })
+    .option('region', { type: 'string', global: true, describe: 'AWS region of --function/--stack' })
+    .group(['json', 'function', 'stack', 'region', 'help'], 'Global options:')
+    .epilogue(
+      'Target: DATABASE_URL, else the local embedded PostgreSQL that `npm start` uses (started on demand).\n' +
+        'Exit codes: 0 success, 1 user error (nothing changed), 2 unexpected failure.',
+    )
+    .example('$0 users create --username alice --email alice@example.com', 'create a user (prompts for the password)')
+    .example('$0 apps list --stack prod', "list the applications of the deployed stack 'prod'")
+    .strict()
+    .demandCommand(1, 'give a command')
+    .recommendCommands()
+    .exitProcess(false)
+    .fail((message, err) => {
+      throw err ?? new UsageError(message ?? 'invalid arguments');
+    })
+    .help()
+    .alias('help', 'h')
+    .version(false)
+    .wrap(Math.min(100, process.stdout.columns || 100));
+  mount(y, [], 0, run);
+  return y;
+}
+
+function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
+  const below = COMMANDS.filter((c) => prefix.every((word, i) => c.path[i].split(' ')[0] === word) && c.path.length > depth);
+  const seen = new Set<string>();
+  for (const command of below) {
+    const word = command.path[depth].split(' ')[0];
+    if (seen.has(word)) continue;
+    seen.add(word);
+    if (command.path.length === depth + 1) {
+      y.command(command.path[depth], command.describe, (cy) => leafBuilder(cy, command), (args) => run(command, args));
+    } else {
+      const group = [...prefix, word];
+      y.command(`${word} <command>`, GROUPS[group.join(' ')] ?? word, (gy) => {
+        mount(gy, group, depth + 1, run);
+        return gy.demandCommand(1, `give a ${group.join(' ')} command`);
+      });
+    }
+  }
+}
+
+function leafBuilder(y: Argv, command: AdminCommand): Argv {
+  let cy = command.options ? command.options(y) : y;
+  if (command.password) {
+    cy = cy
+      .option('password', { type: 'string', describe: 'The password (lands in shell history: prefer --password-stdin or the prompt)' })
+      .option('password-stdin', { type: 'boolean', describe: 'Read the password from standard input' })
+      .conflicts('password', 'password-stdin');
+  }
+  if (command.confirm) cy = cy.option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation (required when not on a terminal)' });
+  for (const [line, what] of command.examples) cy = cy.example(`$0 ${line}`, what);
+  return cy;
+}

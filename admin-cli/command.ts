@@ -1,0 +1,49 @@
+// What a command module is: its place in the command tree, its options, its --help examples,
+// the inputs the runner gathers for it (a password, a confirmation) and `run`, a thin adapter
+// from parsed arguments to the shared domain functions. `run` never prints: it returns a Result.
+import type { Argv } from 'yargs';
+import type { Db, DbOrTrx } from '../service/db/schema';
+import type { Result } from './output';
+
+/** What a command needs beyond the database, swapped where it runs (the admin Lambda keeps the
+ *  session key ring in Secrets Manager, a local run in the database). */
+export interface AdminServices {
+  rotateSessionKey(db: DbOrTrx, actor: string): Promise<{ rotated: true }>;
+}
+
+export interface CommandContext {
+  /** A transaction for this one command (committed only if `run` returns), or the plain
+   *  handle for commands that manage their own transactions (`transaction: false`). */
+  db: DbOrTrx;
+  /** Who is acting, for the audit trail: `cli:<os user>` locally, the IAM caller remotely. */
+  actor: string;
+  /** The password gathered by the runner (commands declaring `password: true`). */
+  password?: string;
+  services: AdminServices;
+}
+
+export interface AdminCommand<A = any> {
+  /** The words leading to it, the last with its positionals: ['users', 'show <username>']. */
+  path: readonly string[];
+  describe: string;
+  /** At least one, shown by --help: [command line without the program name, what it does]. */
+  examples: ReadonlyArray<readonly [string, string]>;
+  options?: (y: Argv) => Argv;
+  /** Reads a password: --password (warns), --password-stdin, or a hidden prompt on a terminal. */
+  password?: boolean;
+  /** Destructive: the question asked on a terminal; elsewhere --yes is required. */
+  confirm?: (args: A) => string;
+  /** false: run outside a per-command transaction (migrations take their own locks). */
+  transaction?: boolean;
+  /** false: may run against a database whose migrations are pending (db migrate/status). */
+  needsSchema?: boolean;
+  run(args: A, ctx: CommandContext): Promise<Result>;
+}
+
+export const defineCommand = <A>(command: AdminCommand<A>): AdminCommand<A> => command;
+
+/** Where commands run: a database opened on first use and closed when the CLI is done. */
+export interface Target {
+  db(): Promise<Db>;
+  close(): Promise<void>;
+}

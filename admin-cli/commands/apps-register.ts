@@ -1,0 +1,57 @@
+// `apps register`: an OAuth application; its secret is printed once.
+import { registerApplication } from '../../service/domain/applications';
+import { getUserByUsername } from '../../service/domain/users';
+import { defineCommand } from '../command';
+import { recordOf } from '../output';
+import { SHOWN_ONCE } from '../views';
+
+interface Args {
+  name: string;
+  redirectUri: string[];
+  scopes?: string;
+  public: boolean;
+  trusted: boolean;
+  owner?: string;
+}
+
+export default defineCommand<Args>({
+  path: ['apps', 'register'],
+  describe: 'Register an OAuth application (prints its secret once)',
+  examples: [
+    ['apps register --name "CI dashboard" --redirect-uri https://ci.example.com/oauth/callback --scopes "read_api read_user"', 'a confidential web application'],
+    ['apps register --name "Desktop app" --redirect-uri http://127.0.0.1/callback --public', 'a native app: no secret, PKCE required'],
+  ],
+  options: (y) =>
+    y
+      .option('name', { type: 'string', demandOption: true, describe: 'Shown on the consent page' })
+      .option('redirect-uri', { type: 'string', array: true, demandOption: true, describe: 'A callback URI (repeat for several)' })
+      .option('scopes', { type: 'string', describe: 'Space-separated: api, read_api, read_user (default: all)' })
+      .option('public', { type: 'boolean', default: false, describe: 'A public client (native/SPA): authenticates with PKCE, not its secret' })
+      .option('trusted', { type: 'boolean', default: false, describe: 'Skip the consent page (first-party applications only)' })
+      .option('owner', { type: 'string', describe: 'Username owning the application (it appears on their /profile/applications)' }),
+  async run(args, { db, actor }) {
+    const owner = args.owner === undefined ? undefined : await getUserByUsername(db, args.owner);
+    const { application, secret } = await registerApplication(db, {
+      name: args.name,
+      redirectUris: args.redirectUri.map(String),
+      scopes: args.scopes,
+      confidential: !args.public,
+      trusted: args.trusted,
+      ownerId: owner?.id ?? null,
+      actor,
+    });
+    const json = {
+      id: application.id,
+      application_id: application.uid,
+      application_name: application.name,
+      secret,
+      callback_url: application.redirect_uris.join('\n'),
+      scopes: application.scopes,
+      confidential: application.confidential,
+      trusted: application.trusted,
+    };
+    const { callback_url: _callback, ...fields } = json;
+    const text = `Registered application ${application.name}.\n${recordOf({ ...fields, redirect_uris: application.redirect_uris })}\n${SHOWN_ONCE}`;
+    return { json, text };
+  },
+});

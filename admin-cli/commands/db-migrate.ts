@@ -1,0 +1,19 @@
+// `db migrate`: apply every pending migration (the same migrator as `npm start` and the deploy).
+import { migrateToLatest } from '../../service/db/migrator';
+import { defineCommand } from '../command';
+
+export default defineCommand({
+  path: ['db', 'migrate'],
+  describe: 'Apply pending database migrations',
+  examples: [['db migrate', 'bring the database schema up to date']],
+  // The migrator takes its own lock and transaction; it must see the database as it is.
+  transaction: false,
+  needsSchema: false,
+  async run(_args, { db }) {
+    const { applied, pending, newlyApplied } = await migrateToLatest(db);
+    const text = newlyApplied.length
+      ? `Applied ${newlyApplied.length} migration(s):\n${newlyApplied.map((m) => `  ${m}`).join('\n')}`
+      : `The database is up to date (${applied.length} migration(s) applied).`;
+    return { json: { applied, pending }, text };
+  },
+});

@@ -1,0 +1,63 @@
+// The command table: every command module, and the descriptions of the words that group them.
+// cli.ts mounts this table on yargs; nothing else decides which commands exist.
+import type { AdminCommand } from '../command';
+import appsDelete from './apps-delete';
+import appsList from './apps-list';
+import appsRegister from './apps-register';
+import appsRotateSecret from './apps-rotate-secret';
+import appsShow from './apps-show';
+import dbMigrate from './db-migrate';
+import dbStatus from './db-status';
+import groupsCreate from './groups-create';
+import membersAdd from './members-add';
+import projectsCreate from './projects-create';
+import secretsRotateSessionKey from './secrets-rotate-session-key';
+import tokensCreate from './tokens-create';
+import tokensList from './tokens-list';
+import tokensRevoke from './tokens-revoke';
+import usersAddEmail from './users-add-email';
+import usersBlock from './users-block';
+import usersCreate from './users-create';
+import usersList from './users-list';
+import usersSetPassword from './users-set-password';
+import usersSet2fa from './users-set-2fa';
+import usersShow from './users-show';
+import usersUnblock from './users-unblock';
+
+export const COMMANDS: readonly AdminCommand[] = [
+  dbMigrate,
+  dbStatus,
+  usersCreate,
+  usersList,
+  usersShow,
+  usersBlock,
+  usersUnblock,
+  usersSetPassword,
+  usersAddEmail,
+  usersSet2fa,
+  appsRegister,
+  appsList,
+  appsShow,
+  appsDelete,
+  appsRotateSecret,
+  tokensCreate,
+  tokensList,
+  tokensRevoke,
+  groupsCreate,
+  projectsCreate,
+  membersAdd,
+  secretsRotateSessionKey,
+];
+
+/** Descriptions of the grouping words, by their path. */
+export const GROUPS: Readonly<Record<string, string>> = {
+  db: 'Database migrations',
+  users: 'Users: create, list, block, passwords, e-mails, two-factor authentication',
+  apps: 'OAuth applications: register, list, delete, rotate secrets',
+  tokens: 'Personal access tokens',
+  groups: 'Groups',
+  projects: 'Projects',
+  members: 'Group and project members',
+  secrets: "The service's own secrets",
+  'secrets rotate': 'Rotate a service secret',
+};

@@ -1,0 +1,193 @@
+// The remote transport: `--function NAME|ARN` (or `--stack NAME`, resolved from the Pulumi stack's
+// `adminFunctionName` output) sends the command to the stack's admin Lambda with the AWS SDK's
+// InvokeCommand. The function runs the same command code against the database and returns what
+// it printed; no network path from the operator to the database is needed.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { LambdaClientConfig } from '@aws-sdk/client-lambda';
+import { isInvocationResult, type AdminInvocation, type AdminInvocationResult } from '../service/admin/protocol';
+import { UsageError, UserError } from './errors';
+
+export interface RemoteArgs {
+  function?: string;
+  stack?: string;
+  region?: string;
+}
+
+export interface RemoteOptions {
+  /** Merged into the SDK clients' configuration (tests: a stubbed requestHandler, static credentials). */
+  clientConfig?: Partial<LambdaClientConfig>;
+  /** Where to look for the Pulumi project (default: infra/ or the repository root). */
+  pulumiCwd?: string;
+}
+
+export interface RemoteFunction {
+  functionName: string;
+  region?: string;
+}
+
+/** The admin function's failure (an unhandled error in the function): not the operator's fault. */
+export class RemoteFunctionError extends Error {}
+
+const ARN_RE = /^arn:aws[a-z-]*:lambda:([a-z0-9-]+):\d{12}:function:[A-Za-z0-9_-]+(:[A-Za-z0-9$_-]+)?$/;
+
+export const wantsRemote = (args: RemoteArgs): boolean => args.function !== undefined || args.stack !== undefined;
+
+export async function resolveRemoteFunction(args: RemoteArgs, env: NodeJS.ProcessEnv, options: RemoteOptions = {}): Promise<RemoteFunction> {
+  if (args.function !== undefined && args.stack !== undefined) throw new UsageError('give --function or --stack, not both');
+  if (args.function !== undefined) {
+    const fn = String(args.function).trim();
+    if (!fn) throw new UsageError('--function needs the admin function name or ARN');
+    return { functionName: fn, region: args.region ?? ARN_RE.exec(fn)?.[1] };
+  }
+  const stack = String(args.stack ?? '').trim();
+  if (!stack) throw new UsageError('--stack needs a Pulumi stack name');
+  const outputs = await pulumiStackOutputs(stack, env, options.pulumiCwd);
+  const fn = outputs.adminFunctionName ?? outputs.adminFunctionArn;
+  if (typeof fn !== 'string' || !fn) {
+    throw new UserError(`the stack "${stack}" has no adminFunctionName output (is it deployed with the admin function?)`);
+  }
+  const outputRegion = [outputs.region, outputs.awsRegion].find((r): r is string => typeof r === 'string');
+  return { functionName: fn, region: args.region ?? ARN_RE.exec(fn)?.[1] ?? outputRegion };
+}
+
+/** `pulumi stack output --json --stack NAME`: the Pulumi CLI may be absent, so say so clearly. */
+export async function pulumiStackOutputs(stack: string, env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()): Promise<Record<string, unknown>> {
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('pulumi', ['stack', 'output', '--json', '--show-secrets=false', '--stack', stack], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'ENOENT'
+          ? new UserError('--stack needs the Pulumi CLI, which is not installed here; pass --function with the stack\'s adminFunctionName output instead')
+          : e,
+      ),
+    );
+    child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+  });
+  if (code !== 0) {
+    const why = stderr.split('\n').map((l) => l.trim()).find(Boolean) ?? `exit code ${code}`;
+    throw new UserError(`pulumi stack output --stack ${stack} failed: ${why.replace(/^error:\s*/i, '')}`);
+  }
+  try {
+    const parsed = JSON.parse(stdout);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new UserError(`pulumi stack output --stack ${stack} did not print a JSON object`);
+}
+
+function pulumiProjectDir(): string {
+  const root = path.resolve(__dirname, '..');
+  for (const dir of [path.join(root, 'infra'), root]) if (existsSync(path.join(dir, 'Pulumi.yaml'))) return dir;
+  return process.cwd();
+}
+
+/** The IAM identity the operator's credentials resolve to (recorded by the function's audit event). */
+export async function callerIdentity(target: RemoteFunction, options: RemoteOptions = {}): Promise<string | undefined> {
+  const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+  const client = new STSClient({ region: target.region, maxAttempts: 2, ...(options.clientConfig as object) });
+  try {
+    return (await client.send(new GetCallerIdentityCommand({}))).Arn;
+  } catch {
+    return undefined; // the invoke below reports credential problems with a better message
+  } finally {
+    client.destroy();
+  }
+}
+
+export async function invokeAdminFunction(
+  target: RemoteFunction,
+  payload: AdminInvocation,
+  options: RemoteOptions = {},
+): Promise<AdminInvocationResult> {
+  const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');
+  // One attempt: a retried invoke after a lost response could run a command twice.
+  const client = new LambdaClient({ region: target.region, maxAttempts: 1, ...options.clientConfig });
+  try {
+    const out = await client.send(
+      new InvokeCommand({
+        FunctionName: target.functionName,
+        InvocationType: 'RequestResponse',
+        Payload: new TextEncoder().encode(JSON.stringify(payload)),
+      }),
+    );
+    const text = out.Payload ? new TextDecoder().decode(out.Payload) : '';
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    if (out.FunctionError) {
+      const e = (body ?? {}) as { errorType?: string; errorMessage?: string };
+      throw new RemoteFunctionError(`the admin function failed: ${[e.errorType, e.errorMessage].filter(Boolean).join(': ') || out.FunctionError}`);
+    }
+    if (!isInvocationResult(body)) throw new RemoteFunctionError(`the admin function ${target.functionName} returned an unexpected response`);
+    return body;
+  } catch (err) {
+    throw describeAwsError(err, target);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** AWS failures the operator can fix, as one line each; anything else stays an unexpected failure. */
+function describeAwsError(err: unknown, target: RemoteFunction): unknown {
+  if (err instanceof RemoteFunctionError) return err;
+  const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const where = `${target.functionName}${target.region ? ` (${target.region})` : ''}`;
+  const message = (e?.message ?? '').split('\n')[0];
+  if (/region is missing/i.test(message)) return new UserError('no AWS region: pass --region or set AWS_REGION');
+  switch (e?.name) {
+    case 'ResourceNotFoundException':
+      return new UserError(`the admin function ${where} does not exist`);
+    case 'AccessDeniedException':
+    case 'AccessDenied':
+    case 'UnrecognizedClientException':
+    case 'InvalidSignatureException':
+    case 'ExpiredTokenException':
+      return new UserError(`not allowed to invoke ${where}: ${message}`);
+    case 'CredentialsProviderError':
+      return new UserError(`no AWS credentials: ${message}`);
+  }
+  if (e?.$metadata?.httpStatusCode === 403) return new UserError(`not allowed to invoke ${where}: ${message}`);
+  return err;
+}
+
+/**
+ * The argv the function receives: the operator's, minus what only makes sense here (the target
+ * flags, a password given on the command line), plus what was settled here (the password now
+ * travels as stdin; a confirmed destructive command carries --yes).
+ */
+export function forwardedArgv(raw: readonly string[], settled: { password: boolean; confirmed: boolean }): string[] {
+  const withValue = new Set(['--function', '--stack', '--region', '--password']);
+  const flags = new Set(['--password-stdin', '--passwordStdin', '--no-password-stdin']);
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const arg = raw[i];
+    if (arg === '--') {
+      out.push(...raw.slice(i));
+      break;
+    }
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (withValue.has(name)) {
+      if (!arg.includes('=')) i++;
+      continue;
+    }
+    if (flags.has(name)) continue;
+    out.push(arg);
+  }
+  if (settled.password) out.push('--password-stdin');
+  if (settled.confirmed && !out.includes('--yes') && !out.includes('-y')) out.push('--yes');
+  return out;
+}

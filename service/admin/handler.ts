@@ -1,0 +1,20 @@
+// The admin function's entry (bundled by infra/build/bundle.ts as the `admin` Lambda): the CLI's
+// `--function`/`--stack` invokes it with {argv, stdin?, actor?} and prints the {exitCode, stdout,
+// stderr} it returns. IAM-only: no API Gateway route reaches it. Its database comes the same way
+// as the API function's (aws/database.ts: Secrets Manager credentials, TLS to RDS, one connection).
+import { openLambdaDatabase } from '../aws/database';
+import { secretsManagerOptions, secretsManagerStore } from '../aws/secret-store';
+import { loadConfig } from '../config';
+import { createAdminHandler } from './admin-handler';
+import { secretSessionKeyService } from './session-keys';
+
+const config = loadConfig(process.env, { trustProxy: true });
+const database = openLambdaDatabase(config, { applicationName: 'lanyard-admin' });
+const aws = config.aws;
+
+export const handler = createAdminHandler({
+  db: database.db,
+  services: aws?.sessionKeysSecretArn
+    ? { rotateSessionKey: secretSessionKeyService(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn) }
+    : undefined,
+});
