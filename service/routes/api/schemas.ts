@@ -20,12 +20,12 @@ export const authErrorResponses = {
 export const badRequestResponse = errorResponse('Invalid parameter: {"error":"<param> is invalid"} or {"message":…}');
 export const notFoundResponse = (what: string) => errorResponse(`{"message":"404 ${what} Not Found"}: missing, or not visible to the user`);
 
-/** A boolean parameter: true/false/1/0, as strings (query, form) or JSON values. */
+/**
+ * A boolean parameter: true/false/1/0, as strings (query, form) or JSON values. An enum without a
+ * `type`, so that Ajv's type coercion (which would turn null or "" into false) never applies.
+ */
 export const booleanParam = (description: string) =>
-  ({
-    description,
-    anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false', '1', '0'] }, { type: 'integer', enum: [0, 1] }],
-  }) as const;
+  ({ description, enum: [true, false, 'true', 'false', '1', '0', 1, 0] }) as const;
 
 /** `:id` of a group or project: a numeric id or the URL-encoded full path. */
 export const idParams = (what: 'group' | 'project') =>
