@@ -1,5 +1,16 @@
-// Server-rendered pages: sign-in, consent, /profile/applications (the OAuth issue fills this in).
+// Server-rendered pages: sign-in and sign-out, /profile/applications. (The consent page is
+// GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app';
+import { applicationRoutes } from './applications';
+import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from './current-user';
+import { redirect } from './html';
+import { signInRoutes } from './sign-in';
 
-export const webRoutes: FastifyPluginAsync<AppContext> = async () => {};
+export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
+  await signInRoutes(app, ctx);
+  await applicationRoutes(app, ctx);
+  app.get('/', async (request, reply) =>
+    redirect(reply, (await currentUser(app, ctx.db, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
+  );
+};

@@ -1,0 +1,76 @@
+// Validation of an authorization request (RFC 6749 §4.1.1, §4.1.2.1; RFC 7636 §4.3), shared by
+// the consent page (GET) and the decision (POST). The client and redirect URI come first: while
+// either is wrong nothing may be sent to the redirect URI (an error page instead); after that,
+// errors go back to the client with `error`, `error_description` and the original `state`.
+import type { Db } from '../db/schema';
+import { findApplicationByUid, type ApplicationRecord } from '../domain/applications';
+import { matchRedirectUri } from '../domain/redirect-uris';
+import { stringParam } from '../http/params';
+import { InvalidRequest, OAuthError, UnsupportedResponseType } from './errors';
+import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
+import { resolveScopes } from './scope';
+
+export const AUTHORIZE_PARAMETERS = [
+  'client_id', 'redirect_uri', 'response_type', 'state', 'scope', 'code_challenge', 'code_challenge_method',
+] as const;
+
+export interface ValidAuthorizeRequest {
+  kind: 'valid';
+  application: ApplicationRecord;
+  redirectUri: string;
+  state: string | undefined;
+  scopes: string[];
+  codeChallenge?: string;
+  codeChallengeMethod?: CodeChallengeMethod;
+}
+
+export type AuthorizeRequest =
+  | ValidAuthorizeRequest
+  /** Unknown client or bad redirect URI: an HTML error page, never a redirect. */
+  | { kind: 'error_page'; error: 'invalid_client' | 'invalid_redirect_uri'; description: string }
+  /** Anything else: redirect back to the client with the error. */
+  | { kind: 'error_redirect'; redirectUri: string; state: string | undefined; error: OAuthError };
+
+export const ERROR_PAGE_DESCRIPTIONS = {
+  invalid_client:
+    'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  invalid_redirect_uri: 'The redirect uri included is not valid.',
+} as const;
+
+export async function validateAuthorizeRequest(db: Db, params: Record<string, unknown>): Promise<AuthorizeRequest> {
+  // RFC 6749 §3.1: a parameter sent twice is malformed; for the client and redirect URI that is an error page.
+  const clientId = stringParam(params, 'client_id');
+  const application = clientId ? await findApplicationByUid(db, clientId) : undefined;
+  if (!application) return { kind: 'error_page', error: 'invalid_client', description: ERROR_PAGE_DESCRIPTIONS.invalid_client };
+  const redirectUri = stringParam(params, 'redirect_uri');
+  if (!redirectUri || !matchRedirectUri(application.redirect_uris, redirectUri)) {
+    return { kind: 'error_page', error: 'invalid_redirect_uri', description: ERROR_PAGE_DESCRIPTIONS.invalid_redirect_uri };
+  }
+  const state = stringParam(params, 'state');
+  try {
+    if (AUTHORIZE_PARAMETERS.some((name) => Array.isArray(params[name]))) throw new InvalidRequest();
+    const responseType = stringParam(params, 'response_type');
+    if (!responseType) throw new InvalidRequest();
+    // `token` (implicit) and everything else: only the code flow exists here (RFC 9700 §2.1.2).
+    if (responseType !== 'code') throw new UnsupportedResponseType();
+    const scopes = resolveScopes(stringParam(params, 'scope'), application.scopes);
+    const pkce = parseCodeChallenge(stringParam(params, 'code_challenge'), stringParam(params, 'code_challenge_method'));
+    // Public clients cannot keep a secret: PKCE is what binds their code to them (RFC 9700 §2.1.1).
+    if (!application.confidential && !pkce) throw new InvalidRequest();
+    return { kind: 'valid', application, redirectUri, state, scopes, ...pkce };
+  } catch (err) {
+    if (err instanceof OAuthError) return { kind: 'error_redirect', redirectUri, state, error: err };
+    throw err;
+  }
+}
+
+/** RFC 6749 §4.1.2: the redirect URI with the response parameters added to its query. */
+export function redirectWith(redirectUri: string, values: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) url.searchParams.append(k, v);
+  return url.toString();
+}
+
+export function errorRedirect(redirectUri: string, error: OAuthError, state: string | undefined): string {
+  return redirectWith(redirectUri, { error: error.error, error_description: error.description, state });
+}

@@ -1,0 +1,101 @@
+// GET /oauth/authorize (consent page) and POST /oauth/authorize (the user's decision).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../../app';
+import { createAuthorizationCode } from '../../domain/authorization-codes';
+import { findUserById } from '../../domain/users';
+import { mergedParams, stringParam } from '../../http/params';
+import { CSRF_FIELD } from '../../http/session';
+import { AccessDenied, InvalidRequest } from '../../oauth/errors';
+import { errorRedirect, redirectWith, validateAuthorizeRequest, type ValidAuthorizeRequest } from '../../oauth/authorize-request';
+import { formatScopes } from '../../domain/scopes';
+import { csrfField, html, redirect, sendPage } from '../web/html';
+
+/** The scopes in words, as GitLab describes them. */
+export const SCOPE_DESCRIPTIONS: Record<string, string> = {
+  api: 'Grants complete read/write access to the API, including all groups and projects.',
+  read_api: 'Grants read access to the API, including all groups and projects.',
+  read_user: 'Grants read-only access to your profile through the /user API endpoint.',
+};
+
+const SIGN_IN_PATH = '/users/sign_in';
+
+export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) {
+  const sessions = app.sessions;
+
+  async function issueCode(reply: FastifyReply, req: ValidAuthorizeRequest, userId: number) {
+    const { code } = await createAuthorizationCode(db, {
+      applicationId: req.application.id,
+      userId,
+      redirectUri: req.redirectUri,
+      scopes: req.scopes,
+      codeChallenge: req.codeChallenge,
+      codeChallengeMethod: req.codeChallengeMethod,
+    });
+    return redirect(reply, redirectWith(req.redirectUri, { code, state: req.state }));
+  }
+
+  function errorPage(reply: FastifyReply, error: string, description: string) {
+    return sendPage(
+      reply,
+      400,
+      'An error has occurred',
+      html`<p class="error" id="error-code">${error}</p><p id="error-description">${description}</p>`,
+    );
+  }
+
+  app.get('/oauth/authorize', async (request, reply) => {
+    const params = mergedParams(request);
+    const req = await validateAuthorizeRequest(db, params);
+    if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
+    if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
+
+    const session = await sessions.read(request);
+    const user = session?.userId ? await findUserById(db, session.userId) : undefined;
+    if (!session || !user || user.state !== 'active') {
+      // Back to this exact URL after sign-in (our own path: request.url is path and query only).
+      const s = await sessions.ensure(request, reply);
+      s.data.return_to = request.url;
+      await sessions.save(s);
+      return redirect(reply, SIGN_IN_PATH);
+    }
+    if (req.application.trusted) return issueCode(reply, req, user.id);
+
+    const token = await sessions.csrfToken(session);
+    const hidden = (name: string, value: string | undefined) =>
+      value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}">`;
+    return sendPage(
+      reply,
+      200,
+      'Authorize application',
+      html`<p><strong>${req.application.name}</strong> is requesting access to your account.</p>
+<p>This application will be able to:</p>
+<ul id="scopes">${req.scopes.map((s) => html`<li><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s] ?? s}</li>`)}</ul>
+<form method="post" action="/oauth/authorize">
+${csrfField(token)}
+${hidden('client_id', req.application.uid)}${hidden('redirect_uri', req.redirectUri)}${hidden('state', req.state)}
+${hidden('response_type', 'code')}${hidden('scope', formatScopes(req.scopes))}
+${hidden('code_challenge', req.codeChallenge)}${hidden('code_challenge_method', req.codeChallengeMethod)}
+<button type="submit" name="decision" value="authorize">Authorize</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>`,
+      user.username,
+    );
+  });
+
+  app.post('/oauth/authorize', async (request, reply) => {
+    const params = mergedParams(request);
+    const session = await sessions.read(request);
+    if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) {
+      return sendPage(reply, 422, 'The change you requested was rejected', html`<p>Invalid or missing authenticity token. Go back, reload the page and try again.</p>`);
+    }
+    const user = session?.userId ? await findUserById(db, session.userId) : undefined;
+    if (!user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);
+    const req = await validateAuthorizeRequest(db, params);
+    if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
+    if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
+    const decision = stringParam(params, 'decision');
+    if (decision === 'authorize') return issueCode(reply, req, user.id);
+    const error = decision === 'deny' ? new AccessDenied() : new InvalidRequest();
+    return redirect(reply, errorRedirect(req.redirectUri, error, req.state));
+  });
+}

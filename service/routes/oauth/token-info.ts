@@ -1,0 +1,54 @@
+// GET /oauth/token/info: Doorkeeper's token introspection for the bearer of the token.
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../app';
+import { findApplicationById } from '../../domain/applications';
+import { findAccessTokenByToken, tokenState } from '../../domain/oauth-tokens';
+import { sortScopes } from '../../domain/scopes';
+import { InvalidToken } from '../../oauth/errors';
+
+const tokenInfoSchema = {
+  type: 'object',
+  properties: {
+    resource_owner_id: { type: 'integer' },
+    scope: { type: 'array', items: { type: 'string' } },
+    expires_in: { type: 'integer' },
+    application: { type: 'object', properties: { uid: { type: ['string', 'null'] } }, required: ['uid'], additionalProperties: false },
+    created_at: { type: 'integer' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    expires_in_seconds: { type: 'integer' },
+  },
+  required: ['resource_owner_id', 'scope', 'expires_in', 'application', 'created_at', 'scopes', 'expires_in_seconds'],
+  additionalProperties: false,
+} as const;
+
+/** RFC 6750 §2.1 header, else §2.3 query parameter. */
+function bearerToken(authorization: string | undefined, query: unknown): string | undefined {
+  const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+  if (m) return m[1];
+  const q = (query as Record<string, unknown>)?.access_token;
+  return typeof q === 'string' && q ? q : undefined;
+}
+
+export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) {
+  app.get('/oauth/token/info', { schema: { response: { 200: tokenInfoSchema } } }, async (request, reply) => {
+    const token = bearerToken(request.headers.authorization, request.query);
+    const row = token ? await findAccessTokenByToken(db, token) : undefined;
+    if (!row || tokenState(row) !== 'active') {
+      const err = new InvalidToken();
+      err.headers['WWW-Authenticate'] = 'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
+      throw err;
+    }
+    const application = row.application_id === null ? undefined : await findApplicationById(db, row.application_id);
+    const remaining = Math.max(0, Math.round((row.expires_at.getTime() - Date.now()) / 1000));
+    const scopes = sortScopes(row.scopes);
+    return reply.header('cache-control', 'no-store').send({
+      resource_owner_id: row.user_id,
+      scope: scopes,
+      expires_in: remaining,
+      application: { uid: application?.uid ?? null },
+      created_at: Math.floor(row.created_at.getTime() / 1000),
+      scopes,
+      expires_in_seconds: remaining,
+    });
+  });
+}

@@ -1,0 +1,52 @@
+// POST /oauth/token (RFC 6749 §3.2): client authentication, then the grant named by grant_type,
+// looked up in the grant table. Success and errors carry Cache-Control: no-store (§5.1).
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../app';
+import { mergedParams, stringParam } from '../../http/params';
+import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
+import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth/errors';
+import { GRANTS } from '../../oauth/grants';
+import { formatScopes } from '../../domain/scopes';
+
+export const tokenResponseSchema = {
+  type: 'object',
+  properties: {
+    access_token: { type: 'string' },
+    token_type: { type: 'string' },
+    expires_in: { type: 'integer' },
+    refresh_token: { type: 'string' },
+    scope: { type: 'string' },
+    created_at: { type: 'integer' },
+  },
+  required: ['access_token', 'token_type', 'expires_in', 'scope', 'created_at'],
+  additionalProperties: false,
+} as const;
+
+export async function tokenRoutes(app: FastifyInstance, { db }: AppContext) {
+  app.post('/oauth/token', { schema: { response: { 200: tokenResponseSchema } } }, async (request, reply) => {
+    const params = mergedParams(request);
+    if (Array.isArray(params.grant_type)) throw new InvalidRequest();
+    const grantType = stringParam(params, 'grant_type');
+    if (!grantType) throw new InvalidRequest();
+    const grant = GRANTS.get(grantType);
+    if (!grant) throw new UnsupportedGrantType();
+    // RFC 6749 §3.1: request parameters must not be repeated.
+    const values: Record<string, string | undefined> = {};
+    for (const name of grant.parameters) {
+      if (Array.isArray(params[name])) throw new InvalidRequest();
+      values[name] = stringParam(params, name);
+    }
+    const credentials = readClientCredentials(request, params);
+    const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
+    if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
+    const issued = await grant.handler({ db, params: values, client, address: request.ip });
+    return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({
+      access_token: issued.accessToken,
+      token_type: 'bearer',
+      expires_in: issued.expiresIn,
+      refresh_token: issued.refreshToken,
+      scope: formatScopes(issued.scopes),
+      created_at: Math.floor(issued.createdAt.getTime() / 1000),
+    });
+  });
+}

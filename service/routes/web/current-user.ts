@@ -1,0 +1,42 @@
+// The signed-in user of a web request, and the safe "return to" path after sign-in.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, User } from '../../db/schema';
+import { findUserById } from '../../domain/users';
+import { redirect } from './html';
+
+export const SIGN_IN_PATH = '/users/sign_in';
+export const DEFAULT_AFTER_SIGN_IN = '/profile/applications';
+
+export async function currentUser(app: FastifyInstance, db: Db, request: FastifyRequest): Promise<User | undefined> {
+  const session = await app.sessions.read(request);
+  if (!session?.userId) return undefined;
+  const user = await findUserById(db, session.userId);
+  // A user blocked after signing in is signed out by this check on the next request.
+  return user && user.state === 'active' ? user : undefined;
+}
+
+/** Remember where the visitor was going and send them to sign in. */
+export async function requireSignIn(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const session = await app.sessions.ensure(request, reply);
+  if (request.method === 'GET') {
+    session.data.return_to = request.url;
+    await app.sessions.save(session);
+  }
+  return redirect(reply, SIGN_IN_PATH);
+}
+
+/**
+ * Only our own absolute paths: "/x", never "//host", "/\host" (browsers read both as another
+ * host), a scheme, or control characters. No open redirect through the sign-in form.
+ */
+export function safeReturnTo(path: unknown): string | undefined {
+  if (typeof path !== 'string' || !path.startsWith('/') || path.length > 4096) return undefined;
+  if (/^\/[\\/]/.test(path) || /[\u0000-\u001f\u007f\\]/.test(path)) return undefined;
+  try {
+    const base = 'http://lanyard.invalid';
+    const u = new URL(path, base);
+    return u.origin === base ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,49 @@
+// A tiny cookie-keeping client over app.inject(): enough to sign in, read CSRF tokens and post forms.
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { FORM, form } from './harness';
+
+export class WebClient {
+  cookies = new Map<string, string>();
+  constructor(private readonly app: FastifyInstance) {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private keep(res: LightMyRequestResponse) {
+    for (const c of res.cookies as Array<{ name: string; value: string; expires?: Date; maxAge?: number }>) {
+      if ((c.expires && c.expires.getTime() < Date.now()) || c.maxAge === 0 || c.value === '') this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+    return res;
+  }
+
+  async get(url: string, headers: Record<string, string> = {}) {
+    return this.keep(await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader, ...headers } }));
+  }
+
+  async post(url: string, values: Record<string, string | undefined>, headers: Record<string, string> = {}) {
+    return this.keep(await this.app.inject({ method: 'POST', url, payload: form(values), headers: { ...FORM, cookie: this.cookieHeader, ...headers } }));
+  }
+
+  /** Post with the raw body (repeated fields). */
+  async postRaw(url: string, body: string) {
+    return this.keep(await this.app.inject({ method: 'POST', url, payload: body, headers: { ...FORM, cookie: this.cookieHeader } }));
+  }
+
+  static csrf(html: string): string {
+    const m = /name="authenticity_token" value="([^"]+)"/.exec(html);
+    if (!m) throw new Error(`no CSRF token in page:\n${html.slice(0, 500)}`);
+    return m[1];
+  }
+
+  /** Sign in through the form (and the TOTP step when `otp` is given). Returns the final response. */
+  async signIn(login: string, password: string, otp?: () => string) {
+    const page = await this.get('/users/sign_in');
+    let res = await this.post('/users/sign_in', { authenticity_token: WebClient.csrf(page.body), 'user[login]': login, 'user[password]': password });
+    if (otp && res.statusCode === 200) {
+      res = await this.post('/users/sign_in', { authenticity_token: WebClient.csrf(res.body), 'user[otp_attempt]': otp() });
+    }
+    return res;
+  }
+}
