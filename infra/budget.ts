@@ -1,0 +1,39 @@
+// The database connection budget. RDS PostgreSQL's default max_connections is
+// LEAST({DBInstanceClassMemory/9531392}, 5000), DBInstanceClassMemory being the class's memory
+// less what RDS keeps for itself (roughly: we use 90%). Every Lambda instance holds one
+// connection, so the API's reserved concurrency must stay below that, with room for the
+// migration (1) and admin (2) functions, RDS's superuser slots (3) and an operator session or two.
+
+/** Memory (GiB) of the classes a Lanyard stack plausibly runs on. */
+const CLASS_MEMORY_GIB: Record<string, number> = {
+  'db.t4g.micro': 1,
+  'db.t4g.small': 2,
+  'db.t4g.medium': 4,
+  'db.t4g.large': 8,
+  'db.t4g.xlarge': 16,
+  'db.t3.micro': 1,
+  'db.t3.small': 2,
+  'db.t3.medium': 4,
+  'db.m7g.large': 8,
+  'db.m7g.xlarge': 16,
+  'db.m6g.large': 8,
+  'db.r7g.large': 16,
+  'db.r6g.large': 16,
+};
+
+/** Connections kept for everything that is not the API function. */
+export const RESERVED_FOR_OTHERS = 1 /* migrate */ + 2 /* admin */ + 3 /* rds superuser */ + 4 /* operators, monitoring */;
+
+export interface ConnectionBudget {
+  maxConnections: number;
+  /** The most API instances the database can serve. */
+  forApi: number;
+}
+
+/** undefined for a class not in the table (no check; the operator owns the arithmetic). */
+export function connectionBudget(instanceClass: string): ConnectionBudget | undefined {
+  const gib = CLASS_MEMORY_GIB[instanceClass];
+  if (!gib) return undefined;
+  const maxConnections = Math.min(Math.floor((gib * 0.9 * 1024 ** 3) / 9531392), 5000);
+  return { maxConnections, forApi: maxConnections - RESERVED_FOR_OTHERS };
+}

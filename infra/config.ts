@@ -1,0 +1,106 @@
+// Typed stack configuration: every key, its default and its bounds (documented in Pulumi.yaml).
+// Pure: parseStackConfig takes the raw strings, so the defaults and checks are unit-tested.
+import { connectionBudget } from './budget';
+
+export interface StackConfig {
+  /** Environment label used in names and tags (the stack name). */
+  stack: string;
+  vpcCidr: string;
+  /** Two AZs by default; the database subnet group needs at least two. */
+  availabilityZoneCount: number;
+  dbInstanceClass: string;
+  dbAllocatedStorageGb: number;
+  dbMaxAllocatedStorageGb: number;
+  dbMultiAz: boolean;
+  dbBackupRetentionDays: number;
+  /** RDS deletion protection, Pulumi `protect` and a final snapshot on delete. Off for throwaway stacks. */
+  deletionProtection: boolean;
+  logRetentionDays: number;
+  apiMemoryMb: number;
+  /** Reserved concurrency of the API function: the database connection budget (one connection each). */
+  apiReservedConcurrency: number;
+  throttleRateLimit: number;
+  throttleBurstLimit: number;
+  /** Optional custom domain (with an ACM certificate ARN in the same region). */
+  domainName?: string;
+  certificateArn?: string;
+  /** Optional e-mail subscribed to the alarm topic. */
+  alarmEmail?: string;
+  /** Days a deleted secret can be restored (0 = delete at once, for throwaway stacks). */
+  secretRecoveryDays: number;
+}
+
+export class StackConfigError extends Error {}
+
+/** CloudWatch Logs accepts only these retention values. */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
+export type RawConfig = Record<string, string | undefined>;
+
+export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
+  const str = (key: string, fallback: string) => raw[key]?.trim() || fallback;
+  const optional = (key: string) => raw[key]?.trim() || undefined;
+  const int = (key: string, fallback: number, min: number, max: number) => {
+    const text = raw[key]?.trim();
+    if (!text) return fallback;
+    if (!/^-?\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+      throw new StackConfigError(`lanyard:${key} must be an integer from ${min} to ${max} (got "${text}")`);
+    }
+    return Number(text);
+  };
+  const bool = (key: string, fallback: boolean) => {
+    const text = raw[key]?.trim();
+    if (!text) return fallback;
+    if (text !== 'true' && text !== 'false') throw new StackConfigError(`lanyard:${key} must be true or false (got "${text}")`);
+    return text === 'true';
+  };
+
+  const config: StackConfig = {
+    stack,
+    vpcCidr: str('vpcCidr', '10.40.0.0/16'),
+    availabilityZoneCount: int('availabilityZoneCount', 2, 2, 6),
+    dbInstanceClass: str('dbInstanceClass', 'db.t4g.micro'),
+    dbAllocatedStorageGb: int('dbAllocatedStorageGb', 20, 20, 65536),
+    dbMaxAllocatedStorageGb: int('dbMaxAllocatedStorageGb', 100, 20, 65536),
+    dbMultiAz: bool('dbMultiAz', false),
+    dbBackupRetentionDays: int('dbBackupRetentionDays', 7, 1, 35),
+    deletionProtection: bool('deletionProtection', true),
+    logRetentionDays: int('logRetentionDays', 30, 1, 3653),
+    apiMemoryMb: int('apiMemoryMb', 1024, 128, 10240),
+    apiReservedConcurrency: int('apiReservedConcurrency', 20, -1, 1000),
+    throttleRateLimit: int('throttleRateLimit', 100, 1, 10000),
+    throttleBurstLimit: int('throttleBurstLimit', 200, 1, 5000),
+    domainName: optional('domainName'),
+    certificateArn: optional('certificateArn'),
+    alarmEmail: optional('alarmEmail'),
+    secretRecoveryDays: int('secretRecoveryDays', 7, 0, 30),
+  };
+
+  if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-4])$/.test(config.vpcCidr)) {
+    throw new StackConfigError(`lanyard:vpcCidr must be an IPv4 CIDR from /16 to /24 (got "${config.vpcCidr}")`);
+  }
+  if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
+    throw new StackConfigError(`lanyard:logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')} (got ${config.logRetentionDays})`);
+  }
+  if (config.dbMaxAllocatedStorageGb < config.dbAllocatedStorageGb) {
+    throw new StackConfigError('lanyard:dbMaxAllocatedStorageGb must be at least lanyard:dbAllocatedStorageGb');
+  }
+  if (config.secretRecoveryDays !== 0 && config.secretRecoveryDays < 7) {
+    throw new StackConfigError('lanyard:secretRecoveryDays must be 0 or from 7 to 30 (a Secrets Manager rule)');
+  }
+  if (Boolean(config.domainName) !== Boolean(config.certificateArn)) {
+    throw new StackConfigError('lanyard:domainName and lanyard:certificateArn go together');
+  }
+  if (config.apiReservedConcurrency === 0) {
+    throw new StackConfigError('lanyard:apiReservedConcurrency 0 would stop the API; use -1 for no reservation');
+  }
+  // The connection budget: every API instance holds one connection.
+  const budget = connectionBudget(config.dbInstanceClass);
+  if (budget && config.apiReservedConcurrency > budget.forApi) {
+    throw new StackConfigError(
+      `lanyard:apiReservedConcurrency ${config.apiReservedConcurrency} exceeds what ${config.dbInstanceClass} can serve ` +
+        `(max_connections ≈ ${budget.maxConnections}, ${budget.forApi} for the API); choose a larger instance class or a lower reservation`,
+    );
+  }
+  return config;
+}

@@ -1,0 +1,137 @@
+// The Lanyard stack: reads the stack configuration, wires the components, exports the outputs
+// the operator and `lanyard-admin --stack` read. Build the bundles first: npm run build:lambda.
+import path from 'node:path';
+import * as aws from '@pulumi/aws';
+import * as pulumi from '@pulumi/pulumi';
+import { connectionBudget } from './budget';
+import { Admin } from './components/admin';
+import { Api, API_TIMEOUT_SECONDS } from './components/api';
+import { Database } from './components/database';
+import { Migrations } from './components/migrations';
+import { Network } from './components/network';
+import { Observability } from './components/observability';
+import { Secrets } from './components/secrets';
+import { parseStackConfig, type RawConfig } from './config';
+import { hashMigrations } from './migrations-hash';
+import { commonTags, functionName, physicalName } from './names';
+
+const ROOT = path.resolve(__dirname, '..');
+const bundleDir = (fn: string) => path.join(ROOT, 'dist', 'lambda', fn);
+
+const CONFIG_KEYS = [
+  'vpcCidr', 'availabilityZoneCount', 'dbInstanceClass', 'dbAllocatedStorageGb', 'dbMaxAllocatedStorageGb', 'dbMultiAz',
+  'dbBackupRetentionDays', 'deletionProtection', 'logRetentionDays', 'apiMemoryMb', 'apiReservedConcurrency',
+  'throttleRateLimit', 'throttleBurstLimit', 'domainName', 'certificateArn', 'alarmEmail', 'secretRecoveryDays',
+];
+const stack = pulumi.getStack();
+const pulumiConfig = new pulumi.Config('lanyard');
+const raw: RawConfig = Object.fromEntries(CONFIG_KEYS.map((k) => [k, pulumiConfig.get(k)]));
+const config = parseStackConfig(stack, raw);
+const tags = commonTags(stack);
+const prefix = physicalName(stack, '').replace(/-$/, '');
+
+const zones = aws.getAvailabilityZonesOutput({ state: 'available', filters: [{ name: 'opt-in-status', values: ['opt-in-not-required'] }] });
+const network = new Network('network', {
+  cidrBlock: config.vpcCidr,
+  availabilityZones: zones.names,
+  zoneCount: config.availabilityZoneCount,
+  tags,
+});
+
+const database = new Database('database', {
+  identifier: prefix,
+  vpcId: network.vpcId,
+  subnetIds: network.subnetIds,
+  clientSecurityGroupId: network.functionSecurityGroupId,
+  instanceClass: config.dbInstanceClass,
+  allocatedStorageGb: config.dbAllocatedStorageGb,
+  maxAllocatedStorageGb: config.dbMaxAllocatedStorageGb,
+  multiAz: config.dbMultiAz,
+  backupRetentionDays: config.dbBackupRetentionDays,
+  deletionProtection: config.deletionProtection,
+  logRetentionDays: config.logRetentionDays,
+  tags,
+});
+
+const secrets = new Secrets('secrets', { namePrefix: `${prefix}`, recoveryWindowDays: config.secretRecoveryDays, tags });
+
+// What every function is told: where things are, never a secret value.
+const environment = {
+  DB_SECRET_ARN: database.masterSecretArn,
+  DB_HOST: database.address,
+  DB_PORT: database.port.apply(String),
+  DB_NAME: database.databaseName,
+  SESSION_KEYS_SECRET_ARN: secrets.sessionKeysSecretArn,
+  LOG_LEVEL: 'info',
+};
+const readSecretArns = [database.masterSecretArn, secrets.sessionKeysSecretArn];
+const placement = { subnetIds: network.subnetIds, securityGroupId: network.functionSecurityGroupId };
+
+const migrations = new Migrations('migrations', {
+  functionName: functionName(stack, 'migrate'),
+  bundleDir: bundleDir('migrate'),
+  migrationsHash: hashMigrations(path.join(ROOT, 'migrations')),
+  ...placement,
+  environment,
+  readSecretArns,
+  writeSecretArns: [secrets.sessionKeysSecretArn],
+  logRetentionDays: config.logRetentionDays,
+  tags,
+  dependsOn: [database, network],
+});
+
+const api = new Api('api', {
+  functionName: functionName(stack, 'api'),
+  bundleDir: bundleDir('api'),
+  memoryMb: config.apiMemoryMb,
+  reservedConcurrency: config.apiReservedConcurrency,
+  ...placement,
+  environment,
+  readSecretArns,
+  throttleRateLimit: config.throttleRateLimit,
+  throttleBurstLimit: config.throttleBurstLimit,
+  logRetentionDays: config.logRetentionDays,
+  domainName: config.domainName,
+  certificateArn: config.certificateArn,
+  tags,
+  dependsOn: [migrations.invocation],
+});
+
+const admin = new Admin('admin', {
+  functionName: functionName(stack, 'admin'),
+  bundleDir: bundleDir('admin'),
+  ...placement,
+  environment,
+  readSecretArns,
+  writeSecretArns: [secrets.sessionKeysSecretArn],
+  logRetentionDays: config.logRetentionDays,
+  tags,
+  dependsOn: [migrations.invocation],
+});
+
+const observability = new Observability('observability', {
+  namePrefix: prefix,
+  functions: {
+    api: { name: api.functionName, timeoutSeconds: API_TIMEOUT_SECONDS },
+    migrate: { name: migrations.functionName, timeoutSeconds: 300 },
+    admin: { name: admin.functionName, timeoutSeconds: 60 },
+  },
+  apiId: api.apiId,
+  dbInstanceIdentifier: database.instanceIdentifier,
+  dbMaxConnections: connectionBudget(config.dbInstanceClass)?.maxConnections,
+  dbFreeStorageBytes: Math.max(2, Math.floor(config.dbAllocatedStorageGb * 0.1)) * 1024 ** 3,
+  alarmEmail: config.alarmEmail,
+  tags,
+});
+
+export const apiUrl = api.url;
+export const apiDomainTarget = api.domainTarget;
+export const apiFunctionName = api.functionName;
+export const adminFunctionName = admin.functionName;
+export const migrateFunctionName = migrations.functionName;
+export const migrationResult = migrations.result;
+export const databaseEndpoint = database.endpoint;
+export const databaseSecretArn = database.masterSecretArn;
+export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;
+export const alarmTopicArn = observability.alarmTopicArn;
+export const vpcId = network.vpcId;

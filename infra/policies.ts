@@ -1,0 +1,85 @@
+// IAM policy documents for the functions, as plain data: one least-privilege role per function,
+// secretsmanager:GetSecretValue on exact ARNs only, no wildcard actions. Pure, so the tests check
+// the documents themselves, and `findPolicyProblems` is the rule they hold every document to.
+
+export interface PolicyStatement {
+  Sid?: string;
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  /** Absent only in trust policies. */
+  Resource?: string | string[];
+  Principal?: Record<string, string | string[]>;
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+export interface PolicyDocument {
+  Version: '2012-10-17';
+  Statement: PolicyStatement[];
+}
+
+export const lambdaAssumeRolePolicy = (): PolicyDocument => ({
+  Version: '2012-10-17',
+  Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+});
+
+/**
+ * Lambda attaches a VPC function through ENIs it creates with the function's role. These EC2
+ * actions support no resource-level scoping for Describe*, so AWS's own managed policy
+ * (AWSLambdaVPCAccessExecutionRole) grants them on "*": the one place a "*" resource is allowed.
+ */
+export const VPC_ENI_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+];
+
+export interface FunctionPolicyArgs {
+  /** The function's own log group ARN. */
+  logGroupArn: string;
+  /** Secrets the function reads. */
+  readSecretArns: string[];
+  /** Secrets the function writes (the key ring, for the migration and admin functions). */
+  writeSecretArns?: string[];
+}
+
+export function functionPolicy(args: FunctionPolicyArgs): PolicyDocument {
+  const statements: PolicyStatement[] = [
+    // CreateLogGroup is left out on purpose: the group is created by the deploy, with retention.
+    { Sid: 'OwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [`${args.logGroupArn}:*`] },
+    { Sid: 'VpcNetworkInterfaces', Effect: 'Allow', Action: VPC_ENI_ACTIONS, Resource: '*' },
+    { Sid: 'ReadSecrets', Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...args.readSecretArns] },
+  ];
+  if (args.writeSecretArns?.length) {
+    statements.push({ Sid: 'WriteKeyRing', Effect: 'Allow', Action: ['secretsmanager:PutSecretValue'], Resource: [...args.writeSecretArns] });
+  }
+  return { Version: '2012-10-17', Statement: statements };
+}
+
+const list = (v: string | string[]) => (Array.isArray(v) ? v : [v]);
+
+/** Every violation of the house rules in a document; [] when it is clean. */
+export function findPolicyProblems(doc: PolicyDocument): string[] {
+  const problems: string[] = [];
+  for (const [i, s] of doc.Statement.entries()) {
+    const where = s.Sid ?? `statement ${i}`;
+    if (s.Effect !== 'Allow') continue;
+    for (const action of list(s.Action)) {
+      if (action.includes('*')) problems.push(`${where}: wildcard action ${action}`);
+    }
+    const resources = list(s.Resource ?? []);
+    if (!resources.length) problems.push(`${where}: no resource`);
+    for (const resource of resources) {
+      const secretAction = list(s.Action).some((a) => a.startsWith('secretsmanager:'));
+      if (secretAction && (resource.includes('*') || !resource.startsWith('arn:'))) {
+        problems.push(`${where}: secret access must name exact ARNs (got ${resource})`);
+      }
+      if (resource === '*' && !list(s.Action).every((a) => VPC_ENI_ACTIONS.includes(a))) {
+        problems.push(`${where}: "*" resource for actions other than Lambda's VPC ENI management`);
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,258 @@
+// The production stack's security and reliability posture, resource by resource, under mocks
+// (default configuration). Each assertion is a property a regression would silently lose.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { findPolicyProblems, VPC_ENI_ACTIONS, type PolicyDocument } from '../../infra/policies';
+import { loadStack, type LoadedStack } from './stack-under-mocks';
+
+let stack: LoadedStack;
+beforeAll(async () => {
+  stack = await loadStack();
+});
+
+const FUNCTIONS = ['api-fn', 'migrations-fn', 'admin-fn'];
+const fn = (name: string) => stack.one('aws:lambda/function:Function', name);
+
+describe('network', () => {
+  it('spans two zones with isolated subnets only: no internet or NAT gateway, no public IPs, no routes out', () => {
+    const subnets = stack.byType('aws:ec2/subnet:Subnet');
+    expect(subnets).toHaveLength(2);
+    expect(new Set(subnets.map((s) => s.inputs.availabilityZone))).toEqual(new Set(['eu-west-1a', 'eu-west-1b']));
+    for (const s of subnets) expect(s.inputs.mapPublicIpOnLaunch).toBe(false);
+    expect(stack.byType('aws:ec2/internetGateway:InternetGateway')).toHaveLength(0);
+    expect(stack.byType('aws:ec2/natGateway:NatGateway')).toHaveLength(0);
+    expect(stack.byType('aws:ec2/eip:Eip')).toHaveLength(0);
+    expect(stack.byType('aws:ec2/route:Route')).toHaveLength(0);
+    expect(stack.one('aws:ec2/routeTable:RouteTable').inputs.routes ?? []).toEqual([]);
+    expect(stack.byType('aws:ec2/routeTableAssociation:RouteTableAssociation')).toHaveLength(2);
+  });
+
+  it('reaches Secrets Manager through an interface endpoint with private DNS, HTTPS from the functions only', () => {
+    const endpoint = stack.one('aws:ec2/vpcEndpoint:VpcEndpoint');
+    expect(endpoint.inputs).toMatchObject({
+      serviceName: 'com.amazonaws.eu-west-1.secretsmanager',
+      vpcEndpointType: 'Interface',
+      privateDnsEnabled: true,
+      subnetIds: ['network-isolated-0-id', 'network-isolated-1-id'],
+      securityGroupIds: ['network-endpoints-id'],
+    });
+    expect(stack.one('aws:ec2/vpc:Vpc').inputs).toMatchObject({ enableDnsHostnames: true, enableDnsSupport: true });
+    const ingress = stack.byType('aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule').filter((r) => r.inputs.securityGroupId === 'network-endpoints-id');
+    expect(ingress.map((r) => r.inputs)).toEqual([
+      expect.objectContaining({ referencedSecurityGroupId: 'network-functions-id', ipProtocol: 'tcp', fromPort: 443, toPort: 443 }),
+    ]);
+  });
+
+  it("limits the functions' egress to HTTPS to the endpoints and PostgreSQL inside the VPC", () => {
+    const egress = stack.byType('aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule').map((r) => r.inputs);
+    expect(egress).toHaveLength(2);
+    for (const rule of egress) expect(rule.securityGroupId).toBe('network-functions-id');
+    expect(egress).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ referencedSecurityGroupId: 'network-endpoints-id', fromPort: 443, toPort: 443 }),
+        expect.objectContaining({ cidrIpv4: '10.40.0.0/16', fromPort: 5432, toPort: 5432 }),
+      ]),
+    );
+    // No inline rules anywhere (they would fight the rule resources and hide a 0.0.0.0/0).
+    for (const sg of stack.byType('aws:ec2/securityGroup:SecurityGroup')) {
+      expect(sg.inputs.ingress ?? []).toEqual([]);
+      expect(sg.inputs.egress ?? []).toEqual([]);
+    }
+    expect(JSON.stringify(stack.resources.map((r) => r.inputs))).not.toContain('0.0.0.0/0');
+  });
+});
+
+describe('database', () => {
+  it('is RDS PostgreSQL 17: private, encrypted, TLS-only, its password only in Secrets Manager', () => {
+    const db = stack.one('aws:rds/instance:Instance');
+    expect(db.inputs).toMatchObject({
+      engine: 'postgres',
+      engineVersion: '17',
+      publiclyAccessible: false,
+      storageEncrypted: true,
+      manageMasterUserPassword: true,
+      parameterGroupName: 'database-pg17',
+      dbSubnetGroupName: 'database-subnets',
+      vpcSecurityGroupIds: ['database-db-id'],
+      caCertIdentifier: 'rds-ca-rsa2048-g1',
+    });
+    expect(db.inputs.password).toBeUndefined();
+    expect(JSON.stringify(stack.resources.map((r) => r.inputs))).not.toMatch(/"password"\s*:/i);
+    const params = stack.one('aws:rds/parameterGroup:ParameterGroup').inputs;
+    expect(params.family).toBe('postgres17');
+    expect(params.parameters).toEqual(expect.arrayContaining([{ name: 'rds.force_ssl', value: '1' }]));
+    expect(stack.one('aws:rds/subnetGroup:SubnetGroup').inputs.subnetIds).toEqual(['network-isolated-0-id', 'network-isolated-1-id']);
+  });
+
+  it('keeps backups, deletion protection, a final snapshot and Pulumi protect by default', () => {
+    const db = stack.one('aws:rds/instance:Instance');
+    expect(db.inputs).toMatchObject({ backupRetentionPeriod: 7, deletionProtection: true, skipFinalSnapshot: false, finalSnapshotIdentifier: 'lanyard-prod-final', multiAz: false });
+    expect(db.protect).toBe(true);
+  });
+
+  it('admits port 5432 from the functions\' security group only', () => {
+    const rules = stack.byType('aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule').filter((r) => r.inputs.securityGroupId === 'database-db-id');
+    expect(rules.map((r) => r.inputs)).toEqual([
+      expect.objectContaining({ referencedSecurityGroupId: 'network-functions-id', ipProtocol: 'tcp', fromPort: 5432, toPort: 5432 }),
+    ]);
+    expect(rules[0].inputs.cidrIpv4).toBeUndefined();
+    expect(rules[0].inputs.cidrIpv6).toBeUndefined();
+  });
+});
+
+describe('functions', () => {
+  it('run the bundles on nodejs22.x, arm64, inside the isolated subnets with the functions\' group', async () => {
+    for (const name of FUNCTIONS) {
+      const f = fn(name);
+      expect(f.inputs).toMatchObject({
+        runtime: 'nodejs22.x',
+        architectures: ['arm64'],
+        handler: 'index.handler',
+        vpcConfig: { subnetIds: ['network-isolated-0-id', 'network-isolated-1-id'], securityGroupIds: ['network-functions-id'] },
+        loggingConfig: { logFormat: 'JSON', logGroup: `/aws/lambda/${f.inputs.name}` },
+      });
+      expect(await f.inputs.code.path).toMatch(new RegExp(`/dist/lambda/${name.replace('-fn', '').replace('migrations', 'migrate')}$`));
+    }
+    expect(fn('api-fn').inputs.name).toBe('lanyard-prod-api');
+    expect(fn('admin-fn').inputs.name).toBe('lanyard-prod-admin');
+  });
+
+  it('get secret ARNs and the database location in their environment, never a secret value', () => {
+    for (const name of FUNCTIONS) {
+      const env = fn(name).inputs.environment.variables;
+      expect(env).toMatchObject({
+        DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
+        SESSION_KEYS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
+        DB_HOST: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com',
+        DB_PORT: '5432',
+        DB_NAME: 'lanyard',
+      });
+      const suspicious = Object.keys(env).filter((k) => !k.endsWith('_ARN') && /PASSWORD|SECRET|KEY|TOKEN|DATABASE_URL/.test(k));
+      expect(suspicious).toEqual([]);
+      for (const value of Object.values(env)) expect(String(value)).not.toMatch(/^postgres(ql)?:\/\//);
+    }
+    expect(fn('api-fn').inputs.environment.variables.PUBLIC_URL).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com');
+  });
+
+  it('hold the API within the database connection budget, and migrations to one at a time', () => {
+    expect(fn('api-fn').inputs.reservedConcurrentExecutions).toBe(20);
+    expect(fn('migrations-fn').inputs.reservedConcurrentExecutions).toBe(1);
+    expect(fn('admin-fn').inputs.reservedConcurrentExecutions).toBe(2);
+  });
+
+  it('each have their own role whose policy has no wildcard action and names the exact secret ARNs', () => {
+    const roles = stack.byType('aws:iam/role:Role');
+    expect(roles.map((r) => r.name).sort()).toEqual(['admin-role', 'api-role', 'migrations-role']);
+    expect(new Set(FUNCTIONS.map((n) => fn(n).inputs.role)).size).toBe(3);
+    for (const role of roles) {
+      expect(JSON.parse(role.inputs.assumeRolePolicy).Statement).toEqual([
+        { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
+      ]);
+    }
+    expect(stack.byType('aws:iam/rolePolicyAttachment:RolePolicyAttachment')).toHaveLength(0); // no managed policies
+    const dbSecret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf';
+    const keyRing = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf';
+    const policies = Object.fromEntries(
+      stack.byType('aws:iam/rolePolicy:RolePolicy').map((p) => [p.name, JSON.parse(p.inputs.policy) as PolicyDocument]),
+    );
+    expect(Object.keys(policies).sort()).toEqual(['admin-policy', 'api-policy', 'migrations-policy']);
+    for (const [name, doc] of Object.entries(policies)) {
+      expect(findPolicyProblems(doc), name).toEqual([]);
+      const actions = doc.Statement.flatMap((s) => s.Action);
+      for (const a of actions) expect(a).not.toContain('*');
+      const read = doc.Statement.find((s) => s.Sid === 'ReadSecrets')!;
+      expect(read.Resource).toEqual([dbSecret, keyRing]);
+      const star = doc.Statement.filter((s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')));
+      expect(star.map((s) => s.Action)).toEqual([VPC_ENI_ACTIONS]);
+    }
+    const writes = (n: string) => policies[n].Statement.filter((s) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
+    expect(writes('api-policy')).toEqual([]); // the API cannot change the key ring
+    expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[keyRing]]);
+    expect(writes('admin-policy').map((s) => s.Resource)).toEqual([[keyRing]]);
+    expect(policies['api-policy'].Statement.find((s) => s.Sid === 'OwnLogs')!.Resource).toEqual([
+      'arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/lanyard-prod-api:*',
+    ]);
+  });
+});
+
+describe('API', () => {
+  it('is an HTTP API with a $default route and stage, route throttling and JSON access logs', () => {
+    expect(stack.one('aws:apigatewayv2/api:Api').inputs).toMatchObject({ protocolType: 'HTTP', disableExecuteApiEndpoint: false });
+    expect(stack.one('aws:apigatewayv2/integration:Integration').inputs).toMatchObject({ integrationType: 'AWS_PROXY', payloadFormatVersion: '2.0' });
+    expect(stack.one('aws:apigatewayv2/route:Route').inputs).toMatchObject({ routeKey: '$default', target: 'integrations/api-lambda-id' });
+    const stage = stack.one('aws:apigatewayv2/stage:Stage').inputs;
+    expect(stage).toMatchObject({ name: '$default', autoDeploy: true, defaultRouteSettings: { throttlingRateLimit: 100, throttlingBurstLimit: 200 } });
+    expect(stage.accessLogSettings.destinationArn).toBe('arn:aws:logs:eu-west-1:123456789012:log-group:/aws/apigateway/lanyard-prod-api/access');
+    expect(JSON.parse(stage.accessLogSettings.format)).toMatchObject({ requestId: '$context.requestId', status: '$context.status' });
+  });
+
+  it('lets only this API invoke the function', () => {
+    const permission = stack.one('aws:lambda/permission:Permission').inputs;
+    expect(permission).toEqual(
+      expect.objectContaining({
+        action: 'lambda:InvokeFunction',
+        function: 'lanyard-prod-api',
+        principal: 'apigateway.amazonaws.com',
+        sourceArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/*',
+      }),
+    );
+    // The admin and migration functions have no resource policy at all: IAM callers only.
+    expect(stack.byType('aws:lambda/permission:Permission')).toHaveLength(1);
+    expect(stack.byType('aws:lambda/functionUrl:FunctionUrl')).toHaveLength(0);
+  });
+});
+
+describe('migrations', () => {
+  it('are invoked during the deploy, keyed on the migration files, before the API and admin functions change', () => {
+    const invocation = stack.one('aws:lambda/invocation:Invocation');
+    expect(invocation.inputs.functionName).toBe('lanyard-prod-migrate');
+    expect(JSON.parse(invocation.inputs.input)).toEqual({ action: 'migrate' });
+    expect(invocation.inputs.triggers.migrations).toMatch(/^[0-9a-f]{64}$/);
+    expect(invocation.dependsOn).toEqual(expect.arrayContaining(['migrations-fn', 'database-instance', 'network-secretsmanager']));
+    expect(fn('api-fn').dependsOn).toContain('migrations-run');
+    expect(fn('admin-fn').dependsOn).toContain('migrations-run');
+  });
+});
+
+describe('observability', () => {
+  it('gives every log group a retention', () => {
+    const groups = stack.byType('aws:cloudwatch/logGroup:LogGroup');
+    expect(groups.map((g) => g.inputs.name).sort()).toEqual([
+      '/aws/apigateway/lanyard-prod-api/access',
+      '/aws/lambda/lanyard-prod-admin',
+      '/aws/lambda/lanyard-prod-api',
+      '/aws/lambda/lanyard-prod-migrate',
+      '/aws/rds/instance/lanyard-prod/postgresql',
+    ]);
+    for (const g of groups) expect(g.inputs.retentionInDays).toBe(30);
+    for (const name of FUNCTIONS) expect(fn(name).dependsOn).toContain(name.replace('-fn', '-log'));
+  });
+
+  it('alarms on Lambda errors, throttles and duration, API 5xx, and RDS CPU, storage and connections', () => {
+    const alarms = stack.byType('aws:cloudwatch/metricAlarm:MetricAlarm').map((a) => a.inputs);
+    const key = (a: any) => `${a.namespace}/${a.metricName}/${Object.values(a.dimensions).join(',')}`;
+    expect(alarms.map(key).sort()).toEqual(
+      [
+        ...['lanyard-prod-api', 'lanyard-prod-migrate', 'lanyard-prod-admin'].flatMap((f) => ['Errors', 'Throttles', 'Duration'].map((m) => `AWS/Lambda/${m}/${f}`)),
+        'AWS/ApiGateway/5xx/api-http-id,$default',
+        'AWS/RDS/CPUUtilization/lanyard-prod',
+        'AWS/RDS/FreeStorageSpace/lanyard-prod',
+        'AWS/RDS/DatabaseConnections/lanyard-prod',
+      ].sort(),
+    );
+    for (const a of alarms) expect(a.alarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:lanyard-prod-alarms-topic']);
+    expect(alarms.find((a) => a.metricName === 'Duration' && a.dimensions.FunctionName === 'lanyard-prod-api')!.threshold).toBe(29 * 1000 * 0.8);
+  });
+});
+
+describe('stack outputs', () => {
+  it('export what operators and `lanyard-admin --stack` read', () => {
+    expect(stack.outputs).toMatchObject({
+      apiUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+      adminFunctionName: 'lanyard-prod-admin',
+      databaseEndpoint: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com:5432',
+      databaseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
+      sessionKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
+      alarmTopicArn: expect.stringMatching(/^arn:aws:sns:/),
+    });
+  });
+});
