@@ -18,7 +18,8 @@ export const tokenResponseSchema = {
     scope: { type: 'string' },
     created_at: { type: 'integer' },
   },
-  required: ['access_token', 'token_type', 'expires_in', 'scope', 'created_at'],
+  // No `required`: fast-json-stringify writes required members first, which would move
+  // refresh_token after created_at; the handler always sends the others.
   additionalProperties: false,
 } as const;
 

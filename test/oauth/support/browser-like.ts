@@ -47,3 +47,39 @@ export class WebClient {
     return res;
   }
 }
+
+export interface AuthorizeOptions {
+  redirectUri?: string;
+  scope?: string;
+  state?: string;
+  codeChallenge?: string;
+  codeChallengeMethod?: string;
+}
+
+export function authorizeUrl(clientId: string, o: AuthorizeOptions = {}): string {
+  const q = new URLSearchParams({ client_id: clientId, redirect_uri: o.redirectUri ?? 'https://client.example/callback', response_type: 'code' });
+  if (o.state !== undefined) q.set('state', o.state);
+  if (o.scope !== undefined) q.set('scope', o.scope);
+  if (o.codeChallenge !== undefined) q.set('code_challenge', o.codeChallenge);
+  if (o.codeChallengeMethod !== undefined) q.set('code_challenge_method', o.codeChallengeMethod);
+  return `/oauth/authorize?${q}`;
+}
+
+/** The hidden fields of the consent form, decoded. */
+export function consentFields(html: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    out[m[1]] = m[2].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+  }
+  return out;
+}
+
+/** Signed-in client: consent page → Authorize → the code from the redirect. */
+export async function obtainCode(web: WebClient, clientId: string, o: AuthorizeOptions = {}): Promise<string> {
+  const page = await web.get(authorizeUrl(clientId, o));
+  if (page.statusCode !== 200) throw new Error(`authorize: ${page.statusCode} ${page.headers.location ?? page.body.slice(0, 200)}`);
+  const res = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
+  const code = new URL(res.headers.location as string).searchParams.get('code');
+  if (!code) throw new Error(`no code: ${res.statusCode} ${res.headers.location}`);
+  return code;
+}

@@ -1,0 +1,165 @@
+// GET/POST /oauth/authorize: the error page, error redirects, PKCE rules, sign-in round trip,
+// consent (Authorize/Deny), trusted applications, clickjacking headers and CSRF.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { resetDatabase } from '../support/db';
+import { authorizeUrl, consentFields, WebClient } from './support/browser-like';
+import { DESCRIPTIONS, type ErrorCode } from './support/contract';
+import { makeApp, makeUser, PASSWORD, REDIRECT_URI, useFixture } from './support/harness';
+
+const f = useFixture();
+let c: Awaited<ReturnType<typeof makeApp>>;
+let pub: Awaited<ReturnType<typeof makeApp>>;
+let web: WebClient;
+
+beforeEach(async () => {
+  await resetDatabase(f.db);
+  await makeUser(f.db, 'alice');
+  c = await makeApp(f.db, { name: 'Confidential <App> & "Co"', redirectUris: [REDIRECT_URI, 'http://127.0.0.1:8000/cb'], scopes: 'api read_user' });
+  pub = await makeApp(f.db, { name: 'Public', confidential: false });
+  web = new WebClient(f.app);
+});
+
+const expectRedirectError = (res: { statusCode: number; headers: Record<string, unknown> }, error: ErrorCode, state?: string, base = REDIRECT_URI) => {
+  expect(res.statusCode).toBe(302);
+  const q = new URLSearchParams({ error, error_description: DESCRIPTIONS[error] });
+  if (state !== undefined) q.set('state', state);
+  expect(res.headers.location).toBe(`${base}?${q}`);
+};
+
+describe('client and redirect URI are checked first: an HTML error page, never a redirect', () => {
+  const cases: Array<[string, (id: string) => string]> = [
+    ['unknown client_id', () => authorizeUrl('f'.repeat(64), { state: 's' })],
+    ['missing client_id', () => `/oauth/authorize?redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code`],
+    ['missing redirect_uri', (id) => `/oauth/authorize?client_id=${id}&response_type=code&state=s`],
+    ['unregistered redirect_uri', (id) => authorizeUrl(id, { redirectUri: 'https://evil.example/callback', state: 's' })],
+    ['registered URI plus a path', (id) => authorizeUrl(id, { redirectUri: `${REDIRECT_URI}/x` })],
+    ['a fragment', (id) => authorizeUrl(id, { redirectUri: `${REDIRECT_URI}#x` })],
+    ['bad response_type with a bad redirect_uri', (id) => authorizeUrl(id, { redirectUri: 'https://evil.example/' }).replace('response_type=code', 'response_type=token')],
+  ];
+  for (const [name, url] of cases) {
+    it(`${name} (signed out and signed in)`, async () => {
+      for (const signedIn of [false, true]) {
+        if (signedIn) await web.signIn('alice', PASSWORD);
+        const res = await web.get(url(c.clientId));
+        expect(res.statusCode).toBe(400);
+        expect(res.headers.location).toBeUndefined();
+        expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(res.body).toContain('An error has occurred');
+      }
+    });
+  }
+
+  it('loopback redirect URIs may differ in port only (RFC 8252 §7.3)', async () => {
+    await web.signIn('alice', PASSWORD);
+    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/cb' }))).statusCode).toBe(200);
+    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/other' }))).statusCode).toBe(400);
+    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://localhost:8000/cb' }))).statusCode).toBe(400);
+  });
+});
+
+describe('other errors redirect back with error, error_description and state', () => {
+  it('unsupported_response_type (implicit grant), missing response_type', async () => {
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { state: 'st 1' }).replace('response_type=code', 'response_type=token')), 'unsupported_response_type', 'st 1');
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { state: 'st' }).replace('&response_type=code', '')), 'invalid_request', 'st');
+  });
+
+  it('invalid_scope: unknown scope or wider than the application', async () => {
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { scope: 'sudo', state: 'a' })), 'invalid_scope', 'a');
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { scope: 'read_api', state: 'a' })), 'invalid_scope', 'a');
+  });
+
+  it('PKCE: a challenge without a method, an unknown method, a method without challenge, a malformed challenge', async () => {
+    const ch = 'a'.repeat(43);
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallenge: ch, state: 'p' })), 'invalid_request', 'p');
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallenge: ch, codeChallengeMethod: 'S512', state: 'p' })), 'invalid_request', 'p');
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallengeMethod: 'S256', state: 'p' })), 'invalid_request', 'p');
+    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallenge: 'short', codeChallengeMethod: 'plain', state: 'p' })), 'invalid_request', 'p');
+  });
+
+  it('a public application without code_challenge: invalid_request', async () => {
+    expectRedirectError(await web.get(authorizeUrl(pub.clientId, { state: 'x' })), 'invalid_request', 'x');
+  });
+
+  it('keeps the redirect URI\'s own query and omits state when none was sent', async () => {
+    const app2 = await makeApp(f.db, { redirectUris: ['https://client.example/cb?tenant=1'] });
+    const res = await web.get(authorizeUrl(app2.clientId, { redirectUri: 'https://client.example/cb?tenant=1', scope: 'nope' }));
+    expect(res.headers.location).toBe(`https://client.example/cb?tenant=1&${new URLSearchParams({ error: 'invalid_scope', error_description: DESCRIPTIONS.invalid_scope })}`);
+  });
+});
+
+describe('sign-in round trip and consent', () => {
+  it('signed out → 302 /users/sign_in → back to this exact URL after sign-in', async () => {
+    const url = authorizeUrl(c.clientId, { state: 'round trip', scope: 'read_user' });
+    const first = await web.get(url);
+    expect(first.statusCode).toBe(302);
+    expect(first.headers.location).toBe('/users/sign_in');
+    const signIn = await web.signIn('alice', PASSWORD);
+    expect(signIn.statusCode).toBe(302);
+    expect(signIn.headers.location).toBe(url);
+  });
+
+  it('consent page: app name (escaped), scopes in words, Authorize/Deny, CSP frame-ancestors and X-Frame-Options', async () => {
+    await web.signIn('alice', PASSWORD);
+    const res = await web.get(authorizeUrl(c.clientId, { state: 's' }));
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toContain('<strong>Confidential &lt;App&gt; &amp; &quot;Co&quot;</strong> is requesting access to your account');
+    expect(res.body).toContain('Grants complete read/write access to the API');
+    expect(res.body).toContain('Grants read-only access to your profile');
+    expect(res.body).not.toContain('Grants read access to the API');
+    expect(res.body).toMatch(/<button type="submit" name="decision" value="authorize">Authorize<\/button>/);
+    expect(res.body).toMatch(/<button type="submit" name="decision" value="deny">Deny<\/button>/);
+  });
+
+  it('Authorize → {redirect_uri}?code=…&state=…; Deny → access_denied with state', async () => {
+    await web.signIn('alice', PASSWORD);
+    const page = await web.get(authorizeUrl(c.clientId, { state: 'é&=x' }));
+    const ok = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
+    expect(ok.statusCode).toBe(302);
+    expect(ok.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=%C3%A9%26%3Dx$`));
+    const deny = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'deny' });
+    expectRedirectError(deny, 'access_denied', 'é&=x');
+  });
+
+  it('the consent form is re-validated on post (a tampered scope is refused)', async () => {
+    await web.signIn('alice', PASSWORD);
+    const page = await web.get(authorizeUrl(c.clientId, { state: 's' }));
+    const res = await web.post('/oauth/authorize', { ...consentFields(page.body), scope: 'api read_api', decision: 'authorize' });
+    expectRedirectError(res, 'invalid_scope', 's');
+  });
+
+  it('a post without a valid CSRF token is refused (422), with no code issued', async () => {
+    await web.signIn('alice', PASSWORD);
+    const page = await web.get(authorizeUrl(c.clientId, { state: 's' }));
+    const fields = consentFields(page.body);
+    for (const token of [undefined, '', 'A'.repeat(43), fields.authenticity_token.slice(0, -1) + (fields.authenticity_token.endsWith('A') ? 'B' : 'A')]) {
+      const res = await web.post('/oauth/authorize', { ...fields, authenticity_token: token, decision: 'authorize' });
+      expect(res.statusCode).toBe(422);
+      expect(res.headers.location).toBeUndefined();
+    }
+    // Another session's token does not work either.
+    const other = new WebClient(f.app);
+    await other.signIn('alice', PASSWORD);
+    expect((await other.post('/oauth/authorize', { ...fields, decision: 'authorize' })).statusCode).toBe(422);
+    expect(await f.db.selectFrom('oauth_authorization_codes').select('id').execute()).toEqual([]);
+  });
+
+  it('trusted applications skip the consent page', async () => {
+    const trusted = await makeApp(f.db, { name: 'Trusted', trusted: true });
+    await web.signIn('alice', PASSWORD);
+    const res = await web.get(authorizeUrl(trusted.clientId, { state: 't' }));
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=t$`));
+  });
+
+  it('the code carries the granted scopes, redirect URI and PKCE challenge', async () => {
+    await web.signIn('alice', PASSWORD);
+    const page = await web.get(authorizeUrl(c.clientId, { scope: 'read_user', codeChallenge: 'b'.repeat(43), codeChallengeMethod: 'plain' }));
+    await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
+    const row = await f.db.selectFrom('oauth_authorization_codes').select(['scopes', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'expires_at']).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ scopes: ['read_user'], redirect_uri: REDIRECT_URI, code_challenge: 'b'.repeat(43), code_challenge_method: 'plain' });
+    expect(Math.round((row.expires_at.getTime() - Date.now()) / 1000)).toBeGreaterThan(595);
+  });
+});
