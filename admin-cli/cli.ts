@@ -11,7 +11,8 @@ import { EXIT_FAILURE, EXIT_OK, EXIT_USER_ERROR, UsageError, UserError, isUserFa
 import { confirm, readPassword } from './inputs';
 import type { CliIo } from './io';
 import { json as toJson, type Result } from './output';
-import { forwardedArgv, callerIdentity, invokeAdminFunction, resolveRemoteFunction, wantsRemote, type RemoteOptions } from './remote';
+import type { RemoteTransport } from './remote';
+import { forwardedArgv, wantsRemote } from './remote-args';
 import { localTarget } from './target';
 
 export const PROGRAM = 'lanyard-admin';
@@ -25,8 +26,9 @@ export interface RunCliOptions {
   /** Who is acting (audit trail); default `cli:<os user>`. */
   actor?: string;
   services?: Partial<AdminServices>;
-  /** Options for --function/--stack, or false where they make no sense (inside the admin Lambda). */
-  remote?: RemoteOptions | false;
+  /** How --function/--stack reach the admin Lambda (main.ts passes lambdaTransport()); absent
+   *  inside the admin Lambda itself, where those flags make no sense. */
+  remote?: RemoteTransport;
 }
 
 type Outcome = { result: Result } | { remote: { exitCode: number; stdout: string; stderr: string } };
@@ -48,18 +50,18 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
 
   const execute = async (command: AdminCommand, args: Record<string, any>): Promise<Outcome> => {
     const remote = wantsRemote(args);
-    if (remote && options.remote === false) throw new UsageError('--function and --stack cannot be used inside the admin function');
+    if (remote && !options.remote) throw new UsageError('--function and --stack cannot be used here (inside the admin function)');
     const password = command.password ? await readPassword(args, io) : undefined;
     if (command.confirm) await confirm(command.confirm(args), args.yes, io);
     if (remote) {
-      const remoteOptions = options.remote || {};
-      const fn = await resolveRemoteFunction(args, env, remoteOptions);
+      const transport = options.remote!;
+      const fn = await transport.resolve(args, env);
       const payload = {
         argv: forwardedArgv(argv, { password: password !== undefined, confirmed: !!command.confirm }),
         stdin: password,
-        actor: await callerIdentity(fn, remoteOptions),
+        actor: await transport.identity(fn),
       };
-      return { remote: await invokeAdminFunction(fn, payload, remoteOptions) };
+      return { remote: await transport.invoke(fn, payload) };
     }
     const db = await target.db();
     if (command.needsSchema !== false) await requireSchema(db);
@@ -81,7 +83,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
       helpOutput = output ?? '';
     });
   } catch (err) {
-    return report(err, io, wantsJson);
+    return report(err, io, wantsJson, helpCommand(argv));
   } finally {
     await target.close().catch(() => undefined);
   }
@@ -100,15 +102,27 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
 }
 
 /** Exit 1 with one line for what the operator can fix; exit 2 for anything else (a bug). */
-function report(err: unknown, io: CliIo, wantsJson: boolean): number {
+function report(err: unknown, io: CliIo, wantsJson: boolean, helpFor: string): number {
   const userFacing = isUserFacing(err);
   const message = userFacing ? oneLine(err.message) : `unexpected error: ${oneLine((err as Error)?.message ?? String(err))}`;
-  const hint = err instanceof UsageError ? ` (see ${PROGRAM} --help)` : '';
+  const hint = err instanceof UsageError ? ` (see ${helpFor} --help)` : '';
   io.stderr(`${PROGRAM}: ${message}${hint}\n`);
   if (!userFacing && process.env.LANYARD_DEBUG && (err as Error)?.stack) io.stderr(`${(err as Error).stack}\n`);
   // --json promises one JSON document on stdout, failures included.
   if (wantsJson) io.stdout(`${toJson({ error: message })}\n`);
   return userFacing ? EXIT_USER_ERROR : EXIT_FAILURE;
+}
+
+/** The deepest known command named by argv's leading words ("lanyard-admin users create"). */
+function helpCommand(argv: readonly string[]): string {
+  const words: string[] = [];
+  for (const arg of argv) {
+    if (arg.startsWith('-')) break;
+    const next = [...words, arg];
+    if (!COMMANDS.some((c) => next.every((w, i) => c.path[i]?.split(' ')[0] === w))) break;
+    words.push(arg);
+  }
+  return [PROGRAM, ...words].join(' ');
 }
 
 async function requireSchema(db: Parameters<typeof migrationStatus>[0]): Promise<void> {
@@ -170,9 +184,9 @@ function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
       y.command(command.path[depth], command.describe, (cy) => leafBuilder(cy, command), (args) => run(command, args));
     } else {
       const group = [...prefix, word];
-      y.command(`${word} <command>`, GROUPS[group.join(' ')] ?? word, (gy) => {
+      y.command(word, GROUPS[group.join(' ')] ?? word, (gy) => {
         mount(gy, group, depth + 1, run);
-        return gy.demandCommand(1, `give a ${group.join(' ')} command`);
+        return gy.usage(`$0 ${group.join(' ')} <command>`).demandCommand(1, `give a ${group.join(' ')} command`);
       });
     }
   }

@@ -29,6 +29,7 @@ export function bufferedIo(options: { stdin?: string; answers?: string[] } = {})
     err += question;
     const answer = answers!.shift();
     if (answer === undefined) throw new Error(`no scripted answer for "${question}"`);
+    err += '\n'; // where the operator's Enter would be
     return answer;
   };
   return {

@@ -8,12 +8,8 @@ import path from 'node:path';
 import type { LambdaClientConfig } from '@aws-sdk/client-lambda';
 import { isInvocationResult, type AdminInvocation, type AdminInvocationResult } from '../service/admin/protocol';
 import { UsageError, UserError } from './errors';
+import type { RemoteArgs } from './remote-args';
 
-export interface RemoteArgs {
-  function?: string;
-  stack?: string;
-  region?: string;
-}
 
 export interface RemoteOptions {
   /** Merged into the SDK clients' configuration (tests: a stubbed requestHandler, static credentials). */
@@ -31,8 +27,6 @@ export interface RemoteFunction {
 export class RemoteFunctionError extends Error {}
 
 const ARN_RE = /^arn:aws[a-z-]*:lambda:([a-z0-9-]+):\d{12}:function:[A-Za-z0-9_-]+(:[A-Za-z0-9$_-]+)?$/;
-
-export const wantsRemote = (args: RemoteArgs): boolean => args.function !== undefined || args.stack !== undefined;
 
 export async function resolveRemoteFunction(args: RemoteArgs, env: NodeJS.ProcessEnv, options: RemoteOptions = {}): Promise<RemoteFunction> {
   if (args.function !== undefined && args.stack !== undefined) throw new UsageError('give --function or --stack, not both');
@@ -164,30 +158,16 @@ function describeAwsError(err: unknown, target: RemoteFunction): unknown {
   return err;
 }
 
-/**
- * The argv the function receives: the operator's, minus what only makes sense here (the target
- * flags, a password given on the command line), plus what was settled here (the password now
- * travels as stdin; a confirmed destructive command carries --yes).
- */
-export function forwardedArgv(raw: readonly string[], settled: { password: boolean; confirmed: boolean }): string[] {
-  const withValue = new Set(['--function', '--stack', '--region', '--password']);
-  const flags = new Set(['--password-stdin', '--passwordStdin', '--no-password-stdin']);
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    const arg = raw[i];
-    if (arg === '--') {
-      out.push(...raw.slice(i));
-      break;
-    }
-    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
-    if (withValue.has(name)) {
-      if (!arg.includes('=')) i++;
-      continue;
-    }
-    if (flags.has(name)) continue;
-    out.push(arg);
-  }
-  if (settled.password) out.push('--password-stdin');
-  if (settled.confirmed && !out.includes('--yes') && !out.includes('-y')) out.push('--yes');
-  return out;
+/** What runCli needs to send a command to the admin function (only the process entry wires it in,
+ *  so the admin function's own bundle never carries the AWS SDK). */
+export interface RemoteTransport {
+  resolve(args: RemoteArgs, env: NodeJS.ProcessEnv): Promise<RemoteFunction>;
+  identity(target: RemoteFunction): Promise<string | undefined>;
+  invoke(target: RemoteFunction, payload: AdminInvocation): Promise<AdminInvocationResult>;
 }
+
+export const lambdaTransport = (options: RemoteOptions = {}): RemoteTransport => ({
+  resolve: (args, env) => resolveRemoteFunction(args, env, options),
+  identity: (target) => callerIdentity(target, options),
+  invoke: (target, payload) => invokeAdminFunction(target, payload, options),
+});

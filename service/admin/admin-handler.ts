@@ -35,7 +35,7 @@ export function createAdminHandler(options: AdminHandlerOptions) {
     const actor = claimed?.trim() || 'admin-function';
     const io = bufferedIo({ stdin });
     const startedAt = Date.now();
-    const exitCode = await runCli(argv, { io, target: databaseTarget(getDb), actor, services: options.services, remote: false });
+    const exitCode = await runCli(argv, { io, target: databaseTarget(getDb), actor, services: options.services });
     const details = { argv: redactArgv(argv), exit_code: exitCode, request_id: context?.awsRequestId ?? null, via: 'admin-function' };
     try {
       await recordAudit(await getDb(), { actor, action: 'admin.command', targetType: 'admin_command', targetId: commandName(argv), details });

@@ -1,0 +1,431 @@
+// Every admin command in-process (the same runCli the binary and the admin Lambda use) against
+// real PostgreSQL: stdout JSON with the contract's keys (§5), stderr, exit codes, and that a
+// failed command changes nothing.
+import { sql } from 'kysely';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../admin-cli/commands';
+import { verifyApplicationSecret } from '../../service/domain/applications';
+import { verifyPassword } from '../../service/domain/passwords';
+import { findPersonalAccessTokenByToken } from '../../service/domain/personal-access-tokens';
+import { loadSessionKeyRing } from '../../service/domain/service-keys';
+import { totp, verifyTotp } from '../../service/domain/totp';
+import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
+import type { Db } from '../../service/db/schema';
+import { createTestDatabase, resetDatabase } from '../support/db';
+import { ACTOR, expectUserError, fingerprint, runIn } from './support';
+
+let db: Db;
+beforeAll(async () => {
+  ({ db } = await createTestDatabase());
+});
+beforeEach(() => resetDatabase(db));
+
+const PASSWORD = 'correct horse battery staple';
+const run = (argv: string[], options?: Parameters<typeof runIn>[2]) => runIn(db, argv, options);
+const createAlice = () =>
+  run(['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice Liddell', '--password-stdin', '--json'], {
+    stdin: `${PASSWORD}\n`,
+  });
+const auditActions = async () => (await db.selectFrom('audit_events').select(['actor', 'action', 'details']).orderBy('id').execute());
+
+describe('db', () => {
+  it('db status and db migrate print {applied, pending}', async () => {
+    const status = await run(['db', 'status', '--json']);
+    expect(status.code).toBe(0);
+    expect(Object.keys(status.json)).toEqual(['applied', 'pending']);
+    expect(status.json.applied.length).toBeGreaterThan(0);
+    expect(status.json.pending).toEqual([]);
+    const migrate = await run(['db', 'migrate', '--json']);
+    expect(migrate).toMatchObject({ code: 0, err: '' });
+    expect(migrate.json).toEqual(status.json);
+    expect((await run(['db', 'migrate'])).out).toMatch(/^The database is up to date/);
+    expect((await run(['db', 'status'])).out).toMatch(/MIGRATION\s+STATE\n/);
+  });
+
+  it('refuses other commands on a database with pending migrations, and db migrate applies them', async () => {
+    const fresh = await createTestDatabase();
+    const { migrateDownToEmpty } = await import('../../service/db/migrator');
+    await migrateDownToEmpty(fresh.db);
+    const refused = await runIn(fresh.db, ['users', 'list', '--json']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^lanyard-admin: the database has \d+ pending migration\(s\): run `lanyard-admin db migrate` first\n$/);
+    const status = await runIn(fresh.db, ['db', 'status', '--json']);
+    expect(status.json.applied).toEqual([]);
+    const migrate = await runIn(fresh.db, ['db', 'migrate', '--json']);
+    expect(migrate.code).toBe(0);
+    expect(migrate.json).toEqual({ applied: status.json.pending, pending: [] });
+    expect((await runIn(fresh.db, ['users', 'list', '--json'])).json).toEqual([]);
+  });
+});
+
+describe('users', () => {
+  it('users create prints exactly the contract keys and stores a working password hash', async () => {
+    const created = await createAlice();
+    expect(created).toMatchObject({ code: 0, err: '' });
+    expect(created.json).toEqual({ id: expect.any(Number), username: 'alice', email: 'alice@example.com', name: 'Alice Liddell', is_admin: false, two_factor_enabled: false });
+    const user = await findUserByUsername(db, 'alice');
+    expect(await verifyPassword(PASSWORD, user!.password_hash)).toBe(true);
+    const admin = await run(['users', 'create', '--username', 'ops', '--email', 'ops@example.com', '--admin', '--password-stdin', '--json'], { stdin: PASSWORD });
+    expect(admin.json).toMatchObject({ username: 'ops', name: 'ops', is_admin: true });
+    // The audit trail names the operator and never holds the password.
+    const audit = await auditActions();
+    expect(audit.map((a) => [a.actor, a.action])).toEqual([[ACTOR, 'user.create'], [ACTOR, 'user.create']]);
+    expect(JSON.stringify(audit)).not.toContain(PASSWORD);
+  });
+
+  it('human output: a record, and an aligned table for users list', async () => {
+    await createAlice();
+    const human = await run(['users', 'show', 'alice']);
+    expect(human.out).toMatch(/^id: +\d+\nusername: +alice\n/);
+    await run(['users', 'create', '--username', 'bob', '--email', 'bob@example.com', '--password-stdin'], { stdin: PASSWORD });
+    const list = await run(['users', 'list']);
+    const lines = list.out.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID +USERNAME +NAME +EMAIL +STATE +ADMIN +2FA$/);
+    expect(lines.slice(1).map((l) => l.split(/ {2,}/))).toEqual([
+      ['1', 'alice', 'Alice Liddell', 'alice@example.com', 'active', 'no', 'no'],
+      ['2', 'bob', 'bob', 'bob@example.com', 'active', 'no', 'no'],
+    ]);
+    // Columns line up: every row's e-mail starts where the EMAIL header does.
+    const col = lines[0].indexOf('EMAIL');
+    for (const line of lines.slice(1)) expect(line.slice(col)).toMatch(/^\S+@/);
+  });
+
+  it('users list / show print the user(s)', async () => {
+    await createAlice();
+    const list = await run(['users', 'list', '--json']);
+    expect(list.json).toEqual([
+      {
+        id: 1, username: 'alice', email: 'alice@example.com', name: 'Alice Liddell', state: 'active', is_admin: false,
+        two_factor_enabled: false, emails: [], created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      },
+    ]);
+    expect((await run(['users', 'show', 'ALICE', '--json'])).json).toEqual(list.json[0]);
+  });
+
+  it('users create rejects a duplicate username, a bad e-mail, a short password, and changes nothing', async () => {
+    await createAlice();
+    const create = (username: string, email: string) => ['users', 'create', '--username', username, '--email', email, '--password-stdin'];
+    await expectUserError(db, create('alice', 'other@example.com'), /username has already been taken/, { stdin: PASSWORD });
+    await expectUserError(db, create('Alice', 'other@example.com'), /username has already been taken/, { stdin: PASSWORD });
+    await expectUserError(db, create('carol', 'alice@example.com'), /email has already been taken/, { stdin: PASSWORD });
+    await expectUserError(db, create('carol', 'not-an-email'), /email "not-an-email" is invalid/, { stdin: PASSWORD });
+    await expectUserError(db, create('carol', 'carol@example.com'), /password is too short/, { stdin: 'short' });
+    await expectUserError(db, ['users', 'create', '--username=-carol', '--email', 'c@example.com', '--password-stdin'], /username "-carol" is invalid/, { stdin: PASSWORD });
+  });
+
+  it('passwords: --password warns about shell history, stdin and the hidden prompt work, nothing else does', async () => {
+    const viaFlag = await run(['users', 'create', '--username', 'a1', '--email', 'a1@example.com', '--password', PASSWORD, '--json']);
+    expect(viaFlag.code).toBe(0);
+    expect(viaFlag.err).toBe('lanyard-admin: warning: --password leaves the password in your shell history and the process list; prefer --password-stdin or the prompt\n');
+    const prompted = await run(['users', 'create', '--username', 'a2', '--email', 'a2@example.com', '--json'], { answers: [PASSWORD, PASSWORD] });
+    expect(prompted.code).toBe(0);
+    expect(prompted.err).toBe('Password: \nConfirm password: \n');
+    expect(await verifyPassword(PASSWORD, (await findUserByUsername(db, 'a2'))!.password_hash)).toBe(true);
+    const create = ['users', 'create', '--username', 'a3', '--email', 'a3@example.com'];
+    await expectUserError(db, create, /the passwords do not match/, { answers: [PASSWORD, 'something else'] });
+    await expectUserError(db, create, /a password is required: pipe it to --password-stdin/);
+    await expectUserError(db, [...create, '--password-stdin'], /no password on standard input/, { stdin: '' });
+    await expectUserError(db, [...create, '--password', PASSWORD, '--password-stdin'], /mutually exclusive|not both/, { stdin: PASSWORD });
+  });
+
+  it('users block asks on a terminal, requires --yes elsewhere; unblock restores', async () => {
+    await createAlice();
+    await expectUserError(db, ['users', 'block', 'alice'], /^lanyard-admin: Block user alice: refusing without --yes \(not on a terminal\)$/);
+    await expectUserError(db, ['users', 'block', 'alice'], /aborted; nothing changed/, { answers: ['n'] });
+    const asked = await run(['users', 'block', 'alice', '--json'], { answers: ['y'] });
+    expect(asked.code).toBe(0);
+    expect(asked.err).toMatch(/^Block user alice\? .* \[y\/N\] \n$/);
+    expect(asked.json).toMatchObject({ username: 'alice', state: 'blocked' });
+    const unblocked = await run(['users', 'unblock', 'alice', '--json']);
+    expect(unblocked.json).toMatchObject({ username: 'alice', state: 'active' });
+    const blocked = await run(['users', 'block', 'alice', '--yes', '--json']);
+    expect(blocked.json.state).toBe('blocked');
+    expect((await auditActions()).map((a) => a.action)).toEqual(['user.create', 'user.block', 'user.unblock', 'user.block']);
+    await expectUserError(db, ['users', 'block', 'nobody', '--yes'], /user "nobody" not found/);
+    await expectUserError(db, ['users', 'unblock', 'nobody'], /user "nobody" not found/);
+  });
+
+  it('users set-password replaces the password', async () => {
+    await createAlice();
+    const res = await run(['users', 'set-password', 'alice', '--password-stdin', '--json'], { stdin: 'a brand new password\n' });
+    expect(res.code).toBe(0);
+    expect(res.json).toMatchObject({ username: 'alice' });
+    const hash = (await findUserByUsername(db, 'alice'))!.password_hash;
+    expect(await verifyPassword('a brand new password', hash)).toBe(true);
+    expect(await verifyPassword(PASSWORD, hash)).toBe(false);
+    await expectUserError(db, ['users', 'set-password', 'nobody', '--password-stdin'], /user "nobody" not found/, { stdin: PASSWORD });
+    await expectUserError(db, ['users', 'set-password', 'alice', '--password-stdin'], /password is too short/, { stdin: 'x' });
+  });
+
+  it('users add-email adds a verified secondary address', async () => {
+    await createAlice();
+    const res = await run(['users', 'add-email', 'alice', 'alice@work.example', '--json']);
+    expect(res.code).toBe(0);
+    expect(res.json).toMatchObject({ username: 'alice', email: 'alice@example.com', emails: ['alice@work.example'] });
+    expect(await verifiedEmails(db, (await findUserByUsername(db, 'alice'))!)).toEqual(['alice@example.com', 'alice@work.example']);
+    await expectUserError(db, ['users', 'add-email', 'alice', 'bad email'], /email "bad email" is invalid/);
+    await expectUserError(db, ['users', 'add-email', 'alice', 'ALICE@work.example'], /email has already been taken/);
+    await expectUserError(db, ['users', 'add-email', 'nobody', 'n@example.com'], /user "nobody" not found/);
+  });
+
+  it('users set-2fa on prints the secret, the otpauth URI and a QR code; off removes it', async () => {
+    await createAlice();
+    const on = await run(['users', 'set-2fa', 'alice', 'on', '--json']);
+    expect(on.code).toBe(0);
+    expect(Object.keys(on.json)).toEqual(['username', 'two_factor_enabled', 'otp_secret', 'otpauth_uri']);
+    expect(on.json).toMatchObject({ username: 'alice', two_factor_enabled: true, otp_secret: expect.stringMatching(/^[A-Z2-7]{32}$/) });
+    expect(on.json.otpauth_uri).toBe(
+      `otpauth://totp/Lanyard%3Aalice%40example.com?secret=${on.json.otp_secret}&issuer=Lanyard&algorithm=SHA1&digits=6&period=30`,
+    );
+    const stored = (await findUserByUsername(db, 'alice'))!;
+    expect(verifyTotp(stored.otp_secret!, totp(on.json.otp_secret), null)).toBeDefined();
+    const human = await run(['users', 'set-2fa', 'alice', 'on']);
+    expect(human.out).toContain('otpauth://totp/');
+    expect(human.out).toMatch(/[▀▄█]{20,}/); // the QR code, in half blocks
+    expect(human.out).toContain('shown only once');
+    const off = await run(['users', 'set-2fa', 'alice', 'off', '--json']);
+    expect(off.json).toEqual({ username: 'alice', two_factor_enabled: false });
+    expect((await findUserByUsername(db, 'alice'))!.otp_secret).toBeNull();
+    await expectUserError(db, ['users', 'set-2fa', 'alice', 'maybe'], /Invalid values/);
+    await expectUserError(db, ['users', 'set-2fa', 'nobody', 'on'], /user "nobody" not found/);
+    const audit = JSON.stringify(await auditActions());
+    expect(audit).not.toContain(on.json.otp_secret);
+  });
+});
+
+describe('apps', () => {
+  const register = (...extra: string[]) =>
+    run(['apps', 'register', '--name', 'CI', '--redirect-uri', 'https://ci.example.com/cb', ...extra, '--json']);
+
+  it('apps register prints exactly the contract keys, with a secret shown once', async () => {
+    const res = await register('--redirect-uri', 'http://127.0.0.1/cb', '--scopes', 'read_user api');
+    expect(res).toMatchObject({ code: 0, err: '' });
+    expect(res.json).toEqual({
+      id: expect.any(Number),
+      application_id: expect.stringMatching(/^[0-9a-f]{64}$/),
+      application_name: 'CI',
+      secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/),
+      callback_url: 'https://ci.example.com/cb\nhttp://127.0.0.1/cb',
+      scopes: ['api', 'read_user'],
+      confidential: true,
+      trusted: false,
+    });
+    expect(await verifyApplicationSecret(db, res.json.application_id, res.json.secret)).toBeDefined();
+    const pub = await register('--public', '--trusted');
+    expect(pub.json).toMatchObject({ confidential: false, trusted: true, scopes: ['api', 'read_api', 'read_user'] });
+    const human = await run(['apps', 'register', '--name', 'H', '--redirect-uri', 'https://h.example/cb']);
+    expect(human.out).toMatch(/^Registered application H\.\n/);
+    expect(human.out).toMatch(/secret: +gloas-[0-9a-f]{64}\n/);
+    expect(JSON.stringify(await auditActions())).not.toMatch(/gloas-/);
+  });
+
+  it('apps register refuses dangerous redirect URIs, unknown scopes and unknown owners, changing nothing', async () => {
+    const base = ['apps', 'register', '--name', 'Bad'];
+    await expectUserError(db, [...base, '--redirect-uri', 'javascript:alert(1)'], /forbidden scheme \(javascript:\)/);
+    await expectUserError(db, [...base, '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', 'https://x.example/cb#frag'], /must not contain a fragment/);
+    await expectUserError(db, [...base, '--redirect-uri', 'data:text/html,hi'], /forbidden scheme/);
+    await expectUserError(db, [...base, '--redirect-uri', 'not a uri'], /is not an absolute URI/);
+    await expectUserError(db, [...base, '--redirect-uri', 'https://x.example/cb', '--scopes', 'api sudo write_repository'], /unknown scopes: sudo, write_repository/);
+    await expectUserError(db, [...base, '--redirect-uri', 'https://x.example/cb', '--owner', 'nobody'], /user "nobody" not found/);
+    await expectUserError(db, ['apps', 'register', '--redirect-uri', 'https://x.example/cb'], /Missing required argument: name/);
+  });
+
+  it('apps list / show / delete never print the secret; delete needs --yes off a terminal', async () => {
+    await createAlice();
+    const a = (await register('--owner', 'alice')).json;
+    const b = (await register()).json;
+    const list = await run(['apps', 'list', '--json']);
+    expect(list.json.map((x: any) => x.application_id)).toEqual([a.application_id, b.application_id]);
+    expect(list.json[0]).toEqual({
+      id: a.id, application_id: a.application_id, application_name: 'CI', callback_url: 'https://ci.example.com/cb',
+      redirect_uris: ['https://ci.example.com/cb'], scopes: ['api', 'read_api', 'read_user'], confidential: true, trusted: false,
+      owner_id: 1, created_at: expect.any(String),
+    });
+    expect((await run(['apps', 'list', '--owner', 'alice', '--json'])).json).toHaveLength(1);
+    const show = await run(['apps', 'show', a.application_id, '--json']);
+    expect(show.json).toEqual(list.json[0]);
+    for (const out of [list.out, show.out, (await run(['apps', 'list'])).out, (await run(['apps', 'show', a.application_id])).out]) {
+      expect(out).not.toMatch(/gloas-|"secret"|secret:/);
+    }
+    expect((await run(['apps', 'list'])).out).toMatch(/^ID +APPLICATION ID +NAME +SCOPES +CONFIDENTIAL +TRUSTED +REDIRECT URIS\n/);
+    await expectUserError(db, ['apps', 'show', 'f'.repeat(64)], /application "f{64}" not found/);
+    await expectUserError(db, ['apps', 'delete', a.application_id], /refusing without --yes/);
+    const deleted = await run(['apps', 'delete', a.application_id, '--yes', '--json']);
+    expect(deleted.code).toBe(0);
+    expect(deleted.json).toEqual(list.json[0]);
+    expect((await run(['apps', 'list', '--json'])).json).toHaveLength(1);
+    await expectUserError(db, ['apps', 'delete', a.application_id, '--yes'], /not found/);
+  });
+
+  it('apps rotate-secret: the new secret works and the old one stops at once', async () => {
+    const app = (await register()).json;
+    const rotated = await run(['apps', 'rotate-secret', app.application_id, '--json']);
+    expect(rotated.code).toBe(0);
+    expect(rotated.json).toEqual({ application_id: app.application_id, secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/) });
+    expect(rotated.json.secret).not.toBe(app.secret);
+    expect(await verifyApplicationSecret(db, app.application_id, app.secret)).toBeUndefined();
+    expect(await verifyApplicationSecret(db, app.application_id, rotated.json.secret)).toBeDefined();
+    await expectUserError(db, ['apps', 'rotate-secret', '0'.repeat(64)], /not found/);
+    expect(JSON.stringify(await auditActions())).not.toMatch(/gloas-/);
+  });
+});
+
+describe('tokens', () => {
+  it('tokens create / list / revoke', async () => {
+    await createAlice();
+    const created = await run(['tokens', 'create', '--user', 'alice', '--name', 'ci', '--scopes', 'read_api read_user', '--expires-at', '2099-12-31', '--json']);
+    expect(created.code).toBe(0);
+    expect(created.json).toEqual({ id: 1, name: 'ci', token: expect.stringMatching(/^glpat-[A-Za-z0-9_-]{20,}$/), scopes: ['read_api', 'read_user'], expires_at: '2099-12-31', user: 'alice' });
+    expect(await findPersonalAccessTokenByToken(db, created.json.token)).toMatchObject({ id: 1 });
+    const list = await run(['tokens', 'list', '--json']);
+    const view = { id: 1, name: 'ci', scopes: ['read_api', 'read_user'], expires_at: '2099-12-31', revoked: false, active: true, last_used_at: null, created_at: expect.any(String), user: 'alice' };
+    expect(list.json).toEqual([view]);
+    expect((await run(['tokens', 'list', '--user', 'alice', '--json'])).json).toEqual([view]);
+    expect(list.out + (await run(['tokens', 'list'])).out).not.toContain(created.json.token);
+    expect((await run(['tokens', 'list'])).out.trimEnd()).toMatch(/^ID +USER +NAME +SCOPES +EXPIRES +STATE +LAST USED\n1 +alice +ci +read_api read_user +2099-12-31 +active +-$/);
+    await expectUserError(db, ['tokens', 'revoke', '1'], /refusing without --yes/);
+    const revoked = await run(['tokens', 'revoke', '1', '--yes', '--json']);
+    expect(revoked.json).toEqual({ ...view, revoked: true, active: false });
+    expect((await run(['tokens', 'list', '--json'])).json[0].revoked).toBe(true);
+    expect(JSON.stringify(await auditActions())).not.toContain(created.json.token);
+  });
+
+  it('tokens create / list / revoke refuse bad input and change nothing', async () => {
+    await createAlice();
+    const create = (...a: string[]) => ['tokens', 'create', '--user', 'alice', '--name', 'ci', ...a];
+    await expectUserError(db, create('--scopes', 'api admin'), /unknown scope: admin/);
+    await expectUserError(db, create('--scopes', ''), /scopes must not be empty/);
+    await expectUserError(db, create('--scopes', 'api', '--expires-at', '2024-02-30'), /is not a date/);
+    await expectUserError(db, create('--scopes', 'api', '--expires-at', '2001-01-01'), /is in the past/);
+    await expectUserError(db, ['tokens', 'create', '--user', 'nobody', '--name', 'x', '--scopes', 'api'], /user "nobody" not found/);
+    await expectUserError(db, ['tokens', 'list', '--user', 'nobody'], /user "nobody" not found/);
+    await expectUserError(db, ['tokens', 'revoke', 'abc', '--yes'], /token id "abc" is not a number/);
+    await expectUserError(db, ['tokens', 'revoke', '99', '--yes'], /personal access token 99 not found/);
+  });
+});
+
+describe('groups, projects, members', () => {
+  it('create nested groups, a project, and members', async () => {
+    await createAlice();
+    const group = await run(['groups', 'create', '--path', 'acme', '--name', 'ACME Corp', '--visibility', 'internal', '--json']);
+    expect(group.json).toEqual({ id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'internal' });
+    const sub = await run(['groups', 'create', '--path', 'platform', '--parent', 'acme', '--json']);
+    expect(sub.json).toEqual({ id: 2, full_path: 'acme/platform', name: 'platform', visibility: 'private' });
+    const project = await run(['projects', 'create', '--path', 'acme/platform/api', '--name', 'Platform API', '--visibility', 'public', '--json']);
+    expect(project.json).toEqual({ id: 1, path_with_namespace: 'acme/platform/api', name: 'Platform API', visibility: 'public' });
+    const member = await run(['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'maintainer', '--json']);
+    expect(member.json).toEqual({ source: 'group:acme', user: 'alice', access_level: 40 });
+    const pm = await run(['members', 'add', '--project', 'acme/platform/api', '--user', 'alice', '--access', 'guest', '--json']);
+    expect(pm.json).toEqual({ source: 'project:acme/platform/api', user: 'alice', access_level: 10 });
+    // Adding again changes the level.
+    expect((await run(['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'owner', '--json'])).json.access_level).toBe(50);
+    expect(await db.selectFrom('members').select(['access_level']).orderBy('id').execute()).toEqual([{ access_level: 50 }, { access_level: 10 }]);
+    expect((await run(['groups', 'create', '--path', 'x'])).out).toMatch(/^Created group x\.\nid: +\d+\nfull_path: +x\n/);
+  });
+
+  it('refuse a missing parent group, bad visibility, bad access level, duplicates, and change nothing', async () => {
+    await createAlice();
+    await run(['groups', 'create', '--path', 'acme']);
+    await run(['projects', 'create', '--path', 'acme/api']);
+    await expectUserError(db, ['groups', 'create', '--path', 'sub', '--parent', 'missing'], /parent group "missing" not found/);
+    await expectUserError(db, ['groups', 'create', '--path', 'acme'], /group "acme" already exists/);
+    await expectUserError(db, ['groups', 'create', '--path', 'api', '--parent', 'acme'], /already taken by a project/);
+    await expectUserError(db, ['groups', 'create', '--path', 'g', '--visibility', 'secret'], /visibility "secret" is invalid/);
+    await expectUserError(db, ['groups', 'create', '--path', 'bad path'], /group path "bad path" is invalid/);
+    await expectUserError(db, ['projects', 'create', '--path', 'missing/api'], /group "missing" not found/);
+    await expectUserError(db, ['projects', 'create', '--path', 'noslash'], /must be NAMESPACE\/PATH/);
+    await expectUserError(db, ['projects', 'create', '--path', 'acme/api'], /project "acme\/api" already exists/);
+    await expectUserError(db, ['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'admin'], /access level "admin" is invalid/);
+    await expectUserError(db, ['members', 'add', '--group', 'acme', '--user', 'nobody', '--access', 'guest'], /user "nobody" not found/);
+    await expectUserError(db, ['members', 'add', '--group', 'missing', '--user', 'alice', '--access', 'guest'], /group "missing" not found/);
+    await expectUserError(db, ['members', 'add', '--project', 'acme/nope', '--user', 'alice', '--access', 'guest'], /project "acme\/nope" not found/);
+    await expectUserError(db, ['members', 'add', '--user', 'alice', '--access', 'guest'], /exactly one of group or project/);
+    await expectUserError(db, ['members', 'add', '--group', 'acme', '--project', 'acme/api', '--user', 'alice', '--access', 'guest'], /mutually exclusive/);
+  });
+});
+
+describe('secrets rotate session-key', () => {
+  it('adds a signing key; the previous key keeps verifying', async () => {
+    const before = await loadSessionKeyRing(db);
+    const res = await run(['secrets', 'rotate', 'session-key', '--json']);
+    expect(res).toMatchObject({ code: 0, err: '' });
+    expect(res.json).toEqual({ rotated: true });
+    const after = await loadSessionKeyRing(db);
+    expect(after.signing.id).not.toBe(before.signing.id);
+    expect(after.verifying.map((k) => k.id)).toContain(before.signing.id);
+    expect((await auditActions()).map((a) => [a.actor, a.action])).toEqual([[ACTOR, 'service_key.rotate']]);
+    expect((await run(['secrets', 'rotate', 'session-key'])).out).toMatch(/^Rotated the session key/);
+  });
+
+  it('uses the service it is given (the admin Lambda keeps the ring in Secrets Manager)', async () => {
+    const calls: string[] = [];
+    const res = await run(['secrets', 'rotate', 'session-key', '--json'], { services: { rotateSessionKey: async (_db, actor) => (calls.push(actor), { rotated: true }) } });
+    expect(res.json).toEqual({ rotated: true });
+    expect(calls).toEqual([ACTOR]);
+  });
+});
+
+describe('the command line itself', () => {
+  it('every command has --help with an example', async () => {
+    for (const command of COMMANDS) {
+      const words = command.path.map((p) => p.split(' ')[0]);
+      const help = await run([...words, '--help']);
+      expect(help.code, words.join(' ')).toBe(0);
+      expect(help.err).toBe('');
+      expect(help.out).toContain(`lanyard-admin ${words.join(' ')}`);
+      expect(help.out, words.join(' ')).toMatch(/\nExamples:\n {2}lanyard-admin /);
+    }
+    const top = await run(['--help']);
+    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets']) expect(top.out).toMatch(new RegExp(`\\n {2}lanyard-admin ${group} +[A-Z]`));
+  });
+
+  it('usage errors exit 1 with one line; --json still prints one JSON document', async () => {
+    for (const [argv, message] of [
+      [[], /give a command/],
+      [['frobnicate'], /Unknown argument: frobnicate/],
+      [['users'], /give a users command/],
+      [['users', 'show'], /Not enough non-option arguments/],
+      [['users', 'list', '--bogus'], /Unknown argument: bogus/],
+    ] as const) {
+      await expectUserError(db, [...argv], message);
+    }
+    expect((await run(['users', 'create', '--username', 'x'])).err).toBe(
+      'lanyard-admin: Missing required argument: email (see lanyard-admin users create --help)\n',
+    );
+  });
+
+  it('an unexpected failure exits 2 with one line, and rolls the command back', async () => {
+    await createAlice();
+    const before = await fingerprint(db);
+    const res = await run(['secrets', 'rotate', 'session-key', '--json'], {
+      services: {
+        rotateSessionKey: async (trx) => {
+          await trx.updateTable('users').set({ name: 'changed' }).execute();
+          throw new TypeError('cannot read properties of undefined');
+        },
+      },
+    });
+    expect(res.code).toBe(2);
+    expect(res.err).toBe('lanyard-admin: unexpected error: cannot read properties of undefined\n');
+    expect(res.json).toEqual({ error: 'unexpected error: cannot read properties of undefined' });
+    expect(await fingerprint(db)).toEqual(before);
+  });
+
+  it('--function/--stack are refused where no transport is wired (inside the admin function)', async () => {
+    await expectUserError(db, ['users', 'list', '--function', 'lanyard-admin'], /cannot be used here/);
+  });
+
+  it('each command runs in one transaction: audit event and change commit together', async () => {
+    await createAlice();
+    // The audit insert fails after the block's UPDATE: the block must not stick.
+    await sql`create or replace function fail_audit() returns trigger language plpgsql as $$ begin raise exception 'audit down'; end $$`.execute(db);
+    await sql`create trigger fail_audit before insert on audit_events for each row execute function fail_audit()`.execute(db);
+    try {
+      const res = await run(['users', 'block', 'alice', '--yes', '--json']);
+      expect(res.code).toBe(2);
+      expect((await findUserByUsername(db, 'alice'))!.state).toBe('active');
+    } finally {
+      await sql`drop trigger fail_audit on audit_events`.execute(db);
+    }
+  });
+});
