@@ -33,7 +33,7 @@ beforeAll(async () => {
   bob = await makeUser(db, 'bob');
 });
 
-async function whoAmI(options: { url?: string; headers?: Record<string, string> }) {
+async function whoAmI(options: { url?: string; headers?: Record<string, string | undefined> }) {
   const res = await app.inject({ method: 'GET', url: options.url ?? '/api/v4/user', headers: options.headers });
   return { status: res.statusCode, body: res.json(), res };
 }
