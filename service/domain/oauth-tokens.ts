@@ -75,9 +75,12 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
   return { id: row.id, accessToken, refreshToken, scopes: input.scopes, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, createdAt: row.created_at };
 }
 
-/** The refresh token of `id` has been used: it dies; its access token lives until it expires. */
-export async function markRefreshed(trx: DbOrTrx, id: number): Promise<void> {
-  await trx.updateTable('oauth_access_tokens').set({ refreshed_at: new Date() }).where('id', '=', id).execute();
+/**
+ * The refresh token of `id` has been used: it dies; its access token lives until it expires.
+ * Stamped with the service's clock, like GrantContext.receivedAt, which it is compared with.
+ */
+export async function markRefreshed(trx: DbOrTrx, id: number, at = new Date()): Promise<void> {
+  await trx.updateTable('oauth_access_tokens').set({ refreshed_at: at }).where('id', '=', id).execute();
 }
 
 /** Revoke one row: its access token and its refresh token together. */
@@ -86,13 +89,14 @@ export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> 
 }
 
 /**
- * Revoke a token and every token refreshed from it, directly or not (RFC 9700 §4.14.2: a
- * replayed refresh token means it leaked; whoever rotated it since holds a descendant).
+ * Revoke every token refreshed from `id`, directly or not (RFC 9700 §4.14.2: a replayed refresh
+ * token means it leaked, and whoever rotated it since holds a descendant). The replayed token's
+ * own access token is left to expire, like every rotated-away access token.
  */
-export async function revokeTokenAndDescendants(db: DbOrTrx, id: number): Promise<number> {
+export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number> {
   const result = await sql`
     with recursive tree(id) as (
-      select id from oauth_access_tokens where id = ${id}
+      select id from oauth_access_tokens where parent_id = ${id}
       union all
       select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
     )

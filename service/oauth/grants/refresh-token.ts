@@ -1,13 +1,19 @@
 // grant_type=refresh_token (RFC 6749 §6) with rotation: a new access and refresh token, the old
 // refresh token dies, the old access token lives until it expires (concurrent clients do not
 // race: GitLab #372358). The row is locked, so of concurrent refreshes exactly one wins; a
-// replayed refresh token revokes itself and every descendant (RFC 9700 §4.14.2).
+// replayed refresh token revokes every token descended from it (RFC 9700 §4.14.2).
+//
+// Replay vs. race: a request that was already in flight when the token got rotated (the
+// rotation is newer than the request's arrival) lost a race against another process of the
+// same client: it is refused, and the winner's new tokens stay valid. A request arriving after
+// the rotation is a replay and revokes the descendants. (Authorization codes get no such
+// allowance: a client never legitimately exchanges one code twice.)
 import { findApplicationById } from '../../domain/applications';
 import {
   issueAccessToken,
   lockAccessTokenByRefreshToken,
   markRefreshed,
-  revokeTokenAndDescendants,
+  revokeDescendants,
   type IssuedToken,
 } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
@@ -23,7 +29,7 @@ export const refreshTokenGrant: Grant = {
   parameters,
   // A public client's token refreshes with no credentials; a confidential one's needs them (below).
   clientAuthentication: 'optional',
-  async handler({ db, params, client }) {
+  async handler({ db, params, client, receivedAt }) {
     const refreshToken = params.refresh_token;
     if (!refreshToken) throw new InvalidRequest();
     const outcome = await db.transaction().execute(async (trx): Promise<IssuedToken | 'invalid_grant' | 'invalid_client'> => {
@@ -37,14 +43,13 @@ export const refreshTokenGrant: Grant = {
       }
       if (row.revoked_at) return 'invalid_grant';
       if (row.refreshed_at) {
-        await revokeTokenAndDescendants(trx, row.id);
+        if (row.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(trx, row.id);
         return 'invalid_grant';
       }
       const scopes = resolveScopes(params.scope, row.scopes);
       const user = await findUserById(trx, row.user_id);
       if (!user || user.state !== 'active') return 'invalid_grant';
-      await markRefreshed(trx, row.id);
-      return issueAccessToken(trx, {
+      const issued = await issueAccessToken(trx, {
         applicationId: row.application_id,
         userId: row.user_id,
         scopes,
@@ -53,6 +58,9 @@ export const refreshTokenGrant: Grant = {
         familyId: row.family_id ?? row.id,
         authorizationCodeId: row.authorization_code_id,
       });
+      // Last, so the stamp is as close to the commit as possible (see "replay vs. race").
+      await markRefreshed(trx, row.id);
+      return issued;
     });
     if (outcome === 'invalid_grant') throw new InvalidGrant();
     if (outcome === 'invalid_client') throw new InvalidClient();

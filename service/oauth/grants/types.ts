@@ -11,6 +11,8 @@ export interface GrantContext {
   client: AuthenticatedClient | undefined;
   /** The client address (request.ip), for the credential rate limit. */
   address: string;
+  /** When the request arrived (the service's clock): tells a lost race from a replay. */
+  receivedAt: Date;
 }
 
 export interface Grant {

@@ -25,6 +25,7 @@ export const tokenResponseSchema = {
 
 export async function tokenRoutes(app: FastifyInstance, { db }: AppContext) {
   app.post('/oauth/token', { schema: { response: { 200: tokenResponseSchema } } }, async (request, reply) => {
+    const receivedAt = new Date();
     const params = mergedParams(request);
     if (Array.isArray(params.grant_type)) throw new InvalidRequest();
     const grantType = stringParam(params, 'grant_type');
@@ -40,7 +41,7 @@ export async function tokenRoutes(app: FastifyInstance, { db }: AppContext) {
     const credentials = readClientCredentials(request, params);
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
-    const issued = await grant.handler({ db, params: values, client, address: request.ip });
+    const issued = await grant.handler({ db, params: values, client, address: request.ip, receivedAt });
     return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({
       access_token: issued.accessToken,
       token_type: 'bearer',

@@ -1,0 +1,106 @@
+// Replays and races on real PostgreSQL: a code is single-use and its replay revokes what it
+// issued; refresh rotation with replay revoking descendants; concurrent exchanges of one code
+// or one refresh token: exactly one wins (row locks, not luck).
+import { beforeEach, describe, expect, it } from 'vitest';
+import { resetDatabase } from '../support/db';
+import { obtainCode, WebClient } from './support/browser-like';
+import { errorBody } from './support/contract';
+import { basic, form, FORM, makeApp, makeUser, PASSWORD, REDIRECT_URI, useFixture } from './support/harness';
+
+// A pool big enough that concurrent requests really run in parallel transactions.
+const f = useFixture({ max: 20 });
+let c: Awaited<ReturnType<typeof makeApp>>;
+let web: WebClient;
+
+beforeEach(async () => {
+  await resetDatabase(f.db);
+  await makeUser(f.db, 'alice');
+  c = await makeApp(f.db);
+  web = new WebClient(f.app);
+  await web.signIn('alice', PASSWORD);
+});
+
+const token = (values: Record<string, string | undefined>) =>
+  f.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, authorization: basic(c.clientId, c.secret) }, payload: form(values) });
+const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
+const exchange = (code: string) => token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+const refresh = (rt: string) => token({ grant_type: 'refresh_token', refresh_token: rt });
+
+describe('authorization code replay', () => {
+  it('a second use fails with invalid_grant and revokes the tokens issued from the code, refreshed ones included', async () => {
+    const code = await obtainCode(web, c.clientId);
+    const first = (await exchange(code)).json();
+    const second = (await refresh(first.refresh_token)).json();
+    expect((await info(second.access_token)).statusCode).toBe(200);
+
+    const replay = await exchange(code);
+    expect(replay.statusCode).toBe(400);
+    expect(replay.json()).toEqual(errorBody('invalid_grant'));
+    for (const t of [first.access_token, second.access_token]) expect((await info(t)).statusCode).toBe(401);
+    expect((await refresh(second.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+  });
+
+  it('concurrent exchanges of one code: exactly one succeeds', async () => {
+    for (let round = 0; round < 3; round++) {
+      const code = await obtainCode(web, c.clientId);
+      const results = await Promise.all(Array.from({ length: 8 }, () => exchange(code)));
+      const statuses = results.map((r) => r.statusCode).sort();
+      expect(statuses).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+      for (const r of results.filter((r) => r.statusCode === 400)) expect(r.json()).toEqual(errorBody('invalid_grant'));
+      // One token row was ever issued from the code (and the losers' replays revoked it).
+      const rows = await f.db.selectFrom('oauth_access_tokens').select(['id', 'revoked_at']).where('authorization_code_id', 'is not', null).execute();
+      expect(rows).toHaveLength(round + 1);
+      expect(rows.every((r) => r.revoked_at !== null)).toBe(true);
+    }
+  });
+});
+
+describe('refresh token rotation', () => {
+  it('replaying a used refresh token revokes every token descended from it; its own and earlier access tokens live on', async () => {
+    const t0 = (await exchange(await obtainCode(web, c.clientId))).json();
+    const t1 = (await refresh(t0.refresh_token)).json();
+    const t2 = (await refresh(t1.refresh_token)).json();
+    const t3 = (await refresh(t2.refresh_token)).json();
+    // Rotation leaves the previous access tokens valid until they expire.
+    for (const t of [t0, t1, t2, t3]) expect((await info(t.access_token)).statusCode).toBe(200);
+
+    const replay = await refresh(t1.refresh_token);
+    expect(replay.statusCode).toBe(400);
+    expect(replay.json()).toEqual(errorBody('invalid_grant'));
+    for (const t of [t0, t1]) expect((await info(t.access_token)).statusCode).toBe(200);
+    for (const t of [t2, t3]) expect((await info(t.access_token)).statusCode).toBe(401);
+    expect((await refresh(t3.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+  });
+
+  it('concurrent refreshes of one refresh token: exactly one wins, and the winner stays valid', async () => {
+    for (let round = 0; round < 3; round++) {
+      const t0 = (await exchange(await obtainCode(web, c.clientId))).json();
+      const results = await Promise.all(Array.from({ length: 8 }, () => refresh(t0.refresh_token)));
+      const winners = results.filter((r) => r.statusCode === 200);
+      expect(winners).toHaveLength(1);
+      for (const r of results.filter((r) => r.statusCode !== 200)) {
+        expect(r.statusCode).toBe(400);
+        expect(r.json()).toEqual(errorBody('invalid_grant'));
+      }
+      // The losers were in flight when the winner rotated the token: a lost race, not a replay,
+      // so the winner's new pair stays valid (one new row) — and so does the old access token.
+      const win = winners[0].json();
+      expect((await info(win.access_token)).statusCode).toBe(200);
+      expect((await info(t0.access_token)).statusCode).toBe(200);
+      expect(await f.db.selectFrom('oauth_access_tokens').select('id').where('parent_id', 'is not', null).where('revoked_at', 'is', null).execute()).toHaveLength(1);
+      // The winner's refresh token rotates on normally.
+      expect((await refresh(win.refresh_token)).statusCode).toBe(200);
+      // Sent again now, after the rotation, the old refresh token is a replay: descendants revoked.
+      expect((await refresh(t0.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+      expect((await info(win.access_token)).statusCode).toBe(401);
+    }
+  });
+
+  it('a lost response: the client may keep using the previous access token while a refresh is in flight', async () => {
+    const t0 = (await exchange(await obtainCode(web, c.clientId))).json();
+    const [r, i] = await Promise.all([refresh(t0.refresh_token), info(t0.access_token)]);
+    expect(r.statusCode).toBe(200);
+    expect(i.statusCode).toBe(200);
+    expect((await info(t0.access_token)).statusCode).toBe(200);
+  });
+});
