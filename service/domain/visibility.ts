@@ -16,6 +16,12 @@ export type Viewer = Pick<User, 'id' | 'is_admin'>;
  */
 export const isNumericId = (idOrPath: string): boolean => /^[1-9]\d{0,15}$/.test(idOrPath);
 
+/**
+ * Could this be a full path at all? Anything else is simply not found, without a query:
+ * PostgreSQL rejects NUL in text (a 500, were it sent), and no path is longer than this.
+ */
+const plausiblePath = (path: string): boolean => path.length > 0 && path.length <= 2048 && !path.includes('\u0000');
+
 /** True when the user is a member of the group or of one of its ancestors (one query). */
 async function isMemberOfGroupOrAncestor(db: DbOrTrx, userId: number, groupId: number, projectId?: number): Promise<boolean> {
   // The walk up the group tree and the membership test run as one recursive query.
@@ -46,12 +52,14 @@ export async function canSeeProject(db: DbOrTrx, viewer: Viewer, project: Pick<P
 
 /** The group with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleGroup(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Group | undefined> {
+  if (!plausiblePath(idOrPath)) return undefined;
   const group = isNumericId(idOrPath) ? await findGroupById(db, Number(idOrPath)) : await findGroupByFullPath(db, idOrPath);
   return group && (await canSeeGroup(db, viewer, group)) ? group : undefined;
 }
 
 /** The project with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Project | undefined> {
+  if (!plausiblePath(idOrPath)) return undefined;
   const project = isNumericId(idOrPath) ? await findProjectById(db, Number(idOrPath)) : await findProjectByPath(db, idOrPath);
   return project && (await canSeeProject(db, viewer, project)) ? project : undefined;
 }

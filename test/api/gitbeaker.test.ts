@@ -125,3 +125,37 @@ describe('NotificationSettings', () => {
     expect(await failure(api.NotificationSettings.edit({ level: 'watch' }))).toEqual({ status: 403, description: 'insufficient_scope' });
   });
 });
+
+describe('§4 errors on the wire (plain fetch against the same server)', () => {
+  it('exact status, Content-Type and body', async () => {
+    const carol = await makeUser(db, 'carol', { blocked: true });
+    const cases: Array<[string, RequestInit, number, unknown]> = [
+      ['/api/v4/user', {}, 401, { message: '401 Unauthorized' }],
+      ['/api/v4/user', { headers: { 'private-token': 'glpat-nope-nope-nope-nope' } }, 401, { message: '401 Unauthorized' }],
+      [
+        '/api/v4/user',
+        { headers: { authorization: `Bearer ${await makeOAuthToken(db, alice, ['api'], { expiresAt: new Date(Date.now() - 1) })}` } },
+        401,
+        { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' },
+      ],
+      [
+        `/api/v4/user?private_token=${await makePat(db, alice, ['api'], { revoked: true })}`,
+        {},
+        401,
+        { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' },
+      ],
+      [
+        '/api/v4/notification_settings',
+        { method: 'PUT', headers: { 'private-token': await makePat(db, alice, ['read_user']) } },
+        403,
+        { error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api' },
+      ],
+      ['/api/v4/user', { headers: { 'private-token': await makePat(db, carol, ['api']) } }, 403, { message: '403 Forbidden' }],
+      ['/api/v4/projects', { headers: { 'private-token': await makePat(db, alice, ['api']) } }, 404, { error: '404 Not Found' }],
+    ];
+    for (const [path, init, status, body] of cases) {
+      const res = await fetch(`${host}${path}`, init);
+      expect([path, res.status, res.headers.get('content-type'), await res.json()]).toEqual([path, status, 'application/json; charset=utf-8', body]);
+    }
+  });
+});

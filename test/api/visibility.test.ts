@@ -116,6 +116,15 @@ describe('edges', () => {
     expect(await findVisibleProject(db, user, String(projects.private.id))).toBeDefined();
   });
 
+  it('regression: a NUL in :id is a 404, not a 500 (PostgreSQL rejects NUL in text)', async () => {
+    const { token } = users.member;
+    for (const url of ['/api/v4/groups/%00/notification_settings', '/api/v4/projects/g-public%2F%00/notification_settings']) {
+      const res = await app.inject({ url, headers: { 'private-token': token } });
+      expect(res.statusCode).toBe(404);
+    }
+    expect(await findVisibleGroup(db, users.member.user, '')).toBeUndefined();
+  });
+
   it('paths match case-insensitively; ids must be plain positive integers', async () => {
     const { user } = users.member;
     expect((await findVisibleGroup(db, user, 'G-PUBLIC/Sub-Public'))?.id).toBe(groups.public.id);
