@@ -125,6 +125,11 @@ describe('edges', () => {
     expect(await findVisibleGroup(db, users.member.user, '')).toBeUndefined();
   });
 
+  // Fastify's router refuses a parameter longer than routerOptions.maxParamLength (default 100,
+  // counted URL-encoded) with a 414 before any route runs; service/app.ts (not this module's
+  // file) would need e.g. `maxParamLength: 2048` for very long nested full paths.
+  it.todo('full paths longer than 100 URL-encoded characters (needs routerOptions.maxParamLength in service/app.ts)');
+
   it('paths match case-insensitively; ids must be plain positive integers', async () => {
     const { user } = users.member;
     expect((await findVisibleGroup(db, user, 'G-PUBLIC/Sub-Public'))?.id).toBe(groups.public.id);

@@ -10,6 +10,7 @@ export const openapiRoutes: FastifyPluginAsync = async (app) => {
         summary: 'This OpenAPI document',
         tags: ['meta'],
         security: [],
+        querystring: { type: 'object', properties: {} },
         response: { 200: { description: 'An OpenAPI 3.0 document', type: 'object', additionalProperties: true } },
       },
     },
