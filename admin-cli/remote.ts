@@ -43,30 +43,15 @@ export async function resolveRemoteFunction(args: RemoteArgs, env: NodeJS.Proces
     throw new UserError(`the stack "${stack}" has no adminFunctionName output (is it deployed with the admin function?)`);
   }
   const outputRegion = [outputs.region, outputs.awsRegion].find((r): r is string => typeof r === 'string');
-  return { functionName: fn, region: args.region ?? ARN_RE.exec(fn)?.[1] ?? outputRegion };
+  let region = args.region ?? ARN_RE.exec(fn)?.[1] ?? outputRegion;
+  // The stack's own `aws:region`, unless the operator's environment names one.
+  if (!region && !env.AWS_REGION && !env.AWS_DEFAULT_REGION) region = await pulumiConfigRegion(stack, env, options.pulumiCwd);
+  return { functionName: fn, region };
 }
 
 /** `pulumi stack output --json --stack NAME`: the Pulumi CLI may be absent, so say so clearly. */
 export async function pulumiStackOutputs(stack: string, env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()): Promise<Record<string, unknown>> {
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('pulumi', ['stack', 'output', '--json', '--show-secrets=false', '--stack', stack], {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', (e: NodeJS.ErrnoException) =>
-      reject(
-        e.code === 'ENOENT'
-          ? new UserError('--stack needs the Pulumi CLI, which is not installed here; pass --function with the stack\'s adminFunctionName output instead')
-          : e,
-      ),
-    );
-    child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
-  });
+  const { code, stdout, stderr } = await pulumi(['stack', 'output', '--json', '--stack', stack], env, cwd);
   if (code !== 0) {
     const why = stderr.split('\n').map((l) => l.trim()).find(Boolean) ?? `exit code ${code}`;
     throw new UserError(`pulumi stack output --stack ${stack} failed: ${why.replace(/^error:\s*/i, '')}`);
@@ -80,6 +65,29 @@ export async function pulumiStackOutputs(stack: string, env: NodeJS.ProcessEnv, 
   throw new UserError(`pulumi stack output --stack ${stack} did not print a JSON object`);
 }
 
+async function pulumiConfigRegion(stack: string, env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()): Promise<string | undefined> {
+  const { code, stdout } = await pulumi(['config', 'get', 'aws:region', '--stack', stack], env, cwd);
+  return code === 0 && /^[a-z]{2}(-[a-z]+)+-\d$/.test(stdout.trim()) ? stdout.trim() : undefined;
+}
+
+function pulumi(args: string[], env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('pulumi', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'ENOENT'
+          ? new UserError('--stack needs the Pulumi CLI, which is not installed here; pass --function with the stack\'s adminFunctionName output instead')
+          : e,
+      ),
+    );
+    child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+  });
+}
+
 function pulumiProjectDir(): string {
   const root = path.resolve(__dirname, '..');
   for (const dir of [path.join(root, 'infra'), root]) if (existsSync(path.join(dir, 'Pulumi.yaml'))) return dir;
@@ -89,7 +97,7 @@ function pulumiProjectDir(): string {
 /** The IAM identity the operator's credentials resolve to (recorded by the function's audit event). */
 export async function callerIdentity(target: RemoteFunction, options: RemoteOptions = {}): Promise<string | undefined> {
   const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
-  const client = new STSClient({ region: target.region, maxAttempts: 2, ...(options.clientConfig as object) });
+  const client = new STSClient({ maxAttempts: 2, ...(options.clientConfig as object), ...definedRegion(target) });
   try {
     return (await client.send(new GetCallerIdentityCommand({}))).Arn;
   } catch {
@@ -106,7 +114,7 @@ export async function invokeAdminFunction(
 ): Promise<AdminInvocationResult> {
   const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');
   // One attempt: a retried invoke after a lost response could run a command twice.
-  const client = new LambdaClient({ region: target.region, maxAttempts: 1, ...options.clientConfig });
+  const client = new LambdaClient({ ...options.clientConfig, maxAttempts: 1, ...definedRegion(target) });
   try {
     const out = await client.send(
       new InvokeCommand({
@@ -129,11 +137,16 @@ export async function invokeAdminFunction(
     if (!isInvocationResult(body)) throw new RemoteFunctionError(`the admin function ${target.functionName} returned an unexpected response`);
     return body;
   } catch (err) {
-    throw describeAwsError(err, target);
+    // Name the region the SDK settled on (AWS_REGION, the profile) when the target had none.
+    const region = target.region ?? (await client.config.region().catch(() => undefined));
+    throw describeAwsError(err, { ...target, region });
   } finally {
     client.destroy();
   }
 }
+
+/** The function's region wins over the SDK's default (AWS_REGION, the profile) when it is known. */
+const definedRegion = (target: RemoteFunction) => (target.region ? { region: target.region } : {});
 
 /** AWS failures the operator can fix, as one line each; anything else stays an unexpected failure. */
 function describeAwsError(err: unknown, target: RemoteFunction): unknown {

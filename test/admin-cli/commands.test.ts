@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../admin-cli/commands';
+import { migrateDownToEmpty } from '../../service/db/migrator';
 import { verifyApplicationSecret } from '../../service/domain/applications';
 import { verifyPassword } from '../../service/domain/passwords';
 import { findPersonalAccessTokenByToken } from '../../service/domain/personal-access-tokens';
@@ -44,7 +45,6 @@ describe('db', () => {
 
   it('refuses other commands on a database with pending migrations, and db migrate applies them', async () => {
     const fresh = await createTestDatabase();
-    const { migrateDownToEmpty } = await import('../../service/db/migrator');
     await migrateDownToEmpty(fresh.db);
     const refused = await runIn(fresh.db, ['users', 'list', '--json']);
     expect(refused.code).toBe(1);

@@ -25,14 +25,19 @@ export async function runIn(
   const { stdin, answers, ...rest } = options;
   const io = bufferedIo({ stdin, answers });
   const code = await runCli(argv, { io, target: databaseTarget(db), actor: ACTOR, ...rest });
-  return {
-    code,
-    out: io.out,
-    err: io.err,
-    get json() {
-      return JSON.parse(io.out);
-    },
+  return withJson({ code, out: io.out, err: io.err });
+}
+
+/** Adds `json`: stdout parsed, or `{ notJson: stdout }` (so a failed matcher can still print the run). */
+export function withJson<T extends { out: string }>(run: T): T & { json: any } {
+  const parse = () => {
+    try {
+      return JSON.parse(run.out);
+    } catch {
+      return { notJson: run.out };
+    }
   };
+  return Object.defineProperty(run, 'json', { get: parse, enumerable: false }) as T & { json: any };
 }
 
 /** Row count and a digest of the contents of every application table (audit events included). */
