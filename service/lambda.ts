@@ -1,15 +1,24 @@
 // The API function's handler (API Gateway HTTP API, payload v2) over the same Fastify app as
 // `npm start`. Everything slow happens during init — the credentials fetch, Fastify's boot — so
 // the first request does not pay for it. One connection per instance (see aws/database.ts).
+// Deployed, the session/CSRF key ring is read from its Secrets Manager secret (the session
+// plugin caches it and reloads it when a signature fails to verify after a rotation).
 import awsLambdaFastify from '@fastify/aws-lambda';
 import { buildApp } from './app';
 import { loadConfig } from './config';
 import { openLambdaDatabase } from './aws/database';
+import { withRawQueryString } from './aws/http-api-event';
+import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
+import { secretKeyRingSource } from './aws/session-key-ring';
 
 const config = loadConfig(process.env, { trustProxy: true });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-api' });
+const aws = config.aws;
+const keyRing = aws?.sessionKeysSecretArn
+  ? secretKeyRingSource(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn)
+  : undefined;
 
-const proxyPromise = buildApp({ db: database.db, config }).then(async (app) => {
+const proxyPromise = buildApp({ db: database.db, config, keyRing }).then(async (app) => {
   const proxy = awsLambdaFastify(app, { decorateRequest: false });
   await app.ready();
   return proxy;
@@ -17,4 +26,5 @@ const proxyPromise = buildApp({ db: database.db, config }).then(async (app) => {
 // Reported by the first invocation (a rejected init promise must not crash the runtime early).
 proxyPromise.catch(() => undefined);
 
-export const handler = async (event: unknown, context: unknown) => (await proxyPromise)(event as any, context as any);
+export const handler = async (event: unknown, context: unknown) =>
+  (await proxyPromise)(withRawQueryString(event) as any, context as any);

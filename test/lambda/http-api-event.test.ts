@@ -1,0 +1,28 @@
+// service/aws/http-api-event.ts: HTTP API v2 queries reach Fastify raw, as on `npm start`.
+import { describe, expect, it } from 'vitest';
+import { withRawQueryString } from '../../service/aws/http-api-event';
+
+describe('withRawQueryString', () => {
+  it('moves the raw query string onto the path and drops the decoded, comma-joined parameters', () => {
+    const event = {
+      version: '2.0',
+      rawPath: '/oauth/authorize',
+      rawQueryString: 'state=a%2Cb&redirect_uri=https%3A%2F%2Fx.example%2Fcb%3Fq%3D100%2525&scope=api+read_user',
+      queryStringParameters: { state: 'a,b', redirect_uri: 'https://x.example/cb?q=100%25', scope: 'api read_user' },
+      headers: { host: 'h' },
+    };
+    expect(withRawQueryString(event)).toEqual({
+      version: '2.0',
+      rawPath: '/oauth/authorize?state=a%2Cb&redirect_uri=https%3A%2F%2Fx.example%2Fcb%3Fq%3D100%2525&scope=api+read_user',
+      rawQueryString: event.rawQueryString,
+      headers: { host: 'h' },
+    });
+  });
+
+  it('leaves events without a query, and other event kinds, alone', () => {
+    expect(withRawQueryString({ version: '2.0', rawPath: '/-/health', rawQueryString: '' })).toEqual({ version: '2.0', rawPath: '/-/health', rawQueryString: '' });
+    const v1 = { httpMethod: 'GET', path: '/x', queryStringParameters: { a: '1' } };
+    expect(withRawQueryString(v1)).toBe(v1);
+    expect(withRawQueryString(undefined)).toBeUndefined();
+  });
+});
