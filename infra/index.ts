@@ -135,3 +135,5 @@ export const databaseSecretArn = database.masterSecretArn;
 export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;
 export const alarmTopicArn = observability.alarmTopicArn;
 export const vpcId = network.vpcId;
+/** Read by `lanyard-admin --stack` to call the admin function in the right region. */
+export const region = aws.getRegionOutput().region;

@@ -253,6 +253,7 @@ describe('stack outputs', () => {
       databaseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
       sessionKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
       alarmTopicArn: expect.stringMatching(/^arn:aws:sns:/),
+      region: 'eu-west-1',
     });
   });
 });
