@@ -4,7 +4,7 @@
 // in one indexed query (by digest, joined to the user), then expiry, revocation, scope and the
 // user's state are checked, each with GitLab's exact error body.
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery, type InferResult } from 'kysely';
 import type { Db, User } from '../db/schema';
 import { personalAccessTokenExpired } from '../domain/personal-access-tokens';
 import { formatScopes, type Scope } from '../domain/scopes';
@@ -97,17 +97,45 @@ function splitUser<T extends Record<string, unknown>>(row: T): ApiUser {
   return user as ApiUser;
 }
 
+const patLookup = (db: Db, digest: string) =>
+  db
+    .selectFrom('personal_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select(['t.id as token_id', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at', ...userSelection])
+    .where('t.token_digest', '=', digest);
+
+const oauthLookup = (db: Db, digest: string) =>
+  db
+    .selectFrom('oauth_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select(['t.id as token_id', 't.scopes', 't.expires_at', 't.revoked_at', ...userSelection])
+    .where('t.token_digest', '=', digest);
+
+type PatRow = InferResult<ReturnType<typeof patLookup>>[number];
+type OAuthRow = InferResult<ReturnType<typeof oauthLookup>>[number];
+
+/**
+ * The two look-ups, compiled once per database: building and compiling a Kysely query costs
+ * about as much as the indexed look-up itself, and only the digest (the one parameter) varies.
+ */
+const compiledLookups = new WeakMap<Db, { pat: CompiledQuery<PatRow>; oauth: CompiledQuery<OAuthRow> }>();
+
+function lookupQuery<K extends 'pat' | 'oauth'>(db: Db, kind: K, digest: string) {
+  let compiled = compiledLookups.get(db);
+  if (!compiled) {
+    compiled = { pat: patLookup(db, '').compile(), oauth: oauthLookup(db, '').compile() };
+    compiledLookups.set(db, compiled);
+  }
+  const query = compiled[kind];
+  return { ...query, parameters: [digest] } as typeof query;
+}
+
 /** One indexed look-up by digest, joined to the owner: a single round trip. */
 export async function findTokenRecord(db: Db, kind: TokenKind, token: string, now = new Date()): Promise<TokenRecord | undefined> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
   const digest = sha256Hex(token);
   if (kind === 'personal_access_token') {
-    const row = await db
-      .selectFrom('personal_access_tokens as t')
-      .innerJoin('users as u', 'u.id', 't.user_id')
-      .select(['t.id as token_id', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at', ...userSelection])
-      .where('t.token_digest', '=', digest)
-      .executeTakeFirst();
+    const row = (await db.executeQuery(lookupQuery(db, 'pat', digest))).rows[0];
     if (!row) return undefined;
     return {
       id: row.token_id,
@@ -118,12 +146,7 @@ export async function findTokenRecord(db: Db, kind: TokenKind, token: string, no
       user: splitUser(row),
     };
   }
-  const row = await db
-    .selectFrom('oauth_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(['t.id as token_id', 't.scopes', 't.expires_at', 't.revoked_at', ...userSelection])
-    .where('t.token_digest', '=', digest)
-    .executeTakeFirst();
+  const row = (await db.executeQuery(lookupQuery(db, 'oauth', digest))).rows[0];
   if (!row) return undefined;
   return {
     id: row.token_id,
