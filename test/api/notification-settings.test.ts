@@ -214,6 +214,20 @@ describe.each([
     expect((await request(token, 'GET', '/notification_settings')).json().level).toBe('participating');
   });
 
+  it('reads parameters from the query string, a form body and a JSON body', async () => {
+    const { token } = await newUser();
+    const { id } = target();
+    const url = `/${kind}/${id}/notification_settings`;
+    expect((await request(token, 'PUT', `${url}?level=custom&new_note=1`)).json().events).toEqual(allEvents(false, { new_note: true }));
+    expect((await request(token, 'PUT', url, 'level=custom&new_issue=true', 'application/x-www-form-urlencoded')).json().events).toEqual(
+      allEvents(false, { new_note: true, new_issue: true }),
+    );
+    expect((await request(token, 'PUT', `${url}?level=watch`, { level: 'custom', new_note: false })).json()).toEqual({
+      level: 'custom',
+      events: allEvents(false, { new_issue: true }),
+    });
+  });
+
   it('400s as globally; a rejected PUT changes nothing', async () => {
     const { token } = await newUser();
     const { id } = target();
