@@ -37,6 +37,13 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 
 export type RawConfig = Record<string, string | undefined>;
 
+/** Every `lanyard:` key the program reads (each is declared with its default in Pulumi.yaml). */
+export const CONFIG_KEYS = [
+  'vpcCidr', 'availabilityZoneCount', 'dbInstanceClass', 'dbAllocatedStorageGb', 'dbMaxAllocatedStorageGb', 'dbMultiAz',
+  'dbBackupRetentionDays', 'deletionProtection', 'logRetentionDays', 'apiMemoryMb', 'apiReservedConcurrency',
+  'throttleRateLimit', 'throttleBurstLimit', 'domainName', 'certificateArn', 'alarmEmail', 'secretRecoveryDays',
+] as const;
+
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
   const str = (key: string, fallback: string) => raw[key]?.trim() || fallback;
   const optional = (key: string) => raw[key]?.trim() || undefined;

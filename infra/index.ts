@@ -11,18 +11,13 @@ import { Migrations } from './components/migrations';
 import { Network } from './components/network';
 import { Observability } from './components/observability';
 import { Secrets } from './components/secrets';
-import { parseStackConfig, type RawConfig } from './config';
+import { CONFIG_KEYS, parseStackConfig, type RawConfig } from './config';
 import { hashMigrations } from './migrations-hash';
 import { commonTags, functionName, physicalName } from './names';
 
 const ROOT = path.resolve(__dirname, '..');
 const bundleDir = (fn: string) => path.join(ROOT, 'dist', 'lambda', fn);
 
-const CONFIG_KEYS = [
-  'vpcCidr', 'availabilityZoneCount', 'dbInstanceClass', 'dbAllocatedStorageGb', 'dbMaxAllocatedStorageGb', 'dbMultiAz',
-  'dbBackupRetentionDays', 'deletionProtection', 'logRetentionDays', 'apiMemoryMb', 'apiReservedConcurrency',
-  'throttleRateLimit', 'throttleBurstLimit', 'domainName', 'certificateArn', 'alarmEmail', 'secretRecoveryDays',
-];
 const stack = pulumi.getStack();
 const pulumiConfig = new pulumi.Config('lanyard');
 const raw: RawConfig = Object.fromEntries(CONFIG_KEYS.map((k) => [k, pulumiConfig.get(k)]));

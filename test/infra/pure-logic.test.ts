@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectionBudget } from '../../infra/budget';
 import { subnetCidr } from '../../infra/components/network';
-import { parseStackConfig } from '../../infra/config';
+import { CONFIG_KEYS, parseStackConfig } from '../../infra/config';
 import { hashMigrations } from '../../infra/migrations-hash';
 import { physicalName } from '../../infra/names';
 import { findPolicyProblems, functionPolicy } from '../../infra/policies';
@@ -48,6 +48,34 @@ describe('parseStackConfig', () => {
     ];
     for (const [raw, message] of bad) expect(() => parseStackConfig('x', raw)).toThrow(message);
     expect(parseStackConfig('x', { apiReservedConcurrency: '-1' }).apiReservedConcurrency).toBe(-1);
+  });
+});
+
+describe('Pulumi.yaml and Pulumi.dev.yaml', () => {
+  const root = path.resolve(__dirname, '../..');
+  /** The flat `lanyard:<key>:` blocks of a Pulumi file: key → its lines. */
+  const blocks = (file: string) => {
+    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    return Object.fromEntries([...text.matchAll(/^  lanyard:(\w+):(.*)$((?:\n    .*)*)/gm)].map((m) => [m[1], { inline: m[2].trim(), body: m[3] }]));
+  };
+
+  it('declare every key the program reads, with the defaults parseStackConfig applies', () => {
+    const declared = blocks('Pulumi.yaml');
+    expect(Object.keys(declared).sort()).toEqual([...CONFIG_KEYS].sort());
+    const defaults = parseStackConfig('x', {}) as unknown as Record<string, unknown>;
+    for (const key of CONFIG_KEYS) {
+      const text = /\n    default: (.*)/.exec(declared[key].body)?.[1];
+      expect(text, key).toBeDefined();
+      expect(/\n    description: ./.test(declared[key].body), key).toBe(true);
+      const value = text === '""' ? undefined : text === 'true' || text === 'false' ? text === 'true' : /^-?\d+$/.test(text!) ? Number(text) : text;
+      expect(value, key).toEqual(defaults[key]);
+    }
+  });
+
+  it('ship an example dev stack that passes the checks and can be torn down', () => {
+    const raw = Object.fromEntries(Object.entries(blocks('Pulumi.dev.yaml')).map(([k, v]) => [k, v.inline]));
+    const config = parseStackConfig('dev', raw);
+    expect(config).toMatchObject({ deletionProtection: false, secretRecoveryDays: 0 });
   });
 });
 
