@@ -71,7 +71,8 @@ describe('POST /oauth/revoke', () => {
 
   it('403 for a confidential application\'s token without that application\'s credentials', async () => {
     const a = await confidentialTokens();
-    for (const headers of [{}, { authorization: basic(other.clientId, other.secret) }]) {
+    const headerSets: Array<Record<string, string>> = [{}, { authorization: basic(other.clientId, other.secret) }];
+    for (const headers of headerSets) {
       const res = await post('/oauth/revoke', { token: a.access_token }, headers);
       expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 403, body: REVOKE_FORBIDDEN_BODY });
     }

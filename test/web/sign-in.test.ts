@@ -1,7 +1,11 @@
 // /users/sign_in and /users/sign_out: password and TOTP steps, blocked users, account lock,
 // per-address rate limit, CSRF, cookies, session fixation, no open redirect, key rotation.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../service/app';
+import { sha256Hex } from '../../service/domain/secrets';
 import { rotateSessionKey } from '../../service/domain/service-keys';
+import { safeReturnTo } from '../../service/routes/web/current-user';
+import { testConfig } from '../support/app';
 import { totp } from '../../service/domain/totp';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
@@ -39,8 +43,6 @@ describe('sign-in form', () => {
   });
 
   it('the cookie is Secure when the public URL is https', async () => {
-    const { buildApp } = await import('../../service/app');
-    const { testConfig } = await import('../support/app');
     const app = await buildApp({ db: f.db, config: testConfig({ publicUrl: 'https://lanyard.example.com', secureCookies: true }), logger: false });
     const res = await app.inject({ url: '/users/sign_in' });
     expect(String(res.headers['set-cookie'])).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
@@ -148,7 +150,6 @@ describe('after sign-in: back where the user was going, only to our own paths', 
   });
 
   it('never to another host (//evil, /\\evil, absolute URLs)', async () => {
-    const { safeReturnTo } = await import('../../service/routes/web/current-user');
     for (const bad of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/\t/evil.example', '', undefined, 42]) {
       expect(safeReturnTo(bad)).toBeUndefined();
     }
@@ -157,7 +158,6 @@ describe('after sign-in: back where the user was going, only to our own paths', 
     await makeUser(f.db, 'alice');
     const web = new WebClient(f.app);
     await web.get('/users/sign_in');
-    const { sha256Hex } = await import('../../service/domain/secrets');
     const id = web.cookies.get('_lanyard_session')!.split('.')[0];
     await f.db.updateTable('web_sessions').set({ data: JSON.stringify({ return_to: '//evil.example/' }) }).where('id_digest', '=', sha256Hex(id)).execute();
     expect((await web.signIn('alice', PASSWORD)).headers.location).toBe('/profile/applications');
