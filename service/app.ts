@@ -33,8 +33,14 @@ export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions)
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId,
     trustProxy: config.trustProxy,
-    // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub): keep them as one param.
-    routerOptions: { ignoreTrailingSlash: true },
+    // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub%2Fproject): one param,
+    // and deep nesting makes it long (Fastify's default limit of 100 would answer 414).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Router-level failures (a malformed %-escape in the path) go through the root error handler
+    // like every other client error, instead of Fastify's default body.
+    frameworkErrors: (err, _request, reply) => {
+      reply.code(err.statusCode ?? 400).send({ message: '400 Bad request' });
+    },
     bodyLimit: 1024 * 1024,
   });
   registerErrorHandlers(app);

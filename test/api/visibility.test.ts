@@ -125,10 +125,25 @@ describe('edges', () => {
     expect(await findVisibleGroup(db, users.member.user, '')).toBeUndefined();
   });
 
-  // Fastify's router refuses a parameter longer than routerOptions.maxParamLength (default 100,
-  // counted URL-encoded) with a 414 before any route runs; service/app.ts (not this module's
-  // file) would need e.g. `maxParamLength: 2048` for very long nested full paths.
-  it.todo('full paths longer than 100 URL-encoded characters (needs routerOptions.maxParamLength in service/app.ts)');
+  it('regression: full paths longer than 100 URL-encoded characters work (was a 414 from the router)', async () => {
+    const { token } = users.member;
+    let parent = 'g-public/sub-public';
+    for (let i = 0; i < 6; i++) {
+      await createGroup(db, { path: `a-rather-long-nested-group-name-${i}`, parent, visibility: 'public' });
+      parent = `${parent}/a-rather-long-nested-group-name-${i}`;
+    }
+    expect(encodeURIComponent(parent).length).toBeGreaterThan(200);
+    const res = await app.inject({ url: `/api/v4/groups/${encodeURIComponent(parent)}/notification_settings`, headers: { 'private-token': token } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ level: 'global' });
+  });
+
+  it('regression: a malformed %-escape in the path is a 400 with a JSON body, not a default error page', async () => {
+    const res = await app.inject({ url: '/api/v4/groups/%E0%A4%A/notification_settings', headers: { 'private-token': users.member.token } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.json()).toEqual({ message: '400 Bad request' });
+  });
 
   it('paths match case-insensitively; ids must be plain positive integers', async () => {
     const { user } = users.member;
