@@ -34,7 +34,9 @@ export class SessionManager {
     private readonly config: Config,
     keyRing: KeyRingSource = dbKeyRingSource(db),
   ) {
-    this.#ring = cachedKeyRingSource(keyRing);
+    // Reload at most once a second on a miss: a key rotated in elsewhere is picked up within a
+    // second, and forged cookies cost at most one key-ring query per second per instance.
+    this.#ring = cachedKeyRingSource(keyRing, 60_000, 1_000);
   }
 
   /** The request's session, if its cookie is validly signed and the row is live. */

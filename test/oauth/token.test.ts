@@ -205,6 +205,14 @@ describe('grant_type=password', () => {
     expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'read_api' }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_scope');
   });
 
+  it('unauthorized_client: a public client naming itself by client_id alone (a client_id is no credential)', async () => {
+    const { pub } = ctx;
+    expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD, client_id: pub.clientId }), 400, 'unauthorized_client');
+    expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD }, { authorization: `Basic ${Buffer.from(`${pub.clientId}:`).toString('base64')}` }), 400, 'unauthorized_client');
+    // Its real secret (public apps have one too) is a credential: accepted.
+    expectTokenResponse(await token({ grant_type: 'password', username: 'alice', password: PASSWORD }, { authorization: basic(pub.clientId, pub.secret) }), 'read_user', false);
+  });
+
   it('invalid_request: missing username or password', async () => {
     expectError(await token({ grant_type: 'password', username: 'alice' }), 400, 'invalid_request');
     expectError(await token({ grant_type: 'password', password: PASSWORD }), 400, 'invalid_request');

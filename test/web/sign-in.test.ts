@@ -127,6 +127,24 @@ describe('sign-in form', () => {
     expect(await signedInAs(web)).toBeUndefined();
   });
 
+  it('a key rotated in by another instance: this instance reloads its cached ring on a miss', async () => {
+    await makeUser(f.db, 'alice');
+    const a = new WebClient(f.app);
+    await a.get('/users/sign_in'); // instance A has loaded (and caches) the ring
+    await rotateSessionKey(f.db);
+    await new Promise((r) => setTimeout(r, 1100)); // A reloads at most once a second
+    const instanceB = await buildApp({ db: f.db, config: testConfig(), logger: false });
+    try {
+      const b = new WebClient(instanceB);
+      expect((await b.signIn('alice', PASSWORD)).statusCode).toBe(302); // signed with the new key
+      const onA = new WebClient(f.app);
+      onA.cookies = new Map(b.cookies);
+      expect(await signedInAs(onA)).toBe('alice');
+    } finally {
+      await instanceB.close();
+    }
+  });
+
   it('a tampered or unsigned session cookie is ignored', async () => {
     await makeUser(f.db, 'alice');
     const web = new WebClient(f.app);

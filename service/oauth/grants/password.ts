@@ -1,12 +1,15 @@
 // grant_type=password (RFC 6749 §4.3). Client credentials are optional (validated when sent).
 // Refused with the one generic invalid_grant for a wrong password, a locked, blocked or
 // two-factor user: the response never says which. No refresh token (GitLab's behaviour).
+// A public client naming itself by client_id alone is refused (unauthorized_client): a public
+// client_id is no credential, so anyone could mint password-grant tokens in that app's name.
+// Scripts that have no application send no client_id at all.
 import { ALL_SCOPES } from '../../domain/scopes';
 import { issueAccessToken } from '../../domain/oauth-tokens';
 import { checkPassword } from '../../domain/sign-in';
 import { twoFactorEnabled } from '../../domain/users';
 import { tooManyRequests } from '../../http/errors';
-import { InvalidGrant, InvalidRequest } from '../errors';
+import { InvalidGrant, InvalidRequest, UnauthorizedClient } from '../errors';
 import { resolveScopes } from '../scope';
 import type { Grant } from './types';
 
@@ -20,6 +23,7 @@ export const passwordGrant: Grant = {
   async handler({ db, params, client, address }) {
     const { username, password } = params;
     if (!username || !password) throw new InvalidRequest();
+    if (client?.method === 'none') throw new UnauthorizedClient();
     const scopes = resolveScopes(params.scope, client?.application.scopes ?? ALL_SCOPES);
     const result = await checkPassword(db, { login: username, password, address });
     if (!result.ok) {
