@@ -37,12 +37,13 @@ export function table<T>(rows: readonly T[], columns: readonly Column<T>[], empt
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n');
 }
 
-/** "key  value" lines with the values aligned; multi-line values are indented under their key. */
+/** "key  value" lines with the values aligned; lists space-separated; multi-line values are
+ *  indented under their key. */
 export function record(fields: ReadonlyArray<readonly [string, unknown]>): string {
   const w = Math.max(...fields.map(([k]) => width(k)));
   return fields
     .map(([key, value]) => {
-      const lines = (Array.isArray(value) && value.length > 1 ? value.map(String) : cell(value).split('\n'));
+      const lines = cell(value).split('\n');
       return lines.map((l, i) => (i === 0 ? `${pad(key + ':', w + 1)}  ${l}` : `${' '.repeat(w + 3)}${l}`)).join('\n');
     })
     .join('\n');

@@ -39,10 +39,10 @@ export const applicationResult = (app: ApplicationRecord, heading?: string): Res
   return { json: view, text: (heading ? `${heading}\n` : '') + recordOf(applicationFields(view)) };
 };
 
-/** The human record: redirect URIs one per line instead of the GitLab-style callback_url. */
-function applicationFields(view: ApplicationView): Record<string, unknown> {
-  const { callback_url: _callback, ...rest } = view;
-  return rest;
+/** The human record: redirect URIs one per line, instead of the GitLab-style callback_url. */
+export function applicationFields(view: ApplicationView): Record<string, unknown> {
+  const { callback_url: _callback, redirect_uris, ...rest } = view;
+  return { ...rest, redirect_uris: redirect_uris.join('\n') };
 }
 
 export const applicationTable = (views: ApplicationView[]): string =>

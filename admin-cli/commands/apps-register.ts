@@ -51,7 +51,7 @@ export default defineCommand<Args>({
       trusted: application.trusted,
     };
     const { callback_url: _callback, ...fields } = json;
-    const text = `Registered application ${application.name}.\n${recordOf({ ...fields, redirect_uris: application.redirect_uris })}\n${SHOWN_ONCE}`;
+    const text = `Registered application ${application.name}.\n${recordOf({ ...fields, redirect_uris: application.redirect_uris.join('\n') })}\n${SHOWN_ONCE}`;
     return { json, text };
   },
 });
