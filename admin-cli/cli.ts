@@ -45,7 +45,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
   const target = options.target ?? localTarget(env, (line) => io.stderr(`${line}\n`));
   const services = { ...defaultServices, ...options.services };
   const actor = options.actor ?? `cli:${osUser()}`;
-  const wantsJson = argv.includes('--json');
+  const wantsJson = argv.some((a) => a === '--json' || a === '--json=true');
   let outcome: Outcome | undefined;
 
   const execute = async (command: AdminCommand, args: Record<string, any>): Promise<Outcome> => {
@@ -83,7 +83,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
       helpOutput = output ?? '';
     });
   } catch (err) {
-    return report(err, io, wantsJson, helpCommand(argv));
+    return report(err, io, wantsJson, helpCommand(argv), Boolean(env.LANYARD_DEBUG));
   } finally {
     await target.close().catch(() => undefined);
   }
@@ -102,12 +102,12 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
 }
 
 /** Exit 1 with one line for what the operator can fix; exit 2 for anything else (a bug). */
-function report(err: unknown, io: CliIo, wantsJson: boolean, helpFor: string): number {
+function report(err: unknown, io: CliIo, wantsJson: boolean, helpFor: string, debug: boolean): number {
   const userFacing = isUserFacing(err);
   const message = userFacing ? oneLine(err.message) : `unexpected error: ${oneLine((err as Error)?.message ?? String(err))}`;
   const hint = err instanceof UsageError ? ` (see ${helpFor} --help)` : '';
   io.stderr(`${PROGRAM}: ${message}${hint}\n`);
-  if (!userFacing && process.env.LANYARD_DEBUG && (err as Error)?.stack) io.stderr(`${(err as Error).stack}\n`);
+  if (!userFacing && debug && (err as Error)?.stack) io.stderr(`${(err as Error).stack}\n`);
   // --json promises one JSON document on stdout, failures included.
   if (wantsJson) io.stdout(`${toJson({ error: message })}\n`);
   return userFacing ? EXIT_USER_ERROR : EXIT_FAILURE;

@@ -1,5 +1,6 @@
 // `db migrate`: apply every pending migration (the same migrator as `npm start` and the deploy).
 import { migrateToLatest } from '../../service/db/migrator';
+import { recordAudit } from '../../service/domain/audit';
 import { defineCommand } from '../command';
 
 export default defineCommand({
@@ -9,8 +10,10 @@ export default defineCommand({
   // The migrator takes its own lock and transaction; it must see the database as it is.
   transaction: false,
   needsSchema: false,
-  async run(_args, { db }) {
+  async run(_args, { db, actor }) {
     const { applied, pending, newlyApplied } = await migrateToLatest(db);
+    // After the migration: the audit table may only exist from now on.
+    if (newlyApplied.length) await recordAudit(db, { actor, action: 'database.migrate', details: { migrations: newlyApplied } });
     const text = newlyApplied.length
       ? `Applied ${newlyApplied.length} migration(s):\n${newlyApplied.map((m) => `  ${m}`).join('\n')}`
       : `The database is up to date (${applied.length} migration(s) applied).`;

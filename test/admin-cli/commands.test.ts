@@ -54,6 +54,9 @@ describe('db', () => {
     const migrate = await runIn(fresh.db, ['db', 'migrate', '--json']);
     expect(migrate.code).toBe(0);
     expect(migrate.json).toEqual({ applied: status.json.pending, pending: [] });
+    expect(await fresh.db.selectFrom('audit_events').select(['actor', 'action', 'details']).execute()).toEqual([
+      { actor: ACTOR, action: 'database.migrate', details: { migrations: status.json.pending } },
+    ]);
     expect((await runIn(fresh.db, ['users', 'list', '--json'])).json).toEqual([]);
   });
 });
