@@ -7,6 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../admin-cli/cli';
+import { createAdminHandler } from '../../service/admin/admin-handler';
+import { secretSessionKeyService } from '../../service/admin/session-keys';
+import { secretsManagerStore } from '../../service/aws/secret-store';
+import { ensureKeyRingSecret } from '../../service/aws/session-key-ring';
+import { parseKeyRingDocument } from '../../service/domain/service-keys';
+import { startFakeSecretsManager } from '../lambda/fake-secrets-manager';
 import { bufferedIo } from '../../admin-cli/io';
 import { lambdaTransport } from '../../admin-cli/remote';
 import type { AdminInvocationResult } from '../../service/admin/protocol';
@@ -201,5 +207,28 @@ describe('the admin function handler', () => {
       via: 'admin-function',
     });
     expect(JSON.stringify(events)).not.toContain(PASSWORD);
+  });
+
+  it('deployed with a key ring secret, secrets rotate session-key rotates the secret (not the database) and audits it', async () => {
+    const RING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-session-keys-AbCdEf';
+    const fake = await startFakeSecretsManager({ [RING]: undefined });
+    try {
+      const store = secretsManagerStore({ region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 's' }, endpoint: fake.url });
+      await ensureKeyRingSecret(store, RING);
+      const before = parseKeyRingDocument(fake.secrets.get(RING)!);
+      const deployed = createAdminHandler({ db, services: { rotateSessionKey: secretSessionKeyService(store, RING) }, log: () => undefined });
+      const res = await deployed({ argv: ['secrets', 'rotate', 'session-key', '--json'], actor: CALLER_ARN }, { awsRequestId: 'rot-1' });
+      expect(res).toEqual({ exitCode: 0, stdout: '{\n  "rotated": true\n}\n', stderr: '' });
+      const after = parseKeyRingDocument(fake.secrets.get(RING)!);
+      expect(after.signing.id).not.toBe(before.signing.id);
+      expect(after.verifying.map((k) => k.id)).toEqual([after.signing.id, before.signing.id]);
+      expect(await db.selectFrom('service_keys').select('id').execute()).toEqual([]);
+      expect((await audit()).map((e) => [e.actor, e.action, e.target_id])).toEqual([
+        [CALLER_ARN, 'service_key.rotate', after.signing.id],
+        [CALLER_ARN, 'admin.command', 'secrets rotate session-key'],
+      ]);
+    } finally {
+      await fake.close();
+    }
   });
 });
