@@ -1,9 +1,14 @@
-// The `lanyard-admin` process entry: the real terminal and environment around runCli.
+// The `lanyard-admin` process entry: the real terminal, environment and AWS transport around runCli.
 import { runCli } from './cli';
 import { processIo } from './io';
 import { lambdaTransport } from './remote';
 
-runCli(process.argv.slice(2), { io: processIo(), remote: lambdaTransport() }).then(
+// `lanyard-admin users list | head -1`: a reader that goes away is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+});
+
+runCli(process.argv.slice(2), { io: processIo(), env: process.env, remote: lambdaTransport() }).then(
   (code) => {
     // Set, not exit(): stdout may still be draining into a pipe.
     process.exitCode = code;
