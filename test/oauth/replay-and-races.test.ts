@@ -1,7 +1,9 @@
 // Replays and races on real PostgreSQL: a code is single-use and its replay revokes what it
 // issued; refresh rotation with replay revoking descendants; concurrent exchanges of one code
 // or one refresh token: exactly one wins (row locks, not luck).
+import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { lockAuthorizationCode, markAuthorizationCodeUsed } from '../../service/domain/authorization-codes';
 import { resetDatabase } from '../support/db';
 import { obtainCode, WebClient } from './support/browser-like';
 import { errorBody } from './support/contract';
@@ -52,6 +54,38 @@ describe('authorization code replay', () => {
       expect(rows).toHaveLength(round + 1);
       expect(rows.every((r) => r.revoked_at !== null)).toBe(true);
     }
+  });
+});
+
+describe('the row lock itself', () => {
+  it('an exchange waits on PostgreSQL for a transaction holding the code, then sees it used', async () => {
+    const code = await obtainCode(web, c.clientId);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = f.db.transaction().execute(async (trx) => {
+      const row = await lockAuthorizationCode(trx, code);
+      await markAuthorizationCodeUsed(trx, row!.id);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const pending = exchange(code);
+    // The exchange's SELECT … FOR UPDATE is blocked on the row lock, in PostgreSQL.
+    for (let i = 0; ; i++) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%for update%'`.execute(f.db);
+      if (rows[0].n === 1) break;
+      if (i > 200) throw new Error('the exchange never waited on the lock');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    release();
+    await holder;
+    const res = await pending;
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual(errorBody('invalid_grant'));
   });
 });
 

@@ -24,6 +24,10 @@ interface FormValues {
   confidential: boolean;
 }
 
+const uidParams = {
+  params: { type: 'object', properties: { uid: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, required: ['uid'] },
+} as const;
+
 export async function applicationRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
 
@@ -122,14 +126,14 @@ ${apps.map(
     }
   });
 
-  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, async (request, reply) => {
+  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, { schema: uidParams }, async (request, reply) => {
     const user = await guard(request, reply);
     if (!user) return reply;
     const rotated = await rotateApplicationSecret(db, request.params.uid, `user:${user.username}`, user.id);
     return listPage(request, reply, user, { shown: rotated });
   });
 
-  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, async (request, reply) => {
+  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, { schema: uidParams }, async (request, reply) => {
     const user = await guard(request, reply);
     if (!user) return reply;
     await deleteApplication(db, request.params.uid, `user:${user.username}`, user.id);
