@@ -6,47 +6,45 @@ import { issueAccessToken, revokeTokensFromAuthorizationCode, type IssuedToken }
 import { findUserById } from '../../domain/users';
 import { InvalidGrant, InvalidRequest } from '../errors';
 import { verifyCodeVerifier } from '../pkce';
-import type { Grant } from './types';
+import type { Grant, GrantContext } from './types';
 
 export const grantType = 'authorization_code';
 export const parameters = ['code', 'redirect_uri', 'code_verifier'] as const;
 
-export const authorizationCodeGrant: Grant = {
-  grantType,
-  parameters,
-  clientAuthentication: 'required',
-  async handler({ db, params, client }) {
-    const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
-    if (!code || !redirectUri) throw new InvalidRequest();
-    const application = client!.application;
-    // Return (not throw) refusals from the transaction: a replay's revocation must commit.
-    const outcome = await db.transaction().execute(async (trx): Promise<IssuedToken | 'invalid_grant'> => {
-      const row = await lockAuthorizationCode(trx, code);
-      if (!row || row.application_id !== application.id) return 'invalid_grant';
-      if (row.used_at) {
-        await revokeTokensFromAuthorizationCode(trx, row.id);
-        return 'invalid_grant';
-      }
-      if (row.expires_at.getTime() <= Date.now()) return 'invalid_grant';
-      if (row.redirect_uri !== redirectUri) return 'invalid_grant';
-      if (row.code_challenge) {
-        if (!verifier || !verifyCodeVerifier(verifier, row.code_challenge, row.code_challenge_method!)) return 'invalid_grant';
-      } else if (verifier) {
-        // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
-        return 'invalid_grant';
-      }
-      const user = await findUserById(trx, row.user_id);
-      if (!user || user.state !== 'active') return 'invalid_grant';
-      await markAuthorizationCodeUsed(trx, row.id);
-      return issueAccessToken(trx, {
-        applicationId: application.id,
-        userId: row.user_id,
-        scopes: row.scopes,
-        withRefreshToken: true,
-        authorizationCodeId: row.id,
-      });
+export const clientAuthentication: Grant['clientAuthentication'] = 'required';
+
+export async function handler({ db, params, client }: GrantContext): Promise<IssuedToken> {
+  const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
+  if (!code || !redirectUri) throw new InvalidRequest();
+  const application = client!.application;
+  // Return (not throw) refusals from the transaction: a replay's revocation must commit.
+  const outcome = await db.transaction().execute(async (trx): Promise<IssuedToken | 'invalid_grant'> => {
+    const row = await lockAuthorizationCode(trx, code);
+    if (!row || row.application_id !== application.id) return 'invalid_grant';
+    if (row.used_at) {
+      await revokeTokensFromAuthorizationCode(trx, row.id);
+      return 'invalid_grant';
+    }
+    if (row.expires_at.getTime() <= Date.now()) return 'invalid_grant';
+    if (row.redirect_uri !== redirectUri) return 'invalid_grant';
+    if (row.code_challenge) {
+      if (!verifier || !verifyCodeVerifier(verifier, row.code_challenge, row.code_challenge_method!)) return 'invalid_grant';
+    } else if (verifier) {
+      // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
+      return 'invalid_grant';
+    }
+    const user = await findUserById(trx, row.user_id);
+    if (!user || user.state !== 'active') return 'invalid_grant';
+    await markAuthorizationCodeUsed(trx, row.id);
+    return issueAccessToken(trx, {
+      applicationId: application.id,
+      userId: row.user_id,
+      scopes: row.scopes,
+      withRefreshToken: true,
+      authorizationCodeId: row.id,
     });
-    if (outcome === 'invalid_grant') throw new InvalidGrant();
-    return outcome;
-  },
-};
+  });
+  if (outcome === 'invalid_grant') throw new InvalidGrant();
+  return outcome;
+}
+

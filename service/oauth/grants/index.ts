@@ -1,11 +1,12 @@
-// The grant table: the token endpoint looks grant_type up here and never switches on it.
-import { authorizationCodeGrant } from './authorization-code';
-import { passwordGrant } from './password';
-import { refreshTokenGrant } from './refresh-token';
+// The grant table: the token endpoint looks grant_type up here and never switches on it. Each
+// module exports its grantType, the parameters it reads, its client-authentication need and its handler.
+import * as authorizationCode from './authorization-code';
+import * as password from './password';
+import * as refreshToken from './refresh-token';
 import type { Grant } from './types';
 
 export const GRANTS: ReadonlyMap<string, Grant> = new Map(
-  [authorizationCodeGrant, passwordGrant, refreshTokenGrant].map((g) => [g.grantType, g]),
+  ([authorizationCode, password, refreshToken] satisfies Grant[]).map((g) => [g.grantType, g]),
 );
 
 export type { Grant, GrantContext } from './types';

@@ -5,37 +5,35 @@
 // client_id is no credential, so anyone could mint password-grant tokens in that app's name.
 // Scripts that have no application send no client_id at all.
 import { ALL_SCOPES } from '../../domain/scopes';
-import { issueAccessToken } from '../../domain/oauth-tokens';
+import { issueAccessToken, type IssuedToken } from '../../domain/oauth-tokens';
 import { checkPassword } from '../../domain/sign-in';
 import { twoFactorEnabled } from '../../domain/users';
 import { tooManyRequests } from '../../http/errors';
 import { InvalidGrant, InvalidRequest, UnauthorizedClient } from '../errors';
 import { resolveScopes } from '../scope';
-import type { Grant } from './types';
+import type { Grant, GrantContext } from './types';
 
 export const grantType = 'password';
 export const parameters = ['username', 'password', 'scope'] as const;
 
-export const passwordGrant: Grant = {
-  grantType,
-  parameters,
-  clientAuthentication: 'optional',
-  async handler({ db, params, client, address }) {
-    const { username, password } = params;
-    if (!username || !password) throw new InvalidRequest();
-    if (client?.method === 'none') throw new UnauthorizedClient();
-    const scopes = resolveScopes(params.scope, client?.application.scopes ?? ALL_SCOPES);
-    const result = await checkPassword(db, { login: username, password, address });
-    if (!result.ok) {
-      if (result.reason === 'rate_limited') throw tooManyRequests(result.retryAfter);
-      throw new InvalidGrant();
-    }
-    if (twoFactorEnabled(result.user)) throw new InvalidGrant();
-    return issueAccessToken(db, {
-      applicationId: client?.application.id ?? null,
-      userId: result.user.id,
-      scopes,
-      withRefreshToken: false,
-    });
-  },
-};
+export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
+
+export async function handler({ db, params, client, address }: GrantContext): Promise<IssuedToken> {
+  const { username, password } = params;
+  if (!username || !password) throw new InvalidRequest();
+  if (client?.method === 'none') throw new UnauthorizedClient();
+  const scopes = resolveScopes(params.scope, client?.application.scopes ?? ALL_SCOPES);
+  const result = await checkPassword(db, { login: username, password, address });
+  if (!result.ok) {
+    if (result.reason === 'rate_limited') throw tooManyRequests(result.retryAfter);
+    throw new InvalidGrant();
+  }
+  if (twoFactorEnabled(result.user)) throw new InvalidGrant();
+  return issueAccessToken(db, {
+    applicationId: client?.application.id ?? null,
+    userId: result.user.id,
+    scopes,
+    withRefreshToken: false,
+  });
+}
+
