@@ -2,7 +2,7 @@
 // and the tests. Registers plugins and routes explicitly.
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config';
 import type { Db } from './db/schema';
 import { registerErrorHandlers } from './http/error-handler';
@@ -38,7 +38,7 @@ export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions)
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // Router-level failures (a malformed %-escape in the path) go through the root error handler
     // like every other client error, instead of Fastify's default body.
-    frameworkErrors: (err, _request, reply) => {
+    frameworkErrors: (err, _request, reply: FastifyReply) => {
       reply.code(err.statusCode ?? 400).send({ message: '400 Bad request' });
     },
     bodyLimit: 1024 * 1024,

@@ -92,7 +92,7 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
   };
   for (const [key, value] of Object.entries({ 'aws:region': REGION, ...config })) pulumi.runtime.setConfig(key, value);
 
-  const program = await import('../../infra/index');
+  const program = await import('../../infra/index.js');
   const outputs: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(program)) {
     outputs[key] = pulumi.Output.isInstance(value) ? await new Promise((resolve) => (value as pulumi.Output<unknown>).apply(resolve)) : value;
