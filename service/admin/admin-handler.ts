@@ -14,8 +14,8 @@ export interface AdminHandlerOptions {
   db: Db | (() => Promise<Db>);
   /** Where the deployed service keeps what it does not keep in the database (the session key ring). */
   services?: Partial<AdminServices>;
-  /** Written to the function's log (CloudWatch): one JSON line per invocation, never a secret. */
-  log?: (line: string) => void;
+  /** The function's log (CloudWatch): one JSON line per invocation, never a secret. */
+  log?: (level: 'info' | 'error', entry: Record<string, unknown>) => void;
 }
 
 export interface AdminContext {
@@ -25,7 +25,7 @@ export interface AdminContext {
 /** Invoked directly through IAM (lambda:InvokeFunction); there is no HTTP route to this function. */
 export function createAdminHandler(options: AdminHandlerOptions) {
   const getDb = typeof options.db === 'function' ? options.db : async () => options.db as Db;
-  const log = options.log ?? ((line: string) => console.log(line));
+  const log = options.log ?? ((level, entry) => console.log(JSON.stringify({ level, ...entry })));
   return async (event: unknown, context?: AdminContext): Promise<AdminInvocationResult> => {
     const problem = invocationProblem(event);
     if (problem) return { exitCode: 1, stdout: '', stderr: `lanyard-admin: invalid admin payload: ${problem}\n` };
@@ -41,9 +41,9 @@ export function createAdminHandler(options: AdminHandlerOptions) {
       await recordAudit(await getDb(), { actor, action: 'admin.command', targetType: 'admin_command', targetId: commandName(argv), details });
     } catch (err) {
       // The command's own outcome stands; the log keeps the trail.
-      log(JSON.stringify({ level: 'error', msg: 'could not record the admin audit event', error: (err as Error).message, ...details, actor }));
+      log('error', { msg: 'could not record the admin audit event', error: (err as Error).message, ...details, actor });
     }
-    log(JSON.stringify({ level: 'info', msg: 'admin command', actor, command: commandName(argv), exit_code: exitCode, ms: Date.now() - startedAt }));
+    log('info', { msg: 'admin command', actor, command: commandName(argv), exit_code: exitCode, ms: Date.now() - startedAt });
     return { exitCode, stdout: io.out, stderr: io.err };
   };
 }

@@ -12,8 +12,14 @@ const config = loadConfig(process.env, { trustProxy: true });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-admin' });
 const aws = config.aws;
 
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+const logs = (level: string) => config.logLevel !== 'silent' && LEVELS.indexOf(level) >= LEVELS.indexOf(config.logLevel);
+
 export const handler = createAdminHandler({
   db: database.db,
+  log: (level, entry) => {
+    if (logs(level)) console.log(JSON.stringify({ level, ...entry }));
+  },
   services: aws?.sessionKeysSecretArn
     ? { rotateSessionKey: secretSessionKeyService(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn) }
     : undefined,

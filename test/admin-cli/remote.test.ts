@@ -32,6 +32,7 @@ beforeAll(async () => {
   db = testDb.db;
   // The deployed entry reads its database like the API function does; here: DATABASE_URL.
   process.env.DATABASE_URL = testDb.url;
+  process.env.LOG_LEVEL = 'silent';
   ({ handler } = await import('../../service/admin/handler.js'));
   aws = fakeAws((event, context) => handler(event, context));
 });
