@@ -151,7 +151,6 @@ export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
     .option('function', { type: 'string', global: true, describe: "Run in a deployed stack's admin Lambda (name or ARN)" })
     .option('stack', { type: 'string', global: true, describe: 'Run in the admin Lambda of this Pulumi stack' })
     .option('region', { type: 'string', global: true, describe: 'AWS region of --function/--stack' })
-    .group(['json', 'function', 'stack', 'region', 'help'], 'Global options:')
     .epilogue(
       'Target: DATABASE_URL, else the local embedded PostgreSQL that `npm start` uses (started on demand).\n' +
         'Exit codes: 0 success, 1 user error (nothing changed), 2 unexpected failure.',
@@ -192,7 +191,12 @@ function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
   }
 }
 
+const GLOBAL_OPTIONS = ['json', 'function', 'stack', 'region', 'help'];
+/** yargs' getOptions(), which @types/yargs 17 does not declare. */
+const optionKeys = (y: Argv): string[] => Object.keys((y as Argv & { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
+
 function leafBuilder(y: Argv, command: AdminCommand): Argv {
+  const known = new Set(optionKeys(y));
   let cy = command.options ? command.options(y) : y;
   if (command.password) {
     cy = cy
@@ -202,5 +206,9 @@ function leafBuilder(y: Argv, command: AdminCommand): Argv {
   }
   if (command.confirm) cy = cy.option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation (required when not on a terminal)' });
   for (const [line, what] of command.examples) cy = cy.example(`$0 ${line}`, what);
-  return cy;
+  // --help lists the command's own options first, then the global ones.
+  const positionals = [...command.path[command.path.length - 1].matchAll(/<([^>]+)>/g)].map((m) => m[1]);
+  const own = optionKeys(cy).filter((k) => !known.has(k) && /^[a-z-]+$/.test(k) && k !== 'y' && !positionals.includes(k));
+  if (own.length) cy = cy.group(own, 'Options:');
+  return cy.group(GLOBAL_OPTIONS, 'Global options:');
 }
