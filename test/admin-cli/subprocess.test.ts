@@ -136,6 +136,16 @@ describe('lanyard-admin as a subprocess', () => {
     const help = await ok(['apps', 'register', '--help']);
     expect(help.out).toMatch(/^lanyard-admin apps register\n/);
     expect(help.out).toContain('Examples:\n  lanyard-admin apps register --name');
+    // As operators type it in the repository: npx finds the package's own bin.
+    const viaNpx = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn('npx', ['--no', 'lanyard-admin', 'db', '--help'], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    expect(viaNpx.code).toBe(0);
+    expect(viaNpx.out).toMatch(/^lanyard-admin db <command>\n/);
     const usage = await lanyardAdmin(['apps', 'frobnicate']);
     expect(usage).toMatchObject({ code: 1, out: '', err: 'lanyard-admin: Unknown argument: frobnicate (see lanyard-admin apps --help)\n' });
     const down = await lanyardAdmin(['users', 'list', '--json'], { env: { DATABASE_URL: 'postgres://lanyard:x@127.0.0.1:1/lanyard' } });
