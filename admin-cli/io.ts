@@ -81,15 +81,20 @@ async function prompt(question: string, hidden: boolean): Promise<string> {
     },
   });
   const rl = readline.createInterface({ input: process.stdin, output, terminal: true });
+  let answered = false;
   try {
     return await new Promise<string>((resolve, reject) => {
       rl.on('SIGINT', () => reject(new PromptAborted('interrupted')));
       rl.on('close', () => reject(new PromptAborted('no answer')));
-      rl.question(question, (answer) => resolve(answer));
+      rl.question(question, (answer) => {
+        answered = true;
+        resolve(answer);
+      });
       muted = hidden;
     });
   } finally {
-    if (hidden) process.stderr.write('\n');
+    // The Enter the operator typed was not echoed (hidden), or never came (Ctrl-C, Ctrl-D).
+    if (hidden || !answered) process.stderr.write('\n');
     rl.removeAllListeners('close');
     rl.close();
   }
