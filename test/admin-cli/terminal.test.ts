@@ -67,4 +67,12 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     expect(yes.code).toBe(0);
     expect((await findUserByUsername(db, 'tty'))!.state).toBe('blocked');
   }, 120_000);
+
+  it('Ctrl-C at the password prompt aborts and changes nothing', async () => {
+    const hash = (await findUserByUsername(db, 'tty'))!.password_hash;
+    const { code, screen } = await onTerminal(['users', 'set-password', 'tty'], [['Password: ', '\u0003']]);
+    expect(screen).toMatch(/Password: .*\r?\n.*lanyard-admin: aborted; nothing changed/s);
+    expect(code).toBe(1);
+    expect((await findUserByUsername(db, 'tty'))!.password_hash).toBe(hash);
+  }, 120_000);
 });
