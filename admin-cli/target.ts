@@ -1,7 +1,9 @@
 // Where commands run locally: DATABASE_URL, else the embedded PostgreSQL under .lanyard/ that
 // `npm start` shares (started on demand, attached to if the server already runs it). Opened on
-// first use; progress goes to stderr so --json output stays one document.
+// first use (the embedded one also migrated); progress goes to stderr so --json output stays one
+// document.
 import { loadConfig } from '../service/config';
+import { migrateToLatest } from '../service/db/migrator';
 import { openDatabase, type OpenDatabase } from '../service/db/open';
 import type { Db } from '../service/db/schema';
 import type { Target } from './command';
@@ -12,7 +14,20 @@ export function localTarget(env: NodeJS.ProcessEnv, log: (line: string) => void)
     db() {
       opening ??= (async () => {
         const config = loadConfig(env);
-        return openDatabase({ databaseUrl: config.databaseUrl, home: config.home, max: 2, applicationName: 'lanyard-admin', log });
+        const database = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home, max: 2, applicationName: 'lanyard-admin', log });
+        // The embedded database is Lanyard's own: bring its schema up to date as `npm start` would,
+        // so a fresh checkout works without a separate `db migrate`. A DATABASE_URL server is the
+        // operator's: there, pending migrations stay an explicit step (the command refuses).
+        if (database.local) {
+          try {
+            const { newlyApplied } = await migrateToLatest(database.db);
+            if (newlyApplied.length) log(`Applied migrations to the local database: ${newlyApplied.join(', ')}`);
+          } catch (err) {
+            await database.close();
+            throw err;
+          }
+        }
+        return database;
       })();
       return opening.then((d) => d.db);
     },

@@ -51,4 +51,20 @@ describe('the local embedded database', () => {
       await fs.rm(home, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('brings a fresh local database up to date by itself, as npm start would (no separate db migrate)', async () => {
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'lanyard-cli-home-'));
+    const env = { DATABASE_URL: '', LANYARD_HOME: home };
+    try {
+      const created = await lanyardAdmin(['groups', 'create', '--path', 'acme', '--json'], env);
+      expect(created.code, created.err).toBe(0);
+      expect(JSON.parse(created.out)).toEqual({ id: 1, full_path: 'acme', name: 'acme', visibility: 'private' });
+      expect(created.err).toMatch(/Applied migrations to the local database: 0001-initial-schema/);
+      const status = await lanyardAdmin(['db', 'status', '--json'], env);
+      expect(JSON.parse(status.out)).toEqual({ applied: ['0001-initial-schema'], pending: [] });
+      expect(status.err).not.toMatch(/Applied migrations/);
+    } finally {
+      await fs.rm(home, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
