@@ -7,6 +7,7 @@ import type { Config } from './config';
 import type { Db } from './db/schema';
 import { registerErrorHandlers } from './http/error-handler';
 import { genReqId, loggerOptions } from './http/logging';
+import { rejectNulBytes } from './http/reject-nul';
 import { sessionPlugin } from './http/session';
 import type { KeyRingSource } from './domain/service-keys';
 import { apiRoutes } from './routes/api';
@@ -44,6 +45,7 @@ export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions)
     bodyLimit: 1024 * 1024,
   });
   registerErrorHandlers(app);
+  rejectNulBytes(app);
   await app.register(formbody);
   await app.register(cookie);
   await app.register(sessionPlugin, { db, config, keyRing });
