@@ -55,7 +55,7 @@ async function hydrateSymlinks(pkgDir: string): Promise<void> {
 }
 
 /** PostgreSQL refuses to run as root: as root, run its processes as the `postgres` system user. */
-async function postgresIds(): Promise<{ uid?: number; gid?: number }> {
+export async function postgresIds(): Promise<{ uid?: number; gid?: number }> {
   if (!isRoot()) return {};
   const id = (args: string[]) =>
     run('id', args).then((r) => Number(r.stdout.trim()));
@@ -159,14 +159,15 @@ export async function initCluster(dataDir: string, password: string): Promise<vo
   }
 }
 
-export async function startCluster(dataDir: string, port: number): Promise<void> {
+/** `extraOptions`: more server settings, e.g. ['-c ssl=on'] (tests of TLS). */
+export async function startCluster(dataDir: string, port: number, extraOptions: string[] = []): Promise<void> {
   const { pgCtl } = await binaries();
   const ids = await postgresIds();
   await run(
     pgCtl,
     [
       'start', '-w', '-t', '60', '-D', dataDir, '-l', path.join(dataDir, 'server.log'),
-      '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 -c fsync=off`,
+      '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 -c fsync=off ${extraOptions.join(' ')}`.trim(),
     ],
     { ...ids, env: { ...process.env, LC_ALL: 'C' } },
   );
