@@ -4,10 +4,11 @@ import type { AppContext } from '../../app';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
 import { hasMatchingToken } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
+import { formRouteOptions } from '../../http/form-body';
 import { mergedParams, stringParam } from '../../http/params';
 import { CSRF_FIELD } from '../../http/session';
 import { AccessDenied, InvalidRequest } from '../../oauth/errors';
-import { errorRedirect, redirectWith, validateAuthorizeRequest, type ValidAuthorizeRequest } from '../../oauth/authorize-request';
+import { AUTHORIZE_PARAMETERS, errorRedirect, redirectWith, validateAuthorizeRequest, type ValidAuthorizeRequest } from '../../oauth/authorize-request';
 import { formatScopes } from '../../domain/scopes';
 import { csrfField, html, redirect, sendPage } from '../web/html';
 
@@ -19,6 +20,9 @@ export const SCOPE_DESCRIPTIONS: Record<string, string> = {
 };
 
 const SIGN_IN_PATH = '/users/sign_in';
+
+/** The consent form: the authorization request's parameters (hidden fields) and the button pressed. */
+const CONSENT_FORM = formRouteOptions({ strings: [...AUTHORIZE_PARAMETERS, 'decision'] });
 
 export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
@@ -88,7 +92,7 @@ ${hidden('code_challenge', req.codeChallenge)}${hidden('code_challenge_method', 
     );
   });
 
-  app.post('/oauth/authorize', async (request, reply) => {
+  app.post('/oauth/authorize', CONSENT_FORM, async (request, reply) => {
     const params = mergedParams(request);
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) {

@@ -7,6 +7,7 @@ import type { User } from '../../db/schema';
 import { deleteApplication, listApplications, registerApplication, rotateApplicationSecret, type ApplicationRecord } from '../../domain/applications';
 import { DomainError } from '../../domain/errors';
 import { ALL_SCOPES } from '../../domain/scopes';
+import { formRouteOptions } from '../../http/form-body';
 import { parseBoolean, stringParam } from '../../http/params';
 import { CSRF_FIELD } from '../../http/session';
 import { SCOPE_DESCRIPTIONS } from '../oauth/authorize';
@@ -27,6 +28,14 @@ interface FormValues {
 const uidParams = {
   params: { type: 'object', properties: { uid: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, required: ['uid'] },
 } as const;
+
+/** The registration form; scopes as checkboxes (`[scopes][]`) or one space-separated string. */
+const REGISTER_FORM = formRouteOptions({
+  strings: [`${F}[name]`, `${F}[redirect_uri]`, `${F}[confidential]`, `${F}[scopes]`],
+  arrays: [`${F}[scopes][]`],
+});
+/** Renew secret, destroy: a button and the CSRF token. */
+const BUTTON_FORM = formRouteOptions({ strings: [] }, uidParams);
 
 export async function applicationRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
@@ -97,7 +106,7 @@ ${apps.map(
     return listPage(request, reply, user);
   });
 
-  app.post(BASE, async (request, reply) => {
+  app.post(BASE, REGISTER_FORM, async (request, reply) => {
     const user = await guard(request, reply);
     if (!user) return reply;
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -126,14 +135,14 @@ ${apps.map(
     }
   });
 
-  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, { schema: uidParams }, async (request, reply) => {
+  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, BUTTON_FORM, async (request, reply) => {
     const user = await guard(request, reply);
     if (!user) return reply;
     const rotated = await rotateApplicationSecret(db, request.params.uid, `user:${user.username}`, user.id);
     return listPage(request, reply, user, { shown: rotated });
   });
 
-  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, { schema: uidParams }, async (request, reply) => {
+  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, BUTTON_FORM, async (request, reply) => {
     const user = await guard(request, reply);
     if (!user) return reply;
     await deleteApplication(db, request.params.uid, `user:${user.username}`, user.id);

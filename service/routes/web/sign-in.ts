@@ -5,6 +5,7 @@ import { checkOtp, checkPassword, recordSignIn, type CredentialResult } from '..
 import type { WebSession } from '../../domain/sessions';
 import { twoFactorEnabled } from '../../domain/users';
 import { stringParam } from '../../http/params';
+import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfField, html, redirect, sendPage, type SafeHtml } from './html';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, safeReturnTo, SIGN_IN_PATH } from './current-user';
@@ -13,6 +14,10 @@ import { currentUser, DEFAULT_AFTER_SIGN_IN, safeReturnTo, SIGN_IN_PATH } from '
 const OTP_STEP_SECONDS = 300;
 const INVALID_LOGIN = 'Invalid login or password.';
 const INVALID_OTP = 'Invalid two-factor code.';
+
+/** The password step's fields, or the TOTP step's. */
+const SIGN_IN_FORM = formRouteOptions({ strings: ['user[login]', 'user[password]', 'user[otp_attempt]'] });
+const SIGN_OUT_FORM = formRouteOptions({ strings: [] });
 
 export function csrfRejected(reply: FastifyReply) {
   return sendPage(reply, 422, 'The change you requested was rejected', html`<p class="error">Invalid or missing authenticity token. Go back, reload the page and try again.</p>`);
@@ -79,7 +84,7 @@ ${csrfField(await sessions.csrfToken(session))}
     return passwordForm(reply, session);
   });
 
-  app.post(SIGN_IN_PATH, async (request, reply) => {
+  app.post(SIGN_IN_PATH, SIGN_IN_FORM, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const session = await sessions.read(request);
     if (!session || !(await sessions.verifyCsrf(session, body[CSRF_FIELD]))) return csrfRejected(reply);
@@ -125,7 +130,7 @@ ${csrfField(await sessions.csrfToken(session))}
     );
   });
 
-  app.post('/users/sign_out', async (request, reply) => {
+  app.post('/users/sign_out', SIGN_OUT_FORM, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const session = await sessions.read(request);
     if (!session || !(await sessions.verifyCsrf(session, body[CSRF_FIELD]))) return csrfRejected(reply);
