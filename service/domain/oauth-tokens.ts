@@ -34,34 +34,6 @@ export const lockAccessTokenByRefreshToken = (trx: DbOrTrx, refreshToken: string
     .forUpdate()
     .executeTakeFirst();
 
-/**
- * Does the user already hold a grant of exactly these scopes for this application? Doorkeeper's
- * `AccessToken.matching_token_for` (what its authorizations controller's `matching_token?` asks
- * before skipping consent for a confidential client): a token of that application and user that
- * is not revoked — expired ones count — whose scopes equal the requested ones as a set.
- * A rotated-away token (refreshed_at set) does not count: Doorkeeper revokes it on rotation, and
- * we keep its access token alive only so concurrent clients do not race, not as a standing grant
- * (a refresh may have narrowed the scopes, or been a replay). One query on the user_id index.
- */
-export async function hasMatchingToken(
-  db: DbOrTrx,
-  { applicationId, userId, scopes }: { applicationId: number; userId: number; scopes: string[] },
-): Promise<boolean> {
-  const wanted = sql<string[]>`${sql.val(scopes)}::text[]`;
-  const row = await db
-    .selectFrom('oauth_access_tokens')
-    .select('id')
-    .where('user_id', '=', userId)
-    .where('application_id', '=', applicationId)
-    .where('revoked_at', 'is', null)
-    .where('refreshed_at', 'is', null)
-    // Set equality: each array contains the other (order and duplicates do not matter).
-    .where(sql<boolean>`scopes @> ${wanted} and scopes <@ ${wanted}`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 export interface IssueTokenInput {
   applicationId: number | null;
   userId: number;

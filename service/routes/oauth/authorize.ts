@@ -2,7 +2,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
-import { hasMatchingToken } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { mergedParams, stringParam } from '../../http/params';
@@ -64,11 +63,6 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       return redirect(reply, SIGN_IN_PATH);
     }
     if (req.application.trusted) return issueCode(reply, req, user.id);
-    // Doorkeeper/GitLab: a confidential application the user already granted these exact scopes
-    // gets its code without asking again. Never a public one: anyone can claim its client_id.
-    if (req.application.confidential && (await hasMatchingToken(db, { applicationId: req.application.id, userId: user.id, scopes: req.scopes }))) {
-      return issueCode(reply, req, user.id);
-    }
 
     const token = await sessions.csrfToken(session);
     const hidden = (name: string, value: string | undefined) =>

@@ -74,15 +74,9 @@ export function consentFields(html: string): Record<string, string> {
   return out;
 }
 
-/**
- * Signed-in client: consent page → Authorize → the code from the redirect. When the consent page
- * is skipped (trusted app, or a confidential app the user already granted these scopes), the
- * code comes straight from the GET.
- */
+/** Signed-in client: consent page → Authorize → the code from the redirect. */
 export async function obtainCode(web: WebClient, clientId: string, o: AuthorizeOptions = {}): Promise<string> {
   const page = await web.get(authorizeUrl(clientId, o));
-  const skipped = page.statusCode === 302 && new URL(page.headers.location as string, 'http://x/').searchParams.get('code');
-  if (skipped) return skipped;
   if (page.statusCode !== 200) throw new Error(`authorize: ${page.statusCode} ${page.headers.location ?? page.body.slice(0, 200)}`);
   const res = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
   const code = new URL(res.headers.location as string).searchParams.get('code');
