@@ -154,6 +154,24 @@ describe('sign-in round trip and consent', () => {
     expect(res.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=t$`));
   });
 
+  it('an application the user already approved still shows the consent page (contract: only trusted apps skip it)', async () => {
+    await web.signIn('alice', PASSWORD);
+    const first = await web.get(authorizeUrl(c.clientId, { state: 'one' }));
+    expect(first.statusCode).toBe(200);
+    const approved = await web.post('/oauth/authorize', { ...consentFields(first.body), decision: 'authorize' });
+    const code = new URL(approved.headers.location as string).searchParams.get('code')!;
+    const token = await f.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: c.clientId, client_secret: c.secret },
+    });
+    expect(token.statusCode).toBe(200);
+    const again = await web.get(authorizeUrl(c.clientId, { state: 'two' }));
+    expect(again.statusCode).toBe(200);
+    expect(again.headers.location).toBeUndefined();
+    expect(again.body).toContain('is requesting access to your account');
+  });
+
   it('the code carries the granted scopes, redirect URI and PKCE challenge', async () => {
     await web.signIn('alice', PASSWORD);
     const page = await web.get(authorizeUrl(c.clientId, { scope: 'read_user', codeChallenge: 'b'.repeat(43), codeChallengeMethod: 'plain' }));
