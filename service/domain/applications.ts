@@ -1,5 +1,6 @@
 // OAuth applications: registration, listing, deletion and secret rotation. The secret is
 // returned once at creation/rotation and stored only as a SHA-256 digest.
+import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
@@ -27,34 +28,36 @@ export async function registerApplication(
   db: DbOrTrx,
   input: RegisterApplicationInput,
 ): Promise<{ application: ApplicationRecord; secret: string }> {
-  const name = input.name?.trim();
-  if (!name) throw invalid('name must not be empty');
-  if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
-  const redirectUris = requireRedirectUris(input.redirectUris);
-  const scopes = input.scopes === undefined ? [...ALL_SCOPES] : requireScopes(input.scopes);
-  const secret = newApplicationSecret();
-  const application = await db
-    .insertInto('oauth_applications')
-    .values({
-      uid: randomHex(),
-      secret_digest: sha256Hex(secret),
-      name,
-      redirect_uris: redirectUris,
-      scopes: sortScopes(scopes),
-      confidential: input.confidential ?? true,
-      trusted: input.trusted ?? false,
-      owner_id: input.ownerId ?? null,
-    })
-    .returning(PUBLIC_COLUMNS)
-    .executeTakeFirstOrThrow();
-  await recordAudit(db, {
-    actor: input.actor ?? 'system',
-    action: 'application.register',
-    targetType: 'application',
-    targetId: application.uid,
-    details: { name, redirect_uris: redirectUris, scopes, confidential: application.confidential, trusted: application.trusted },
+  return withTransaction(db, async (db) => {
+    const name = input.name?.trim();
+    if (!name) throw invalid('name must not be empty');
+    if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
+    const redirectUris = requireRedirectUris(input.redirectUris);
+    const scopes = input.scopes === undefined ? [...ALL_SCOPES] : requireScopes(input.scopes);
+    const secret = newApplicationSecret();
+    const application = await db
+      .insertInto('oauth_applications')
+      .values({
+        uid: randomHex(),
+        secret_digest: sha256Hex(secret),
+        name,
+        redirect_uris: redirectUris,
+        scopes: sortScopes(scopes),
+        confidential: input.confidential ?? true,
+        trusted: input.trusted ?? false,
+        owner_id: input.ownerId ?? null,
+      })
+      .returning(PUBLIC_COLUMNS)
+      .executeTakeFirstOrThrow();
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'application.register',
+      targetType: 'application',
+      targetId: application.uid,
+      details: { name, redirect_uris: redirectUris, scopes, confidential: application.confidential, trusted: application.trusted },
+    });
+    return { application, secret };
   });
-  return { application, secret };
 }
 
 export const findApplicationByUid = (db: DbOrTrx, uid: string): Promise<ApplicationRecord | undefined> =>
@@ -77,23 +80,27 @@ export const listApplications = (db: DbOrTrx, ownerId?: number): Promise<Applica
 
 /** Deleting an application revokes everything issued to it (cascade). */
 export async function deleteApplication(db: DbOrTrx, uid: string, actor = 'system', ownerId?: number): Promise<ApplicationRecord> {
-  let q = db.deleteFrom('oauth_applications').where('uid', '=', uid);
-  if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
-  const deleted = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
-  if (!deleted) throw notFound(`application "${uid}" not found`);
-  await recordAudit(db, { actor, action: 'application.delete', targetType: 'application', targetId: uid });
-  return deleted;
+  return withTransaction(db, async (db) => {
+    let q = db.deleteFrom('oauth_applications').where('uid', '=', uid);
+    if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+    const deleted = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+    if (!deleted) throw notFound(`application "${uid}" not found`);
+    await recordAudit(db, { actor, action: 'application.delete', targetType: 'application', targetId: uid });
+    return deleted;
+  });
 }
 
 /** A new secret; the old one stops working at once. */
 export async function rotateApplicationSecret(db: DbOrTrx, uid: string, actor = 'system', ownerId?: number): Promise<{ application: ApplicationRecord; secret: string }> {
-  const secret = newApplicationSecret();
-  let q = db.updateTable('oauth_applications').set({ secret_digest: sha256Hex(secret), updated_at: new Date() }).where('uid', '=', uid);
-  if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
-  const application = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
-  if (!application) throw notFound(`application "${uid}" not found`);
-  await recordAudit(db, { actor, action: 'application.rotate_secret', targetType: 'application', targetId: uid });
-  return { application, secret };
+  return withTransaction(db, async (db) => {
+    const secret = newApplicationSecret();
+    let q = db.updateTable('oauth_applications').set({ secret_digest: sha256Hex(secret), updated_at: new Date() }).where('uid', '=', uid);
+    if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+    const application = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+    if (!application) throw notFound(`application "${uid}" not found`);
+    await recordAudit(db, { actor, action: 'application.rotate_secret', targetType: 'application', targetId: uid });
+    return { application, secret };
+  });
 }
 
 /** Check a client secret against the stored digest, in constant time. */

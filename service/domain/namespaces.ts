@@ -1,4 +1,5 @@
 // Groups (nested), projects (in a group) and memberships with GitLab's access levels.
+import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, Group, Project, Visibility } from '../db/schema';
 import { recordAudit } from './audit';
 import { conflict, invalid, notFound, uniqueViolation } from './errors';
@@ -59,23 +60,25 @@ export interface CreateGroupInput {
 }
 
 export async function createGroup(db: DbOrTrx, input: CreateGroupInput): Promise<Group> {
-  const path = requirePath(input.path?.trim() ?? '', 'group');
-  const visibility = requireVisibility(input.visibility);
-  const parent = input.parent ? await findGroupByFullPath(db, input.parent) : undefined;
-  if (input.parent && !parent) throw invalid(`parent group "${input.parent}" not found`);
-  const fullPath = parent ? `${parent.full_path}/${path}` : path;
-  if (await findProjectByPath(db, fullPath)) throw conflict(`"${fullPath}" is already taken by a project`);
-  try {
-    const group = await db
-      .insertInto('groups')
-      .values({ parent_id: parent?.id ?? null, path, name: input.name?.trim() || path, full_path: fullPath, visibility })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await recordAudit(db, { actor: input.actor ?? 'system', action: 'group.create', targetType: 'group', targetId: group.id, details: { full_path: fullPath, visibility } });
-    return group;
-  } catch (err) {
-    throw uniqueViolation(err, { groups_full_path_lower: `group "${fullPath}" already exists` }) ?? err;
-  }
+  return withTransaction(db, async (db) => {
+    const path = requirePath(input.path?.trim() ?? '', 'group');
+    const visibility = requireVisibility(input.visibility);
+    const parent = input.parent ? await findGroupByFullPath(db, input.parent) : undefined;
+    if (input.parent && !parent) throw invalid(`parent group "${input.parent}" not found`);
+    const fullPath = parent ? `${parent.full_path}/${path}` : path;
+    if (await findProjectByPath(db, fullPath)) throw conflict(`"${fullPath}" is already taken by a project`);
+    try {
+      const group = await db
+        .insertInto('groups')
+        .values({ parent_id: parent?.id ?? null, path, name: input.name?.trim() || path, full_path: fullPath, visibility })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordAudit(db, { actor: input.actor ?? 'system', action: 'group.create', targetType: 'group', targetId: group.id, details: { full_path: fullPath, visibility } });
+      return group;
+    } catch (err) {
+      throw uniqueViolation(err, { groups_full_path_lower: `group "${fullPath}" already exists` }) ?? err;
+    }
+  });
 }
 
 export interface CreateProjectInput {
@@ -87,27 +90,29 @@ export interface CreateProjectInput {
 }
 
 export async function createProject(db: DbOrTrx, input: CreateProjectInput): Promise<Project> {
-  const full = input.path?.trim() ?? '';
-  const slash = full.lastIndexOf('/');
-  if (slash <= 0) throw invalid(`project path "${full}" must be NAMESPACE/PATH (the namespace is a group's full path)`);
-  const namespace = full.slice(0, slash);
-  const path = requirePath(full.slice(slash + 1), 'project');
-  const visibility = requireVisibility(input.visibility);
-  const group = await findGroupByFullPath(db, namespace);
-  if (!group) throw invalid(`group "${namespace}" not found`);
-  const pathWithNamespace = `${group.full_path}/${path}`;
-  if (await findGroupByFullPath(db, pathWithNamespace)) throw conflict(`"${pathWithNamespace}" is already taken by a group`);
-  try {
-    const project = await db
-      .insertInto('projects')
-      .values({ group_id: group.id, path, name: input.name?.trim() || path, path_with_namespace: pathWithNamespace, visibility })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await recordAudit(db, { actor: input.actor ?? 'system', action: 'project.create', targetType: 'project', targetId: project.id, details: { path_with_namespace: pathWithNamespace, visibility } });
-    return project;
-  } catch (err) {
-    throw uniqueViolation(err, { projects_path_with_namespace_lower: `project "${pathWithNamespace}" already exists` }) ?? err;
-  }
+  return withTransaction(db, async (db) => {
+    const full = input.path?.trim() ?? '';
+    const slash = full.lastIndexOf('/');
+    if (slash <= 0) throw invalid(`project path "${full}" must be NAMESPACE/PATH (the namespace is a group's full path)`);
+    const namespace = full.slice(0, slash);
+    const path = requirePath(full.slice(slash + 1), 'project');
+    const visibility = requireVisibility(input.visibility);
+    const group = await findGroupByFullPath(db, namespace);
+    if (!group) throw invalid(`group "${namespace}" not found`);
+    const pathWithNamespace = `${group.full_path}/${path}`;
+    if (await findGroupByFullPath(db, pathWithNamespace)) throw conflict(`"${pathWithNamespace}" is already taken by a group`);
+    try {
+      const project = await db
+        .insertInto('projects')
+        .values({ group_id: group.id, path, name: input.name?.trim() || path, path_with_namespace: pathWithNamespace, visibility })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordAudit(db, { actor: input.actor ?? 'system', action: 'project.create', targetType: 'project', targetId: project.id, details: { path_with_namespace: pathWithNamespace, visibility } });
+      return project;
+    } catch (err) {
+      throw uniqueViolation(err, { projects_path_with_namespace_lower: `project "${pathWithNamespace}" already exists` }) ?? err;
+    }
+  });
 }
 
 export interface AddMemberInput {
@@ -120,21 +125,23 @@ export interface AddMemberInput {
 
 /** Add a member, or change the access level of an existing one. */
 export async function addMember(db: DbOrTrx, input: AddMemberInput) {
-  if (!!input.group === !!input.project) throw invalid('give exactly one of group or project');
-  const level = ACCESS_LEVELS[input.access as AccessLevelName];
-  if (!level) throw invalid(`access level "${input.access}" is invalid (choose from: ${Object.keys(ACCESS_LEVELS).join(', ')})`);
-  const user = await getUserByUsername(db, input.username);
-  const source = input.group ? await getGroupByFullPath(db, input.group) : await getProjectByPath(db, input.project!);
-  const column = input.group ? 'group_id' : 'project_id';
-  const existing = await db.selectFrom('members').select('id').where('user_id', '=', user.id).where(column, '=', source.id).executeTakeFirst();
-  if (existing) {
-    await db.updateTable('members').set({ access_level: level }).where('id', '=', existing.id).execute();
-  } else {
-    await db.insertInto('members').values({ user_id: user.id, [column]: source.id, access_level: level }).execute();
-  }
-  const sourceName = input.group ? `group:${(source as Group).full_path}` : `project:${(source as Project).path_with_namespace}`;
-  await recordAudit(db, { actor: input.actor ?? 'system', action: 'member.add', targetType: input.group ? 'group' : 'project', targetId: source.id, details: { user: user.username, access_level: level } });
-  return { source: sourceName, user: user.username, access_level: level };
+  return withTransaction(db, async (db) => {
+    if (!!input.group === !!input.project) throw invalid('give exactly one of group or project');
+    const level = ACCESS_LEVELS[input.access as AccessLevelName];
+    if (!level) throw invalid(`access level "${input.access}" is invalid (choose from: ${Object.keys(ACCESS_LEVELS).join(', ')})`);
+    const user = await getUserByUsername(db, input.username);
+    const source = input.group ? await getGroupByFullPath(db, input.group) : await getProjectByPath(db, input.project!);
+    const column = input.group ? 'group_id' : 'project_id';
+    const existing = await db.selectFrom('members').select('id').where('user_id', '=', user.id).where(column, '=', source.id).executeTakeFirst();
+    if (existing) {
+      await db.updateTable('members').set({ access_level: level }).where('id', '=', existing.id).execute();
+    } else {
+      await db.insertInto('members').values({ user_id: user.id, [column]: source.id, access_level: level }).execute();
+    }
+    const sourceName = input.group ? `group:${(source as Group).full_path}` : `project:${(source as Project).path_with_namespace}`;
+    await recordAudit(db, { actor: input.actor ?? 'system', action: 'member.add', targetType: input.group ? 'group' : 'project', targetId: source.id, details: { user: user.username, access_level: level } });
+    return { source: sourceName, user: user.username, access_level: level };
+  });
 }
 
 export const groupSummary = (g: Group) => ({ id: g.id, full_path: g.full_path, name: g.name, visibility: g.visibility, parent_id: g.parent_id });

@@ -1,5 +1,6 @@
 // Personal access tokens (glpat-…): created for a user with scopes and an optional expiry date,
 // stored as a SHA-256 digest, shown once.
+import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
@@ -20,29 +21,31 @@ export interface CreateTokenInput {
 }
 
 export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenInput) {
-  const name = input.name?.trim();
-  if (!name) throw invalid('name must not be empty');
-  if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
-  const scopes = requireScopes(input.scopes);
-  const expiresAt = input.expiresAt ?? null;
-  if (expiresAt !== null) {
-    const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
-    const parsed = d ? new Date(`${expiresAt}T00:00:00Z`) : undefined;
-    if (!d || !parsed || isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt) {
-      throw invalid(`expires-at "${expiresAt}" is not a date (YYYY-MM-DD)`);
+  return withTransaction(db, async (db) => {
+    const name = input.name?.trim();
+    if (!name) throw invalid('name must not be empty');
+    if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
+    const scopes = requireScopes(input.scopes);
+    const expiresAt = input.expiresAt ?? null;
+    if (expiresAt !== null) {
+      const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
+      const parsed = d ? new Date(`${expiresAt}T00:00:00Z`) : undefined;
+      if (!d || !parsed || isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt) {
+        throw invalid(`expires-at "${expiresAt}" is not a date (YYYY-MM-DD)`);
+      }
+      const today = (input.now ?? new Date()).toISOString().slice(0, 10);
+      if (expiresAt < today) throw invalid(`expires-at ${expiresAt} is in the past`);
     }
-    const today = (input.now ?? new Date()).toISOString().slice(0, 10);
-    if (expiresAt < today) throw invalid(`expires-at ${expiresAt} is in the past`);
-  }
-  const user = await getUserByUsername(db, input.username);
-  const token = newPersonalAccessToken();
-  const row = await db
-    .insertInto('personal_access_tokens')
-    .values({ user_id: user.id, name, token_digest: sha256Hex(token), scopes: sortScopes(scopes), expires_at: expiresAt })
-    .returning(COLUMNS)
-    .executeTakeFirstOrThrow();
-  await recordAudit(db, { actor: input.actor ?? 'system', action: 'personal_access_token.create', targetType: 'personal_access_token', targetId: row.id, details: { user: user.username, name, scopes } });
-  return { token, record: row, user };
+    const user = await getUserByUsername(db, input.username);
+    const token = newPersonalAccessToken();
+    const row = await db
+      .insertInto('personal_access_tokens')
+      .values({ user_id: user.id, name, token_digest: sha256Hex(token), scopes: sortScopes(scopes), expires_at: expiresAt })
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    await recordAudit(db, { actor: input.actor ?? 'system', action: 'personal_access_token.create', targetType: 'personal_access_token', targetId: row.id, details: { user: user.username, name, scopes } });
+    return { token, record: row, user };
+  });
 }
 
 export async function listPersonalAccessTokens(db: DbOrTrx, username?: string) {
@@ -59,15 +62,17 @@ export async function listPersonalAccessTokens(db: DbOrTrx, username?: string) {
 }
 
 export async function revokePersonalAccessToken(db: DbOrTrx, id: number, actor = 'system') {
-  const row = await db
-    .updateTable('personal_access_tokens')
-    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(new Date())) }))
-    .where('id', '=', id)
-    .returning(COLUMNS)
-    .executeTakeFirst();
-  if (!row) throw notFound(`personal access token ${id} not found`);
-  await recordAudit(db, { actor, action: 'personal_access_token.revoke', targetType: 'personal_access_token', targetId: id });
-  return row;
+  return withTransaction(db, async (db) => {
+    const row = await db
+      .updateTable('personal_access_tokens')
+      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(new Date())) }))
+      .where('id', '=', id)
+      .returning(COLUMNS)
+      .executeTakeFirst();
+    if (!row) throw notFound(`personal access token ${id} not found`);
+    await recordAudit(db, { actor, action: 'personal_access_token.revoke', targetType: 'personal_access_token', targetId: id });
+    return row;
+  });
 }
 
 /** One indexed look-up by digest; the caller decides what expired/revoked mean for it. */

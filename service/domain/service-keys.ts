@@ -1,6 +1,7 @@
 // The session/CSRF signing key ring. The newest key signs; every key that has not aged out still
 // verifies, so a rotation signs nobody out. Kept in `service_keys` locally, or supplied from
 // outside (Secrets Manager when deployed) through a KeyRingSource over the same JSON document.
+import { withTransaction } from '../db/transaction';
 import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
@@ -71,7 +72,7 @@ async function selectKeys(db: DbOrTrx): Promise<ServiceKey[]> {
 export async function loadSessionKeyRing(db: DbOrTrx): Promise<KeyRing> {
   const keys = await selectKeys(db);
   if (keys.some((k) => k.retiredAt === null)) return makeKeyRing(keys);
-  return db.transaction().execute(async (trx) => {
+  return withTransaction(db, async (trx) => {
     // Two instances starting at once on an empty table: one creates the key, the other reads it.
     await sql`select pg_advisory_xact_lock(hashtext('lanyard.service_keys'))`.execute(trx);
     const again = await selectKeys(trx);
@@ -124,7 +125,7 @@ export async function rotateSessionKey(db: DbOrTrx, actor = 'system'): Promise<R
     await recordAudit(trx, { actor, action: 'service_key.rotate', targetType: 'service_key', targetId: result.keyId, details: { purpose: 'session', retired: result.retired } });
     return result;
   };
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
+  return withTransaction(db, run);
 }
 
 export const dbKeyRingSource = (db: DbOrTrx): KeyRingSource => ({ load: () => loadSessionKeyRing(db) });
