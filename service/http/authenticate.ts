@@ -6,6 +6,7 @@
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { sql, type CompiledQuery, type InferResult } from 'kysely';
 import type { Db, User } from '../db/schema';
+import { accessTokenExpired } from '../domain/oauth-tokens';
 import { personalAccessTokenExpired } from '../domain/personal-access-tokens';
 import { formatScopes, type Scope } from '../domain/scopes';
 import { sha256Hex } from '../domain/secrets';
@@ -61,6 +62,10 @@ const present = (v: unknown): boolean => v !== undefined && v !== null && v !== 
 /** A repeated parameter or header (an array) is not a token: it is kept as '' and fails. */
 const asToken = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), or undefined. */
+export const bearerFromHeader = (authorization: string | undefined): string | undefined =>
+  authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+
 /** The token of a request, from the first place that carries one; undefined when none does. */
 export function findRequestToken(request: FastifyRequest): FoundToken | undefined {
   const query = (request.query ?? {}) as Record<string, unknown>;
@@ -71,7 +76,7 @@ export function findRequestToken(request: FastifyRequest): FoundToken | undefine
   let bearer: unknown = query.access_token;
   if (!present(bearer)) {
     source = 'Authorization';
-    bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+    bearer = bearerFromHeader(request.headers.authorization);
   }
   if (!present(bearer)) return undefined;
   const token = asToken(bearer);
@@ -151,7 +156,7 @@ export async function findTokenRecord(db: Db, kind: TokenKind, token: string, no
   return {
     id: row.token_id,
     scopes: row.scopes,
-    expired: row.expires_at.getTime() <= now.getTime(),
+    expired: accessTokenExpired(row, now.getTime()),
     revoked: row.revoked_at !== null,
     last_used_at: null,
     user: splitUser(row),

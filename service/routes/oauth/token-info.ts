@@ -4,6 +4,7 @@ import type { AppContext } from '../../app';
 import { findApplicationById } from '../../domain/applications';
 import { findAccessTokenByToken, tokenState } from '../../domain/oauth-tokens';
 import { sortScopes } from '../../domain/scopes';
+import { bearerFromHeader } from '../../http/authenticate';
 import { InvalidToken } from '../../oauth/errors';
 
 const tokenInfoSchema = {
@@ -23,8 +24,8 @@ const tokenInfoSchema = {
 
 /** RFC 6750 §2.1 header, else §2.3 query parameter. */
 function bearerToken(authorization: string | undefined, query: unknown): string | undefined {
-  const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
-  if (m) return m[1];
+  const fromHeader = bearerFromHeader(authorization);
+  if (fromHeader) return fromHeader;
   const q = (query as Record<string, unknown>)?.access_token;
   return typeof q === 'string' && q ? q : undefined;
 }
