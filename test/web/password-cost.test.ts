@@ -41,9 +41,10 @@ describe('password hashing at the real cost', () => {
     const results = await burst;
     expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
     const total = Date.now() - t0;
-    expect(latencies.length).toBeGreaterThan(3);
-    // Each metadata request answered quickly while the hashes (≈400 ms each) ran on the thread pool.
-    expect(Math.max(...latencies)).toBeLessThan(300); // generous: the suite shares 2 cores
+    // Other requests kept being answered *during* the burst. Hashing on the event loop would let at
+    // most one through between hashes (about 4); off it, dozens interleave. Latency figures belong
+    // to bench/password-hash.ts, not to a timed assertion here.
+    expect(latencies.length).toBeGreaterThanOrEqual(10);
     console.log(`[password-cost] 4 sign-ins at N=2^17 took ${total} ms; other requests: max ${Math.max(...latencies)} ms over ${latencies.length}`);
   });
 
