@@ -37,7 +37,8 @@ const defaultServices: AdminServices = { rotateSessionKey: (db, actor) => rotate
 
 let yargsFactory: Promise<(args?: string[]) => Argv> | undefined;
 // yargs 18 is ESM-only; this package is CommonJS.
-const loadYargs = () => (yargsFactory ??= import('yargs').then((m) => m.default as unknown as (args?: string[]) => Argv));
+const loadYargs = () =>
+  (yargsFactory ??= import('yargs').then((m) => m.default as unknown as (args?: string[]) => Argv));
 
 export async function runCli(argv: readonly string[], options: RunCliOptions): Promise<number> {
   const { io } = options;
@@ -50,7 +51,8 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
 
   const execute = async (command: AdminCommand, args: Record<string, any>): Promise<Outcome> => {
     const remote = wantsRemote(args);
-    if (remote && !options.remote) throw new UsageError('--function and --stack cannot be used here (inside the admin function)');
+    if (remote && !options.remote)
+      throw new UsageError('--function and --stack cannot be used here (inside the admin function)');
     const password = command.password ? await readPassword(args, io) : undefined;
     if (command.confirm) await confirm(command.confirm(args), args.yes, io);
     if (remote) {
@@ -104,7 +106,9 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
 /** Exit 1 with one line for what the operator can fix; exit 2 for anything else (a bug). */
 function report(err: unknown, io: CliIo, wantsJson: boolean, helpFor: string, debug: boolean): number {
   const userFacing = isUserFacing(err);
-  const message = userFacing ? oneLine(err.message) : `unexpected error: ${oneLine((err as Error)?.message ?? String(err))}`;
+  const message = userFacing
+    ? oneLine(err.message)
+    : `unexpected error: ${oneLine((err as Error)?.message ?? String(err))}`;
   const hint = err instanceof UsageError ? ` (see ${helpFor} --help)` : '';
   io.stderr(`${PROGRAM}: ${message}${hint}\n`);
   if (!userFacing && debug && (err as Error)?.stack) io.stderr(`${(err as Error).stack}\n`);
@@ -146,9 +150,15 @@ type Run = (command: AdminCommand, args: Record<string, any>) => Promise<void>;
 export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
   const y = yargs()
     .scriptName(PROGRAM)
-    .usage(`$0 <command> [options]\n\nAdminister Lanyard: users, OAuth applications, tokens, groups, projects, members, secrets.`)
+    .usage(
+      `$0 <command> [options]\n\nAdminister Lanyard: users, OAuth applications, tokens, groups, projects, members, secrets.`,
+    )
     .option('json', { type: 'boolean', global: true, describe: 'Print exactly one JSON document on stdout' })
-    .option('function', { type: 'string', global: true, describe: "Run in a deployed stack's admin Lambda (name or ARN)" })
+    .option('function', {
+      type: 'string',
+      global: true,
+      describe: "Run in a deployed stack's admin Lambda (name or ARN)",
+    })
     .option('stack', { type: 'string', global: true, describe: 'Run in the admin Lambda of this Pulumi stack' })
     .option('region', { type: 'string', global: true, describe: 'AWS region of --function/--stack' })
     .epilogue(
@@ -173,14 +183,21 @@ export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
 }
 
 function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
-  const below = COMMANDS.filter((c) => prefix.every((word, i) => c.path[i].split(' ')[0] === word) && c.path.length > depth);
+  const below = COMMANDS.filter(
+    (c) => prefix.every((word, i) => c.path[i].split(' ')[0] === word) && c.path.length > depth,
+  );
   const seen = new Set<string>();
   for (const command of below) {
     const word = command.path[depth].split(' ')[0];
     if (seen.has(word)) continue;
     seen.add(word);
     if (command.path.length === depth + 1) {
-      y.command(command.path[depth], command.describe, (cy) => leafBuilder(cy, command), (args) => run(command, args));
+      y.command(
+        command.path[depth],
+        command.describe,
+        (cy) => leafBuilder(cy, command),
+        (args) => run(command, args),
+      );
     } else {
       const group = [...prefix, word];
       y.command(word, GROUPS[group.join(' ')] ?? word, (gy) => {
@@ -193,22 +210,33 @@ function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
 
 const GLOBAL_OPTIONS = ['json', 'function', 'stack', 'region', 'help'];
 /** yargs' getOptions(), which @types/yargs 17 does not declare. */
-const optionKeys = (y: Argv): string[] => Object.keys((y as Argv & { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
+const optionKeys = (y: Argv): string[] =>
+  Object.keys((y as Argv & { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
 
 function leafBuilder(y: Argv, command: AdminCommand): Argv {
   const known = new Set(optionKeys(y));
   let cy = command.options ? command.options(y) : y;
   if (command.password) {
     cy = cy
-      .option('password', { type: 'string', describe: 'The password (lands in shell history: prefer --password-stdin or the prompt)' })
+      .option('password', {
+        type: 'string',
+        describe: 'The password (lands in shell history: prefer --password-stdin or the prompt)',
+      })
       .option('password-stdin', { type: 'boolean', describe: 'Read the password from standard input' })
       .conflicts('password', 'password-stdin');
   }
-  if (command.confirm) cy = cy.option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask for confirmation (required when not on a terminal)' });
+  if (command.confirm)
+    cy = cy.option('yes', {
+      alias: 'y',
+      type: 'boolean',
+      describe: 'Do not ask for confirmation (required when not on a terminal)',
+    });
   for (const [line, what] of command.examples) cy = cy.example(`$0 ${line}`, what);
   // --help lists the command's own options first, then the global ones.
   const positionals = [...command.path[command.path.length - 1].matchAll(/<([^>]+)>/g)].map((m) => m[1]);
-  const own = optionKeys(cy).filter((k) => !known.has(k) && /^[a-z-]+$/.test(k) && k !== 'y' && !positionals.includes(k));
+  const own = optionKeys(cy).filter(
+    (k) => !known.has(k) && /^[a-z-]+$/.test(k) && k !== 'y' && !positionals.includes(k),
+  );
   if (own.length) cy = cy.group(own, 'Options:');
   return cy.group(GLOBAL_OPTIONS, 'Global options:');
 }

@@ -15,7 +15,8 @@ export const PASSWORD_FLAG_WARNING =
 
 /** --password (with a warning), --password-stdin, or a hidden prompt asked twice on a terminal. */
 export async function readPassword(args: PasswordArgs, io: CliIo): Promise<string> {
-  if (typeof args.password === 'string' && args.passwordStdin) throw new UsageError('give --password or --password-stdin, not both');
+  if (typeof args.password === 'string' && args.passwordStdin)
+    throw new UsageError('give --password or --password-stdin, not both');
   if (typeof args.password === 'string') {
     io.stderr(`lanyard-admin: ${PASSWORD_FLAG_WARNING}\n`);
     return args.password;

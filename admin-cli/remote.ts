@@ -10,7 +10,6 @@ import { isInvocationResult, type AdminInvocation, type AdminInvocationResult } 
 import { UsageError, UserError } from './errors';
 import type { RemoteArgs } from './remote-args';
 
-
 export interface RemoteOptions {
   /** Merged into the SDK clients' configuration (tests: a stubbed requestHandler, static credentials). */
   clientConfig?: Partial<LambdaClientConfig>;
@@ -28,8 +27,13 @@ export class RemoteFunctionError extends Error {}
 
 const ARN_RE = /^arn:aws[a-z-]*:lambda:([a-z0-9-]+):\d{12}:function:[A-Za-z0-9_-]+(:[A-Za-z0-9$_-]+)?$/;
 
-export async function resolveRemoteFunction(args: RemoteArgs, env: NodeJS.ProcessEnv, options: RemoteOptions = {}): Promise<RemoteFunction> {
-  if (args.function !== undefined && args.stack !== undefined) throw new UsageError('give --function or --stack, not both');
+export async function resolveRemoteFunction(
+  args: RemoteArgs,
+  env: NodeJS.ProcessEnv,
+  options: RemoteOptions = {},
+): Promise<RemoteFunction> {
+  if (args.function !== undefined && args.stack !== undefined)
+    throw new UsageError('give --function or --stack, not both');
   if (args.function !== undefined) {
     const fn = String(args.function).trim();
     if (!fn) throw new UsageError('--function needs the admin function name or ARN');
@@ -40,20 +44,31 @@ export async function resolveRemoteFunction(args: RemoteArgs, env: NodeJS.Proces
   const outputs = await pulumiStackOutputs(stack, env, options.pulumiCwd);
   const fn = outputs.adminFunctionName ?? outputs.adminFunctionArn;
   if (typeof fn !== 'string' || !fn) {
-    throw new UserError(`the stack "${stack}" has no adminFunctionName output (is it deployed with the admin function?)`);
+    throw new UserError(
+      `the stack "${stack}" has no adminFunctionName output (is it deployed with the admin function?)`,
+    );
   }
   const outputRegion = [outputs.region, outputs.awsRegion].find((r): r is string => typeof r === 'string');
   let region = args.region ?? ARN_RE.exec(fn)?.[1] ?? outputRegion;
   // The stack's own `aws:region`, unless the operator's environment names one.
-  if (!region && !env.AWS_REGION && !env.AWS_DEFAULT_REGION) region = await pulumiConfigRegion(stack, env, options.pulumiCwd);
+  if (!region && !env.AWS_REGION && !env.AWS_DEFAULT_REGION)
+    region = await pulumiConfigRegion(stack, env, options.pulumiCwd);
   return { functionName: fn, region };
 }
 
 /** `pulumi stack output --json --stack NAME`: the Pulumi CLI may be absent, so say so clearly. */
-export async function pulumiStackOutputs(stack: string, env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()): Promise<Record<string, unknown>> {
+export async function pulumiStackOutputs(
+  stack: string,
+  env: NodeJS.ProcessEnv,
+  cwd = pulumiProjectDir(),
+): Promise<Record<string, unknown>> {
   const { code, stdout, stderr } = await pulumi(['stack', 'output', '--json', '--stack', stack], env, cwd);
   if (code !== 0) {
-    const why = stderr.split('\n').map((l) => l.trim()).find(Boolean) ?? `exit code ${code}`;
+    const why =
+      stderr
+        .split('\n')
+        .map((l) => l.trim())
+        .find(Boolean) ?? `exit code ${code}`;
     throw new UserError(`pulumi stack output --stack ${stack} failed: ${why.replace(/^error:\s*/i, '')}`);
   }
   try {
@@ -65,7 +80,11 @@ export async function pulumiStackOutputs(stack: string, env: NodeJS.ProcessEnv, 
   throw new UserError(`pulumi stack output --stack ${stack} did not print a JSON object`);
 }
 
-async function pulumiConfigRegion(stack: string, env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()): Promise<string | undefined> {
+async function pulumiConfigRegion(
+  stack: string,
+  env: NodeJS.ProcessEnv,
+  cwd = pulumiProjectDir(),
+): Promise<string | undefined> {
   const { code, stdout } = await pulumi(['config', 'get', 'aws:region', '--stack', stack], env, cwd);
   return code === 0 && /^[a-z]{2}(-[a-z]+)+-\d$/.test(stdout.trim()) ? stdout.trim() : undefined;
 }
@@ -80,7 +99,9 @@ function pulumi(args: string[], env: NodeJS.ProcessEnv, cwd = pulumiProjectDir()
     child.on('error', (e: NodeJS.ErrnoException) =>
       reject(
         e.code === 'ENOENT'
-          ? new UserError('--stack needs the Pulumi CLI, which is not installed here; pass --function with the stack\'s adminFunctionName output instead')
+          ? new UserError(
+              "--stack needs the Pulumi CLI, which is not installed here; pass --function with the stack's adminFunctionName output instead",
+            )
           : e,
       ),
     );
@@ -132,9 +153,12 @@ export async function invokeAdminFunction(
     }
     if (out.FunctionError) {
       const e = (body ?? {}) as { errorType?: string; errorMessage?: string };
-      throw new RemoteFunctionError(`the admin function failed: ${[e.errorType, e.errorMessage].filter(Boolean).join(': ') || out.FunctionError}`);
+      throw new RemoteFunctionError(
+        `the admin function failed: ${[e.errorType, e.errorMessage].filter(Boolean).join(': ') || out.FunctionError}`,
+      );
     }
-    if (!isInvocationResult(body)) throw new RemoteFunctionError(`the admin function ${target.functionName} returned an unexpected response`);
+    if (!isInvocationResult(body))
+      throw new RemoteFunctionError(`the admin function ${target.functionName} returned an unexpected response`);
     return body;
   } catch (err) {
     // Name the region the SDK settled on (AWS_REGION, the profile) when the target had none.

@@ -14,7 +14,13 @@ export function localTarget(env: NodeJS.ProcessEnv, log: (line: string) => void)
     db() {
       opening ??= (async () => {
         const config = loadConfig(env);
-        const database = await openDatabase({ databaseUrl: config.databaseUrl, home: config.home, max: 2, applicationName: 'lanyard-admin', log });
+        const database = await openDatabase({
+          databaseUrl: config.databaseUrl,
+          home: config.home,
+          max: 2,
+          applicationName: 'lanyard-admin',
+          log,
+        });
         // The embedded database is Lanyard's own: bring its schema up to date as `npm start` would,
         // so a fresh checkout works without a separate `db migrate`. A DATABASE_URL server is the
         // operator's: there, pending migrations stay an explicit step (the command refuses).

@@ -54,19 +54,26 @@ async function main() {
 
     const cases: Record<string, Inject> = {
       'GET /-/health (baseline)': () => app.inject({ url: '/-/health' }),
-      'GET /api/v4/user, PAT (PRIVATE-TOKEN)': () => app.inject({ url: '/api/v4/user', headers: { 'private-token': pat } }),
-      'GET /api/v4/user, OAuth (Bearer)': () => app.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${oauth}` } }),
+      'GET /api/v4/user, PAT (PRIVATE-TOKEN)': () =>
+        app.inject({ url: '/api/v4/user', headers: { 'private-token': pat } }),
+      'GET /api/v4/user, OAuth (Bearer)': () =>
+        app.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${oauth}` } }),
     };
     for (const inject of Object.values(cases)) await measure(inject); // warm-up (JIT, pool)
     // Two interleaved rounds, best of each, so drift on a shared machine hits every case alike.
     const best: Record<string, number> = {};
     for (let round = 0; round < 2; round++) {
-      for (const [label, inject] of Object.entries(cases)) best[label] = Math.max(best[label] ?? 0, await measure(inject));
+      for (const [label, inject] of Object.entries(cases))
+        best[label] = Math.max(best[label] ?? 0, await measure(inject));
     }
-    console.log(`${server.kind} PostgreSQL, ${CONCURRENCY} requests in flight, ${DURATION_MS} ms per measurement, best of 2 rounds (Node ${process.version})`);
+    console.log(
+      `${server.kind} PostgreSQL, ${CONCURRENCY} requests in flight, ${DURATION_MS} ms per measurement, best of 2 rounds (Node ${process.version})`,
+    );
     const baseline = best['GET /-/health (baseline)'];
     for (const [label, rps] of Object.entries(best)) {
-      console.log(`${label.padEnd(42)} ${rps.toFixed(0).padStart(6)} req/s   ratio to baseline ${(rps / baseline).toFixed(2)}`);
+      console.log(
+        `${label.padEnd(42)} ${rps.toFixed(0).padStart(6)} req/s   ratio to baseline ${(rps / baseline).toFixed(2)}`,
+      );
     }
     await app.close();
   } finally {

@@ -22,7 +22,11 @@ const HEALTH_EVENT = {
   rawPath: '/-/health',
   rawQueryString: '',
   headers: { host: 'bench.execute-api.eu-west-1.amazonaws.com' },
-  requestContext: { http: { method: 'GET', path: '/-/health', sourceIp: '203.0.113.7' }, stage: '$default', requestId: 'bench' },
+  requestContext: {
+    http: { method: 'GET', path: '/-/health', sourceIp: '203.0.113.7' },
+    stage: '$default',
+    requestId: 'bench',
+  },
   isBase64Encoded: false,
 };
 
@@ -58,11 +62,21 @@ async function main(): Promise<void> {
 
   // The deployed artifact, and the same entry with node_modules left external (inside the repo,
   // so require() finds them — as a zipped folder with node_modules would on Lambda).
-  const [api] = await bundleLambdas({ outDir: path.join(work, 'bundle'), entries: [{ name: 'api', source: 'service/lambda.ts' }] });
+  const [api] = await bundleLambdas({
+    outDir: path.join(work, 'bundle'),
+    entries: [{ name: 'api', source: 'service/lambda.ts' }],
+  });
   const unbundledFile = path.join(work, 'unbundled', 'index.js');
   await esbuild.build({
-    absWorkingDir: ROOT, entryPoints: ['service/lambda.ts'], outfile: unbundledFile, bundle: true, packages: 'external',
-    platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning',
+    absWorkingDir: ROOT,
+    entryPoints: ['service/lambda.ts'],
+    outfile: unbundledFile,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
   });
   fs.copyFileSync(path.join(api.dir, 'rds-ca.pem'), path.join(work, 'unbundled', 'rds-ca.pem'));
 
@@ -91,17 +105,30 @@ async function main(): Promise<void> {
   const base = stats(samples.baseline);
   const rows = Object.entries(samples).map(([name, s]) => ({ name, ...stats(s) }));
   const line = (s: string) => process.stdout.write(`${s}\n`);
-  line(`Cold start, process start → first response to GET /-/health (real PostgreSQL), ${runs} runs each, ${os.cpus().length} cores, Node ${process.version}`);
+  line(
+    `Cold start, process start → first response to GET /-/health (real PostgreSQL), ${runs} runs each, ${os.cpus().length} cores, Node ${process.version}`,
+  );
   for (const r of rows) {
-    line(`  ${r.name.padEnd(10)} median ${r.median.toFixed(0).padStart(4)} ms  p90 ${r.p90.toFixed(0).padStart(4)} ms  min ${r.min.toFixed(0).padStart(4)} ms  ×${(r.median / base.median).toFixed(2)} of node -e 0`);
+    line(
+      `  ${r.name.padEnd(10)} median ${r.median.toFixed(0).padStart(4)} ms  p90 ${r.p90.toFixed(0).padStart(4)} ms  min ${r.min.toFixed(0).padStart(4)} ms  ×${(r.median / base.median).toFixed(2)} of node -e 0`,
+    );
   }
   const bundle = stats(samples.bundle).median;
   const unbundled = stats(samples.unbundled).median;
-  line(`  bundle / unbundled: ×${(bundle / unbundled).toFixed(2)}; bundle minus baseline ${(bundle - base.median).toFixed(0)} ms, unbundled minus baseline ${(unbundled - base.median).toFixed(0)} ms`);
+  line(
+    `  bundle / unbundled: ×${(bundle / unbundled).toFixed(2)}; bundle minus baseline ${(bundle - base.median).toFixed(0)} ms, unbundled minus baseline ${(unbundled - base.median).toFixed(0)} ms`,
+  );
   const js = fs.readFileSync(api.file);
   const ca = fs.statSync(path.join(api.dir, 'rds-ca.pem')).size;
-  line(`Bundle: index.js ${js.length} bytes (${(js.length / 1024).toFixed(1)} KiB, gzip ${(gzipSync(js, { level: 9 }).length / 1024).toFixed(1)} KiB) + rds-ca.pem ${(ca / 1024).toFixed(1)} KiB`);
-  line(`  largest parts: ${api.breakdown.slice(0, 6).map(([p, b]) => `${p} ${(b / 1024).toFixed(0)} KiB`).join(', ')}`);
+  line(
+    `Bundle: index.js ${js.length} bytes (${(js.length / 1024).toFixed(1)} KiB, gzip ${(gzipSync(js, { level: 9 }).length / 1024).toFixed(1)} KiB) + rds-ca.pem ${(ca / 1024).toFixed(1)} KiB`,
+  );
+  line(
+    `  largest parts: ${api.breakdown
+      .slice(0, 6)
+      .map(([p, b]) => `${p} ${(b / 1024).toFixed(0)} KiB`)
+      .join(', ')}`,
+  );
 }
 
 main().catch((err) => {

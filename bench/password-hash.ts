@@ -18,7 +18,9 @@ async function sampleDelay(durationMs: number, work?: () => Promise<unknown>) {
 }
 
 async function main() {
-  console.log(`scrypt parameters: N=2^${DEFAULT_PARAMS.ln}, r=${DEFAULT_PARAMS.r}, p=${DEFAULT_PARAMS.p} (memory ${(128 * 2 ** DEFAULT_PARAMS.ln * DEFAULT_PARAMS.r) / 2 ** 20} MiB per hash)`);
+  console.log(
+    `scrypt parameters: N=2^${DEFAULT_PARAMS.ln}, r=${DEFAULT_PARAMS.r}, p=${DEFAULT_PARAMS.p} (memory ${(128 * 2 ** DEFAULT_PARAMS.ln * DEFAULT_PARAMS.r) / 2 ** 20} MiB per hash)`,
+  );
   const phc = await hashPassword('warm-up password');
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -27,16 +29,26 @@ async function main() {
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  console.log(`one verification: median ${times[2].toFixed(0)} ms (min ${times[0].toFixed(0)}, max ${times[4].toFixed(0)})`);
+  console.log(
+    `one verification: median ${times[2].toFixed(0)} ms (min ${times[0].toFixed(0)}, max ${times[4].toFixed(0)})`,
+  );
 
   const idle = await sampleDelay(1500);
   const burst = 8;
   const t = performance.now();
-  const busy = await sampleDelay(1500, () => Promise.all(Array.from({ length: burst }, () => verifyPassword('x', phc))));
+  const busy = await sampleDelay(1500, () =>
+    Promise.all(Array.from({ length: burst }, () => verifyPassword('x', phc))),
+  );
   const burstMs = performance.now() - t;
-  console.log(`event-loop delay idle:                 p50 ${ms(idle.p50)} ms, p99 ${ms(idle.p99)} ms, max ${ms(idle.max)} ms`);
-  console.log(`event-loop delay during ${burst} hashes:     p50 ${ms(busy.p50)} ms, p99 ${ms(busy.p99)} ms, max ${ms(busy.max)} ms`);
-  console.log(`ratio busy/idle p99: ${(busy.p99 / idle.p99).toFixed(2)}x  (hashing runs on the libuv pool, at most 2 at once; ${burst} took ${burstMs.toFixed(0)} ms)`);
+  console.log(
+    `event-loop delay idle:                 p50 ${ms(idle.p50)} ms, p99 ${ms(idle.p99)} ms, max ${ms(idle.max)} ms`,
+  );
+  console.log(
+    `event-loop delay during ${burst} hashes:     p50 ${ms(busy.p50)} ms, p99 ${ms(busy.p99)} ms, max ${ms(busy.max)} ms`,
+  );
+  console.log(
+    `ratio busy/idle p99: ${(busy.p99 / idle.p99).toFixed(2)}x  (hashing runs on the libuv pool, at most 2 at once; ${burst} took ${burstMs.toFixed(0)} ms)`,
+  );
 }
 
 main().catch((err) => {

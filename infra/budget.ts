@@ -22,7 +22,8 @@ const CLASS_MEMORY_GIB: Record<string, number> = {
 };
 
 /** Connections kept for everything that is not the API function. */
-export const RESERVED_FOR_OTHERS = 1 /* migrate */ + 2 /* admin */ + 3 /* rds superuser */ + 4 /* operators, monitoring */;
+export const RESERVED_FOR_OTHERS =
+  1 /* migrate */ + 2 /* admin */ + 3 /* rds superuser */ + 4 /* operators, monitoring */;
 
 export interface ConnectionBudget {
   maxConnections: number;

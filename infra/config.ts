@@ -33,15 +33,31 @@ export interface StackConfig {
 export class StackConfigError extends Error {}
 
 /** CloudWatch Logs accepts only these retention values. */
-export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
 
 export type RawConfig = Record<string, string | undefined>;
 
 /** Every `lanyard:` key the program reads (each is declared with its default in Pulumi.yaml). */
 export const CONFIG_KEYS = [
-  'vpcCidr', 'availabilityZoneCount', 'dbInstanceClass', 'dbAllocatedStorageGb', 'dbMaxAllocatedStorageGb', 'dbMultiAz',
-  'dbBackupRetentionDays', 'deletionProtection', 'logRetentionDays', 'apiMemoryMb', 'apiReservedConcurrency',
-  'throttleRateLimit', 'throttleBurstLimit', 'domainName', 'certificateArn', 'alarmEmail', 'secretRecoveryDays',
+  'vpcCidr',
+  'availabilityZoneCount',
+  'dbInstanceClass',
+  'dbAllocatedStorageGb',
+  'dbMaxAllocatedStorageGb',
+  'dbMultiAz',
+  'dbBackupRetentionDays',
+  'deletionProtection',
+  'logRetentionDays',
+  'apiMemoryMb',
+  'apiReservedConcurrency',
+  'throttleRateLimit',
+  'throttleBurstLimit',
+  'domainName',
+  'certificateArn',
+  'alarmEmail',
+  'secretRecoveryDays',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -58,7 +74,8 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
   const bool = (key: string, fallback: boolean) => {
     const text = raw[key]?.trim();
     if (!text) return fallback;
-    if (text !== 'true' && text !== 'false') throw new StackConfigError(`lanyard:${key} must be true or false (got "${text}")`);
+    if (text !== 'true' && text !== 'false')
+      throw new StackConfigError(`lanyard:${key} must be true or false (got "${text}")`);
     return text === 'true';
   };
 
@@ -87,7 +104,9 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     throw new StackConfigError(`lanyard:vpcCidr must be an IPv4 CIDR from /16 to /24 (got "${config.vpcCidr}")`);
   }
   if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
-    throw new StackConfigError(`lanyard:logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')} (got ${config.logRetentionDays})`);
+    throw new StackConfigError(
+      `lanyard:logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')} (got ${config.logRetentionDays})`,
+    );
   }
   if (config.dbMaxAllocatedStorageGb < config.dbAllocatedStorageGb) {
     throw new StackConfigError('lanyard:dbMaxAllocatedStorageGb must be at least lanyard:dbAllocatedStorageGb');

@@ -25,7 +25,10 @@ const config = parseStackConfig(stack, raw);
 const tags = commonTags(stack);
 const prefix = physicalName(stack, '').replace(/-$/, '');
 
-const zones = aws.getAvailabilityZonesOutput({ state: 'available', filters: [{ name: 'opt-in-status', values: ['opt-in-not-required'] }] });
+const zones = aws.getAvailabilityZonesOutput({
+  state: 'available',
+  filters: [{ name: 'opt-in-status', values: ['opt-in-not-required'] }],
+});
 const network = new Network('network', {
   cidrBlock: config.vpcCidr,
   availabilityZones: zones.names,
@@ -48,7 +51,11 @@ const database = new Database('database', {
   tags,
 });
 
-const secrets = new Secrets('secrets', { namePrefix: `${prefix}`, recoveryWindowDays: config.secretRecoveryDays, tags });
+const secrets = new Secrets('secrets', {
+  namePrefix: `${prefix}`,
+  recoveryWindowDays: config.secretRecoveryDays,
+  tags,
+});
 
 // What every function is told: where things are, never a secret value.
 const environment = {

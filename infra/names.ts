@@ -14,4 +14,8 @@ export const functionName = (stack: string, fn: 'api' | 'migrate' | 'admin') => 
 /** The log group Lambda writes to for a function name. */
 export const functionLogGroupName = (name: string) => `/aws/lambda/${name}`;
 
-export const commonTags = (stack: string): Record<string, string> => ({ project: PROJECT, stack, 'managed-by': 'pulumi' });
+export const commonTags = (stack: string): Record<string, string> => ({
+  project: PROJECT,
+  stack,
+  'managed-by': 'pulumi',
+});

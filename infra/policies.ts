@@ -48,12 +48,27 @@ export interface FunctionPolicyArgs {
 export function functionPolicy(args: FunctionPolicyArgs): PolicyDocument {
   const statements: PolicyStatement[] = [
     // CreateLogGroup is left out on purpose: the group is created by the deploy, with retention.
-    { Sid: 'OwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [`${args.logGroupArn}:*`] },
+    {
+      Sid: 'OwnLogs',
+      Effect: 'Allow',
+      Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      Resource: [`${args.logGroupArn}:*`],
+    },
     { Sid: 'VpcNetworkInterfaces', Effect: 'Allow', Action: VPC_ENI_ACTIONS, Resource: '*' },
-    { Sid: 'ReadSecrets', Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...args.readSecretArns] },
+    {
+      Sid: 'ReadSecrets',
+      Effect: 'Allow',
+      Action: ['secretsmanager:GetSecretValue'],
+      Resource: [...args.readSecretArns],
+    },
   ];
   if (args.writeSecretArns?.length) {
-    statements.push({ Sid: 'WriteKeyRing', Effect: 'Allow', Action: ['secretsmanager:PutSecretValue'], Resource: [...args.writeSecretArns] });
+    statements.push({
+      Sid: 'WriteKeyRing',
+      Effect: 'Allow',
+      Action: ['secretsmanager:PutSecretValue'],
+      Resource: [...args.writeSecretArns],
+    });
   }
   return { Version: '2012-10-17', Statement: statements };
 }

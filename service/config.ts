@@ -94,7 +94,9 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
   const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
   if (!region || !accessKeyId || !secretAccessKey) {
-    throw new ConfigError('DB_SECRET_ARN needs AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (set by the Lambda runtime)');
+    throw new ConfigError(
+      'DB_SECRET_ARN needs AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (set by the Lambda runtime)',
+    );
   }
   return {
     dbSecretArn,

@@ -30,7 +30,10 @@ export const handler = async (event: MigrateEvent | null | undefined): Promise<M
   const result: MigrateResult = { applied, pending, newlyApplied };
   const aws = config.aws;
   if (aws?.sessionKeysSecretArn) {
-    result.sessionKeyRing = await ensureKeyRingSecret(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn);
+    result.sessionKeyRing = await ensureKeyRingSecret(
+      secretsManagerStore(secretsManagerOptions(aws)),
+      aws.sessionKeysSecretArn,
+    );
   }
   return result;
 };

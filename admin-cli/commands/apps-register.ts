@@ -18,17 +18,39 @@ export default defineCommand<Args>({
   path: ['apps', 'register'],
   describe: 'Register an OAuth application (prints its secret once)',
   examples: [
-    ['apps register --name "CI dashboard" --redirect-uri https://ci.example.com/oauth/callback --scopes "read_api read_user"', 'a confidential web application'],
-    ['apps register --name "Desktop app" --redirect-uri http://127.0.0.1/callback --public', 'a native app: no secret, PKCE required'],
+    [
+      'apps register --name "CI dashboard" --redirect-uri https://ci.example.com/oauth/callback --scopes "read_api read_user"',
+      'a confidential web application',
+    ],
+    [
+      'apps register --name "Desktop app" --redirect-uri http://127.0.0.1/callback --public',
+      'a native app: no secret, PKCE required',
+    ],
   ],
   options: (y) =>
     y
       .option('name', { type: 'string', demandOption: true, describe: 'Shown on the consent page' })
-      .option('redirect-uri', { type: 'string', array: true, demandOption: true, describe: 'A callback URI (repeat for several)' })
+      .option('redirect-uri', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: 'A callback URI (repeat for several)',
+      })
       .option('scopes', { type: 'string', describe: 'Space-separated: api, read_api, read_user (default: all)' })
-      .option('public', { type: 'boolean', default: false, describe: 'A public client (native/SPA): authenticates with PKCE, not its secret' })
-      .option('trusted', { type: 'boolean', default: false, describe: 'Skip the consent page (first-party applications only)' })
-      .option('owner', { type: 'string', describe: 'Username owning the application (it appears on their /profile/applications)' }),
+      .option('public', {
+        type: 'boolean',
+        default: false,
+        describe: 'A public client (native/SPA): authenticates with PKCE, not its secret',
+      })
+      .option('trusted', {
+        type: 'boolean',
+        default: false,
+        describe: 'Skip the consent page (first-party applications only)',
+      })
+      .option('owner', {
+        type: 'string',
+        describe: 'Username owning the application (it appears on their /profile/applications)',
+      }),
   async run(args, { db, actor }) {
     const owner = args.owner === undefined ? undefined : await getUserByUsername(db, args.owner);
     const { application, secret } = await registerApplication(db, {

@@ -12,6 +12,9 @@ export default defineCommand<{ appId: string }>({
   async run(args, { db, actor }) {
     const { application, secret } = await rotateApplicationSecret(db, args.appId, actor);
     const json = { application_id: application.uid, secret };
-    return { json, text: `New secret for ${application.name}; the previous secret no longer works.\n${recordOf(json)}\n${SHOWN_ONCE}` };
+    return {
+      json,
+      text: `New secret for ${application.name}; the previous secret no longer works.\n${recordOf(json)}\n${SHOWN_ONCE}`,
+    };
   },
 });

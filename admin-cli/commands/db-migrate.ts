@@ -13,7 +13,8 @@ export default defineCommand({
   async run(_args, { db, actor }) {
     const { applied, pending, newlyApplied } = await migrateToLatest(db);
     // After the migration: the audit table may only exist from now on.
-    if (newlyApplied.length) await recordAudit(db, { actor, action: 'database.migrate', details: { migrations: newlyApplied } });
+    if (newlyApplied.length)
+      await recordAudit(db, { actor, action: 'database.migrate', details: { migrations: newlyApplied } });
     const text = newlyApplied.length
       ? `Applied ${newlyApplied.length} migration(s):\n${newlyApplied.map((m) => `  ${m}`).join('\n')}`
       : `The database is up to date (${applied.length} migration(s) applied).`;

@@ -11,12 +11,16 @@ export default defineCommand({
   needsSchema: false,
   async run(_args, { db }) {
     const { applied, pending } = await migrationStatus(db);
-    const rows = [...applied.map((name) => ({ name, state: 'applied' })), ...pending.map((name) => ({ name, state: 'pending' }))];
+    const rows = [
+      ...applied.map((name) => ({ name, state: 'applied' })),
+      ...pending.map((name) => ({ name, state: 'pending' })),
+    ];
     const text =
       table(rows, [
         { header: 'MIGRATION', value: (r) => r.name },
         { header: 'STATE', value: (r) => r.state },
-      ]) + `\n\n${applied.length} applied, ${pending.length} pending${pending.length ? ': run `lanyard-admin db migrate`' : ''}`;
+      ]) +
+      `\n\n${applied.length} applied, ${pending.length} pending${pending.length ? ': run `lanyard-admin db migrate`' : ''}`;
     return { json: { applied, pending }, text };
   },
 });

@@ -25,7 +25,13 @@ export default defineCommand<Args>({
       // Not yargs `choices`: the domain owns the rule, and its message names the field.
       .option('visibility', { type: 'string', describe: `${VISIBILITIES.join(' | ')} (default: private)` }),
   async run(args, { db, actor }) {
-    const group = await createGroup(db, { path: args.path, name: args.name, parent: args.parent, visibility: args.visibility, actor });
+    const group = await createGroup(db, {
+      path: args.path,
+      name: args.name,
+      parent: args.parent,
+      visibility: args.visibility,
+      actor,
+    });
     const json = { id: group.id, full_path: group.full_path, name: group.name, visibility: group.visibility };
     return { json, text: `Created group ${group.full_path}.\n${recordOf(json)}` };
   },

@@ -25,7 +25,16 @@ export default defineCommand<Args>({
       .option('user', { type: 'string', demandOption: true, describe: 'The username' })
       .option('access', { type: 'string', demandOption: true, describe: Object.keys(ACCESS_LEVELS).join(' | ') }),
   async run(args, { db, actor }) {
-    const member = await addMember(db, { group: args.group, project: args.project, username: args.user, access: args.access, actor });
-    return { json: member, text: `${member.user} is now ${args.access} (${member.access_level}) of ${member.source}.\n${recordOf(member)}` };
+    const member = await addMember(db, {
+      group: args.group,
+      project: args.project,
+      username: args.user,
+      access: args.access,
+      actor,
+    });
+    return {
+      json: member,
+      text: `${member.user} is now ${args.access} (${member.access_level}) of ${member.source}.\n${recordOf(member)}`,
+    };
   },
 });

@@ -12,10 +12,19 @@ interface Args {
 export default defineCommand<Args>({
   path: ['projects', 'create'],
   describe: 'Create a project in a group',
-  examples: [['projects create --path acme/platform/api --name "Platform API" --visibility public', 'a project in the subgroup acme/platform']],
+  examples: [
+    [
+      'projects create --path acme/platform/api --name "Platform API" --visibility public',
+      'a project in the subgroup acme/platform',
+    ],
+  ],
   options: (y) =>
     y
-      .option('path', { type: 'string', demandOption: true, describe: "NAMESPACE/PATH: the group's full path, then the project's path" })
+      .option('path', {
+        type: 'string',
+        demandOption: true,
+        describe: "NAMESPACE/PATH: the group's full path, then the project's path",
+      })
       .option('name', { type: 'string', describe: 'Display name (default: the path)' })
       .option('visibility', { type: 'string', describe: `${VISIBILITIES.join(' | ')} (default: private)` }),
   async run(args, { db, actor }) {

@@ -14,13 +14,21 @@ interface Args {
 export default defineCommand<Args>({
   path: ['tokens', 'create'],
   describe: 'Create a personal access token for a user (printed once)',
-  examples: [['tokens create --user alice --name ci --scopes "read_api" --expires-at 2027-01-31', 'a read-only token valid through 31 January 2027 (UTC)']],
+  examples: [
+    [
+      'tokens create --user alice --name ci --scopes "read_api" --expires-at 2027-01-31',
+      'a read-only token valid through 31 January 2027 (UTC)',
+    ],
+  ],
   options: (y) =>
     y
       .option('user', { type: 'string', demandOption: true, describe: 'The username' })
       .option('name', { type: 'string', demandOption: true, describe: 'What the token is for' })
       .option('scopes', { type: 'string', demandOption: true, describe: 'Space-separated: api, read_api, read_user' })
-      .option('expires-at', { type: 'string', describe: 'Last day the token works, YYYY-MM-DD (UTC); default: never expires' }),
+      .option('expires-at', {
+        type: 'string',
+        describe: 'Last day the token works, YYYY-MM-DD (UTC); default: never expires',
+      }),
   async run(args, { db, actor }) {
     const { token, record, user } = await createPersonalAccessToken(db, {
       username: args.user,
@@ -29,7 +37,17 @@ export default defineCommand<Args>({
       expiresAt: args.expiresAt ?? null,
       actor,
     });
-    const json = { id: record.id, name: record.name, token, scopes: record.scopes, expires_at: record.expires_at, user: user.username };
-    return { json, text: `Created personal access token ${record.id} for ${user.username}.\n${recordOf(json)}\n${SHOWN_ONCE}` };
+    const json = {
+      id: record.id,
+      name: record.name,
+      token,
+      scopes: record.scopes,
+      expires_at: record.expires_at,
+      user: user.username,
+    };
+    return {
+      json,
+      text: `Created personal access token ${record.id} for ${user.username}.\n${recordOf(json)}\n${SHOWN_ONCE}`,
+    };
   },
 });

@@ -14,8 +14,14 @@ export default defineCommand<Args>({
   path: ['users', 'create'],
   describe: 'Create a user',
   examples: [
-    ['users create --username alice --email alice@example.com --name "Alice Liddell"', 'prompts for the password on a terminal'],
-    ['users create --username ci --email ci@example.com --password-stdin --json < password.txt', 'in a script (or pipe the password in)'],
+    [
+      'users create --username alice --email alice@example.com --name "Alice Liddell"',
+      'prompts for the password on a terminal',
+    ],
+    [
+      'users create --username ci --email ci@example.com --password-stdin --json < password.txt',
+      'in a script (or pipe the password in)',
+    ],
   ],
   options: (y) =>
     y

@@ -10,7 +10,12 @@ export default defineCommand({
   async run(_args, { db }) {
     const users = await listUsers(db);
     const emails = await db.selectFrom('user_emails').select(['user_id', 'email']).orderBy('id').execute();
-    const views = users.map((u) => userSummary(u, emails.filter((e) => e.user_id === u.id).map((e) => e.email)));
+    const views = users.map((u) =>
+      userSummary(
+        u,
+        emails.filter((e) => e.user_id === u.id).map((e) => e.email),
+      ),
+    );
     return { json: views, text: userTable(views) };
   },
 });

@@ -26,7 +26,12 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
         text: `Two-factor authentication is off for ${user.username}.`,
       };
     }
-    const json = { username: user.username, two_factor_enabled: true, otp_secret: otpSecret!, otpauth_uri: otpauthUri! };
+    const json = {
+      username: user.username,
+      two_factor_enabled: true,
+      otp_secret: otpSecret!,
+      otpauth_uri: otpauthUri!,
+    };
     const text = [
       `Two-factor authentication is on for ${user.username}. Scan this code with an authenticator app:`,
       '',

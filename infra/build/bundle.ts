@@ -68,7 +68,10 @@ const stubPlugin: esbuild.Plugin = {
   setup(build) {
     const filter = new RegExp(`^(${Object.keys(STUBBED_MODULES).join('|')})$`);
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
-    build.onLoad({ filter: /.*/, namespace: 'lanyard-stub' }, (args) => ({ contents: STUBBED_MODULES[args.path], loader: 'js' }));
+    build.onLoad({ filter: /.*/, namespace: 'lanyard-stub' }, (args) => ({
+      contents: STUBBED_MODULES[args.path],
+      loader: 'js',
+    }));
   },
 };
 
@@ -155,7 +158,9 @@ async function main(): Promise<void> {
   const entries = only ? LAMBDA_ENTRIES.filter((e) => only.includes(e.name)) : LAMBDA_ENTRIES;
   const built = await bundleLambdas({ outDir, entries });
   for (const b of built) {
-    process.stdout.write(`${path.relative(ROOT, b.file)}  ${(b.bytes / 1024).toFixed(1)} KiB  sha256:${b.sha256.slice(0, 16)}\n`);
+    process.stdout.write(
+      `${path.relative(ROOT, b.file)}  ${(b.bytes / 1024).toFixed(1)} KiB  sha256:${b.sha256.slice(0, 16)}\n`,
+    );
   }
 }
 

@@ -23,22 +23,26 @@ export class Admin extends pulumi.ComponentResource {
 
   constructor(name: string, args: AdminArgs, opts?: pulumi.ComponentResourceOptions) {
     super('lanyard:infra:Admin', name, {}, opts);
-    const { fn } = createServiceFunction(name, {
-      functionName: args.functionName,
-      description: 'Lanyard administration (invoked by lanyard-admin --stack; IAM only)',
-      bundleDir: args.bundleDir,
-      memoryMb: 512,
-      timeoutSeconds: 60,
-      reservedConcurrency: 2,
-      subnetIds: args.subnetIds,
-      securityGroupId: args.securityGroupId,
-      environment: args.environment,
-      readSecretArns: args.readSecretArns,
-      writeSecretArns: args.writeSecretArns,
-      logRetentionDays: args.logRetentionDays,
-      tags: args.tags,
-      dependsOn: args.dependsOn,
-    }, this);
+    const { fn } = createServiceFunction(
+      name,
+      {
+        functionName: args.functionName,
+        description: 'Lanyard administration (invoked by lanyard-admin --stack; IAM only)',
+        bundleDir: args.bundleDir,
+        memoryMb: 512,
+        timeoutSeconds: 60,
+        reservedConcurrency: 2,
+        subnetIds: args.subnetIds,
+        securityGroupId: args.securityGroupId,
+        environment: args.environment,
+        readSecretArns: args.readSecretArns,
+        writeSecretArns: args.writeSecretArns,
+        logRetentionDays: args.logRetentionDays,
+        tags: args.tags,
+        dependsOn: args.dependsOn,
+      },
+      this,
+    );
     this.functionName = fn.name;
     this.functionArn = fn.arn;
     this.registerOutputs({ functionName: this.functionName, functionArn: this.functionArn });

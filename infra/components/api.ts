@@ -59,82 +59,122 @@ export class Api extends pulumi.ComponentResource {
     super('lanyard:infra:Api', name, {}, opts);
     const parent = { parent: this };
 
-    const api = new aws.apigatewayv2.Api(`${name}-http`, {
-      name: args.functionName,
-      protocolType: 'HTTP',
-      description: 'Lanyard: OAuth 2.0 provider and GitLab-compatible API',
-      // With a custom domain, the execute-api host stops answering: one public URL.
-      disableExecuteApiEndpoint: Boolean(args.domainName),
-      tags: args.tags,
-    }, parent);
+    const api = new aws.apigatewayv2.Api(
+      `${name}-http`,
+      {
+        name: args.functionName,
+        protocolType: 'HTTP',
+        description: 'Lanyard: OAuth 2.0 provider and GitLab-compatible API',
+        // With a custom domain, the execute-api host stops answering: one public URL.
+        disableExecuteApiEndpoint: Boolean(args.domainName),
+        tags: args.tags,
+      },
+      parent,
+    );
 
     const publicUrl = args.domainName ? pulumi.output(`https://${args.domainName}`) : api.apiEndpoint;
 
-    const { fn } = createServiceFunction(name, {
-      functionName: args.functionName,
-      description: 'Lanyard API (Fastify behind API Gateway HTTP API)',
-      bundleDir: args.bundleDir,
-      memoryMb: args.memoryMb,
-      timeoutSeconds: API_TIMEOUT_SECONDS,
-      reservedConcurrency: args.reservedConcurrency,
-      subnetIds: args.subnetIds,
-      securityGroupId: args.securityGroupId,
-      environment: { ...args.environment, PUBLIC_URL: publicUrl },
-      readSecretArns: args.readSecretArns,
-      logRetentionDays: args.logRetentionDays,
-      tags: args.tags,
-      dependsOn: args.dependsOn,
-    }, this);
-
-    const accessLogs = new aws.cloudwatch.LogGroup(`${name}-access-log`, {
-      name: pulumi.interpolate`/aws/apigateway/${args.functionName}/access`,
-      retentionInDays: args.logRetentionDays,
-      tags: args.tags,
-    }, parent);
-
-    const integration = new aws.apigatewayv2.Integration(`${name}-lambda`, {
-      apiId: api.id,
-      integrationType: 'AWS_PROXY',
-      integrationUri: fn.invokeArn,
-      payloadFormatVersion: '2.0',
-      timeoutMilliseconds: 30_000,
-    }, parent);
-
-    const route = new aws.apigatewayv2.Route(`${name}-default-route`, {
-      apiId: api.id,
-      routeKey: '$default',
-      target: pulumi.interpolate`integrations/${integration.id}`,
-    }, parent);
-
-    const stage = new aws.apigatewayv2.Stage(`${name}-default-stage`, {
-      apiId: api.id,
-      name: '$default',
-      autoDeploy: true,
-      defaultRouteSettings: {
-        throttlingRateLimit: args.throttleRateLimit,
-        throttlingBurstLimit: args.throttleBurstLimit,
-        detailedMetricsEnabled: false,
+    const { fn } = createServiceFunction(
+      name,
+      {
+        functionName: args.functionName,
+        description: 'Lanyard API (Fastify behind API Gateway HTTP API)',
+        bundleDir: args.bundleDir,
+        memoryMb: args.memoryMb,
+        timeoutSeconds: API_TIMEOUT_SECONDS,
+        reservedConcurrency: args.reservedConcurrency,
+        subnetIds: args.subnetIds,
+        securityGroupId: args.securityGroupId,
+        environment: { ...args.environment, PUBLIC_URL: publicUrl },
+        readSecretArns: args.readSecretArns,
+        logRetentionDays: args.logRetentionDays,
+        tags: args.tags,
+        dependsOn: args.dependsOn,
       },
-      accessLogSettings: { destinationArn: accessLogs.arn, format: ACCESS_LOG_FORMAT },
-      tags: args.tags,
-    }, { parent: this, dependsOn: [route] });
+      this,
+    );
+
+    const accessLogs = new aws.cloudwatch.LogGroup(
+      `${name}-access-log`,
+      {
+        name: pulumi.interpolate`/aws/apigateway/${args.functionName}/access`,
+        retentionInDays: args.logRetentionDays,
+        tags: args.tags,
+      },
+      parent,
+    );
+
+    const integration = new aws.apigatewayv2.Integration(
+      `${name}-lambda`,
+      {
+        apiId: api.id,
+        integrationType: 'AWS_PROXY',
+        integrationUri: fn.invokeArn,
+        payloadFormatVersion: '2.0',
+        timeoutMilliseconds: 30_000,
+      },
+      parent,
+    );
+
+    const route = new aws.apigatewayv2.Route(
+      `${name}-default-route`,
+      {
+        apiId: api.id,
+        routeKey: '$default',
+        target: pulumi.interpolate`integrations/${integration.id}`,
+      },
+      parent,
+    );
+
+    const stage = new aws.apigatewayv2.Stage(
+      `${name}-default-stage`,
+      {
+        apiId: api.id,
+        name: '$default',
+        autoDeploy: true,
+        defaultRouteSettings: {
+          throttlingRateLimit: args.throttleRateLimit,
+          throttlingBurstLimit: args.throttleBurstLimit,
+          detailedMetricsEnabled: false,
+        },
+        accessLogSettings: { destinationArn: accessLogs.arn, format: ACCESS_LOG_FORMAT },
+        tags: args.tags,
+      },
+      { parent: this, dependsOn: [route] },
+    );
 
     // Only this API (any stage, any route) may invoke the function.
-    new aws.lambda.Permission(`${name}-invoke`, {
-      action: 'lambda:InvokeFunction',
-      function: fn.name,
-      principal: 'apigateway.amazonaws.com',
-      sourceArn: pulumi.interpolate`${api.executionArn}/*`,
-    }, parent);
+    new aws.lambda.Permission(
+      `${name}-invoke`,
+      {
+        action: 'lambda:InvokeFunction',
+        function: fn.name,
+        principal: 'apigateway.amazonaws.com',
+        sourceArn: pulumi.interpolate`${api.executionArn}/*`,
+      },
+      parent,
+    );
 
     let domainTarget: pulumi.Output<string | undefined> = pulumi.output(undefined);
     if (args.domainName && args.certificateArn) {
-      const domain = new aws.apigatewayv2.DomainName(`${name}-domain`, {
-        domainName: args.domainName,
-        domainNameConfiguration: { certificateArn: args.certificateArn, endpointType: 'REGIONAL', securityPolicy: 'TLS_1_2' },
-        tags: args.tags,
-      }, parent);
-      new aws.apigatewayv2.ApiMapping(`${name}-mapping`, { apiId: api.id, domainName: domain.domainName, stage: stage.name }, parent);
+      const domain = new aws.apigatewayv2.DomainName(
+        `${name}-domain`,
+        {
+          domainName: args.domainName,
+          domainNameConfiguration: {
+            certificateArn: args.certificateArn,
+            endpointType: 'REGIONAL',
+            securityPolicy: 'TLS_1_2',
+          },
+          tags: args.tags,
+        },
+        parent,
+      );
+      new aws.apigatewayv2.ApiMapping(
+        `${name}-mapping`,
+        { apiId: api.id, domainName: domain.domainName, stage: stage.name },
+        parent,
+      );
       domainTarget = domain.domainNameConfiguration.targetDomainName;
     }
     this.domainTarget = domainTarget;

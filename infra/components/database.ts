@@ -41,78 +41,102 @@ export class Database extends pulumi.ComponentResource {
     super('lanyard:infra:Database', name, {}, opts);
     const parent = { parent: this };
 
-    const sg = new aws.ec2.SecurityGroup(`${name}-db`, {
-      vpcId: args.vpcId,
-      description: 'PostgreSQL: from the Lanyard functions only',
-      tags: { ...args.tags, Name: `${name}-db` },
-    }, parent);
+    const sg = new aws.ec2.SecurityGroup(
+      `${name}-db`,
+      {
+        vpcId: args.vpcId,
+        description: 'PostgreSQL: from the Lanyard functions only',
+        tags: { ...args.tags, Name: `${name}-db` },
+      },
+      parent,
+    );
     // The one ingress rule; no egress rule (the database initiates nothing).
-    new aws.vpc.SecurityGroupIngressRule(`${name}-db-postgres-from-functions`, {
-      securityGroupId: sg.id,
-      referencedSecurityGroupId: args.clientSecurityGroupId,
-      ipProtocol: 'tcp',
-      fromPort: 5432,
-      toPort: 5432,
-      description: 'PostgreSQL from the functions',
-    }, parent);
+    new aws.vpc.SecurityGroupIngressRule(
+      `${name}-db-postgres-from-functions`,
+      {
+        securityGroupId: sg.id,
+        referencedSecurityGroupId: args.clientSecurityGroupId,
+        ipProtocol: 'tcp',
+        fromPort: 5432,
+        toPort: 5432,
+        description: 'PostgreSQL from the functions',
+      },
+      parent,
+    );
 
-    const subnetGroup = new aws.rds.SubnetGroup(`${name}-subnets`, {
-      subnetIds: args.subnetIds,
-      description: 'Lanyard database: isolated subnets',
-      tags: args.tags,
-    }, parent);
+    const subnetGroup = new aws.rds.SubnetGroup(
+      `${name}-subnets`,
+      {
+        subnetIds: args.subnetIds,
+        description: 'Lanyard database: isolated subnets',
+        tags: args.tags,
+      },
+      parent,
+    );
 
-    const parameters = new aws.rds.ParameterGroup(`${name}-pg${ENGINE_MAJOR}`, {
-      family: `postgres${ENGINE_MAJOR}`,
-      description: 'Lanyard: TLS only, SCRAM passwords, slow statements logged',
-      parameters: [
-        { name: 'rds.force_ssl', value: '1' },
-        { name: 'ssl_min_protocol_version', value: 'TLSv1.2' },
-        { name: 'password_encryption', value: 'scram-sha-256' },
-        { name: 'log_min_duration_statement', value: '500' },
-      ],
-      tags: args.tags,
-    }, parent);
+    const parameters = new aws.rds.ParameterGroup(
+      `${name}-pg${ENGINE_MAJOR}`,
+      {
+        family: `postgres${ENGINE_MAJOR}`,
+        description: 'Lanyard: TLS only, SCRAM passwords, slow statements logged',
+        parameters: [
+          { name: 'rds.force_ssl', value: '1' },
+          { name: 'ssl_min_protocol_version', value: 'TLSv1.2' },
+          { name: 'password_encryption', value: 'scram-sha-256' },
+          { name: 'log_min_duration_statement', value: '500' },
+        ],
+        tags: args.tags,
+      },
+      parent,
+    );
 
     // RDS creates this group when log export is on; creating it first sets the retention.
-    const logGroup = new aws.cloudwatch.LogGroup(`${name}-postgresql-log`, {
-      name: `/aws/rds/instance/${args.identifier}/postgresql`,
-      retentionInDays: args.logRetentionDays,
-      tags: args.tags,
-    }, parent);
+    const logGroup = new aws.cloudwatch.LogGroup(
+      `${name}-postgresql-log`,
+      {
+        name: `/aws/rds/instance/${args.identifier}/postgresql`,
+        retentionInDays: args.logRetentionDays,
+        tags: args.tags,
+      },
+      parent,
+    );
 
-    const instance = new aws.rds.Instance(`${name}-instance`, {
-      identifier: args.identifier,
-      engine: 'postgres',
-      engineVersion: ENGINE_MAJOR,
-      autoMinorVersionUpgrade: true,
-      allowMajorVersionUpgrade: false,
-      instanceClass: args.instanceClass,
-      allocatedStorage: args.allocatedStorageGb,
-      maxAllocatedStorage: args.maxAllocatedStorageGb,
-      storageType: 'gp3',
-      storageEncrypted: true,
-      dbName: DATABASE_NAME,
-      username: MASTER_USERNAME,
-      manageMasterUserPassword: true,
-      dbSubnetGroupName: subnetGroup.name,
-      vpcSecurityGroupIds: [sg.id],
-      parameterGroupName: parameters.name,
-      publiclyAccessible: false,
-      multiAz: args.multiAz,
-      caCertIdentifier: 'rds-ca-rsa2048-g1',
-      backupRetentionPeriod: args.backupRetentionDays,
-      backupWindow: '03:00-03:30',
-      maintenanceWindow: 'sun:04:00-sun:04:30',
-      copyTagsToSnapshot: true,
-      deletionProtection: args.deletionProtection,
-      skipFinalSnapshot: !args.deletionProtection,
-      finalSnapshotIdentifier: args.deletionProtection ? `${args.identifier}-final` : undefined,
-      enabledCloudwatchLogsExports: ['postgresql'],
-      performanceInsightsEnabled: false,
-      applyImmediately: false,
-      tags: args.tags,
-    }, { parent: this, protect: args.deletionProtection, dependsOn: [logGroup] });
+    const instance = new aws.rds.Instance(
+      `${name}-instance`,
+      {
+        identifier: args.identifier,
+        engine: 'postgres',
+        engineVersion: ENGINE_MAJOR,
+        autoMinorVersionUpgrade: true,
+        allowMajorVersionUpgrade: false,
+        instanceClass: args.instanceClass,
+        allocatedStorage: args.allocatedStorageGb,
+        maxAllocatedStorage: args.maxAllocatedStorageGb,
+        storageType: 'gp3',
+        storageEncrypted: true,
+        dbName: DATABASE_NAME,
+        username: MASTER_USERNAME,
+        manageMasterUserPassword: true,
+        dbSubnetGroupName: subnetGroup.name,
+        vpcSecurityGroupIds: [sg.id],
+        parameterGroupName: parameters.name,
+        publiclyAccessible: false,
+        multiAz: args.multiAz,
+        caCertIdentifier: 'rds-ca-rsa2048-g1',
+        backupRetentionPeriod: args.backupRetentionDays,
+        backupWindow: '03:00-03:30',
+        maintenanceWindow: 'sun:04:00-sun:04:30',
+        copyTagsToSnapshot: true,
+        deletionProtection: args.deletionProtection,
+        skipFinalSnapshot: !args.deletionProtection,
+        finalSnapshotIdentifier: args.deletionProtection ? `${args.identifier}-final` : undefined,
+        enabledCloudwatchLogsExports: ['postgresql'],
+        performanceInsightsEnabled: false,
+        applyImmediately: false,
+        tags: args.tags,
+      },
+      { parent: this, protect: args.deletionProtection, dependsOn: [logGroup] },
+    );
 
     this.instanceIdentifier = instance.identifier;
     this.endpoint = instance.endpoint;
@@ -124,6 +148,10 @@ export class Database extends pulumi.ComponentResource {
       return arn ?? '';
     });
     this.securityGroupId = sg.id;
-    this.registerOutputs({ endpoint: this.endpoint, masterSecretArn: this.masterSecretArn, securityGroupId: this.securityGroupId });
+    this.registerOutputs({
+      endpoint: this.endpoint,
+      masterSecretArn: this.masterSecretArn,
+      securityGroupId: this.securityGroupId,
+    });
   }
 }

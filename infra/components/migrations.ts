@@ -32,28 +32,36 @@ export class Migrations extends pulumi.ComponentResource {
 
   constructor(name: string, args: MigrationsArgs, opts?: pulumi.ComponentResourceOptions) {
     super('lanyard:infra:Migrations', name, {}, opts);
-    const { fn } = createServiceFunction(name, {
-      functionName: args.functionName,
-      description: 'Lanyard schema migrations (invoked by the deploy)',
-      bundleDir: args.bundleDir,
-      memoryMb: 512,
-      timeoutSeconds: 300,
-      reservedConcurrency: 1,
-      subnetIds: args.subnetIds,
-      securityGroupId: args.securityGroupId,
-      environment: args.environment,
-      readSecretArns: args.readSecretArns,
-      writeSecretArns: args.writeSecretArns,
-      logRetentionDays: args.logRetentionDays,
-      tags: args.tags,
-      dependsOn: args.dependsOn,
-    }, this);
+    const { fn } = createServiceFunction(
+      name,
+      {
+        functionName: args.functionName,
+        description: 'Lanyard schema migrations (invoked by the deploy)',
+        bundleDir: args.bundleDir,
+        memoryMb: 512,
+        timeoutSeconds: 300,
+        reservedConcurrency: 1,
+        subnetIds: args.subnetIds,
+        securityGroupId: args.securityGroupId,
+        environment: args.environment,
+        readSecretArns: args.readSecretArns,
+        writeSecretArns: args.writeSecretArns,
+        logRetentionDays: args.logRetentionDays,
+        tags: args.tags,
+        dependsOn: args.dependsOn,
+      },
+      this,
+    );
 
-    this.invocation = new aws.lambda.Invocation(`${name}-run`, {
-      functionName: fn.name,
-      input: JSON.stringify({ action: 'migrate' }),
-      triggers: { migrations: args.migrationsHash },
-    }, { parent: this, dependsOn: args.dependsOn });
+    this.invocation = new aws.lambda.Invocation(
+      `${name}-run`,
+      {
+        functionName: fn.name,
+        input: JSON.stringify({ action: 'migrate' }),
+        triggers: { migrations: args.migrationsHash },
+      },
+      { parent: this, dependsOn: args.dependsOn },
+    );
 
     this.functionName = fn.name;
     this.result = this.invocation.result;

@@ -38,77 +38,117 @@ export class Network extends pulumi.ComponentResource {
     super('lanyard:infra:Network', name, {}, opts);
     const parent = { parent: this };
 
-    const vpc = new aws.ec2.Vpc(`${name}-vpc`, {
-      cidrBlock: args.cidrBlock,
-      enableDnsHostnames: true, // required for the endpoint's private DNS
-      enableDnsSupport: true,
-      tags: { ...args.tags, Name: `${name}-vpc` },
-    }, parent);
+    const vpc = new aws.ec2.Vpc(
+      `${name}-vpc`,
+      {
+        cidrBlock: args.cidrBlock,
+        enableDnsHostnames: true, // required for the endpoint's private DNS
+        enableDnsSupport: true,
+        tags: { ...args.tags, Name: `${name}-vpc` },
+      },
+      parent,
+    );
 
     // Lock down the default security group: nothing may use it by accident.
     new aws.ec2.DefaultSecurityGroup(`${name}-default-sg`, { vpcId: vpc.id, tags: args.tags }, parent);
 
-    const routeTable = new aws.ec2.RouteTable(`${name}-isolated`, { vpcId: vpc.id, tags: { ...args.tags, Name: `${name}-isolated` } }, parent);
+    const routeTable = new aws.ec2.RouteTable(
+      `${name}-isolated`,
+      { vpcId: vpc.id, tags: { ...args.tags, Name: `${name}-isolated` } },
+      parent,
+    );
 
     const zones = pulumi.output(args.availabilityZones);
     this.subnetIds = Array.from({ length: args.zoneCount }, (_, i) => {
-      const subnet = new aws.ec2.Subnet(`${name}-isolated-${i}`, {
-        vpcId: vpc.id,
-        cidrBlock: subnetCidr(args.cidrBlock, i),
-        availabilityZone: zones.apply((z) => z[i]),
-        mapPublicIpOnLaunch: false,
-        tags: { ...args.tags, Name: `${name}-isolated-${i}`, tier: 'isolated' },
-      }, parent);
-      new aws.ec2.RouteTableAssociation(`${name}-isolated-${i}`, { subnetId: subnet.id, routeTableId: routeTable.id }, parent);
+      const subnet = new aws.ec2.Subnet(
+        `${name}-isolated-${i}`,
+        {
+          vpcId: vpc.id,
+          cidrBlock: subnetCidr(args.cidrBlock, i),
+          availabilityZone: zones.apply((z) => z[i]),
+          mapPublicIpOnLaunch: false,
+          tags: { ...args.tags, Name: `${name}-isolated-${i}`, tier: 'isolated' },
+        },
+        parent,
+      );
+      new aws.ec2.RouteTableAssociation(
+        `${name}-isolated-${i}`,
+        { subnetId: subnet.id, routeTableId: routeTable.id },
+        parent,
+      );
       return subnet.id;
     });
 
-    const functionSg = new aws.ec2.SecurityGroup(`${name}-functions`, {
-      vpcId: vpc.id,
-      description: 'Lanyard functions: egress to PostgreSQL and the VPC endpoints only',
-      tags: { ...args.tags, Name: `${name}-functions` },
-    }, parent);
-    const endpointSg = new aws.ec2.SecurityGroup(`${name}-endpoints`, {
-      vpcId: vpc.id,
-      description: 'Interface endpoints: HTTPS from the functions only',
-      tags: { ...args.tags, Name: `${name}-endpoints` },
-    }, parent);
+    const functionSg = new aws.ec2.SecurityGroup(
+      `${name}-functions`,
+      {
+        vpcId: vpc.id,
+        description: 'Lanyard functions: egress to PostgreSQL and the VPC endpoints only',
+        tags: { ...args.tags, Name: `${name}-functions` },
+      },
+      parent,
+    );
+    const endpointSg = new aws.ec2.SecurityGroup(
+      `${name}-endpoints`,
+      {
+        vpcId: vpc.id,
+        description: 'Interface endpoints: HTTPS from the functions only',
+        tags: { ...args.tags, Name: `${name}-endpoints` },
+      },
+      parent,
+    );
 
-    new aws.vpc.SecurityGroupIngressRule(`${name}-endpoints-https-from-functions`, {
-      securityGroupId: endpointSg.id,
-      referencedSecurityGroupId: functionSg.id,
-      ipProtocol: 'tcp',
-      fromPort: 443,
-      toPort: 443,
-      description: 'HTTPS from the functions',
-    }, parent);
-    new aws.vpc.SecurityGroupEgressRule(`${name}-functions-https-to-endpoints`, {
-      securityGroupId: functionSg.id,
-      referencedSecurityGroupId: endpointSg.id,
-      ipProtocol: 'tcp',
-      fromPort: 443,
-      toPort: 443,
-      description: 'HTTPS to the VPC endpoints',
-    }, parent);
-    new aws.vpc.SecurityGroupEgressRule(`${name}-functions-postgres-in-vpc`, {
-      securityGroupId: functionSg.id,
-      cidrIpv4: args.cidrBlock,
-      ipProtocol: 'tcp',
-      fromPort: 5432,
-      toPort: 5432,
-      description: 'PostgreSQL inside the VPC (the database group admits only this group)',
-    }, parent);
+    new aws.vpc.SecurityGroupIngressRule(
+      `${name}-endpoints-https-from-functions`,
+      {
+        securityGroupId: endpointSg.id,
+        referencedSecurityGroupId: functionSg.id,
+        ipProtocol: 'tcp',
+        fromPort: 443,
+        toPort: 443,
+        description: 'HTTPS from the functions',
+      },
+      parent,
+    );
+    new aws.vpc.SecurityGroupEgressRule(
+      `${name}-functions-https-to-endpoints`,
+      {
+        securityGroupId: functionSg.id,
+        referencedSecurityGroupId: endpointSg.id,
+        ipProtocol: 'tcp',
+        fromPort: 443,
+        toPort: 443,
+        description: 'HTTPS to the VPC endpoints',
+      },
+      parent,
+    );
+    new aws.vpc.SecurityGroupEgressRule(
+      `${name}-functions-postgres-in-vpc`,
+      {
+        securityGroupId: functionSg.id,
+        cidrIpv4: args.cidrBlock,
+        ipProtocol: 'tcp',
+        fromPort: 5432,
+        toPort: 5432,
+        description: 'PostgreSQL inside the VPC (the database group admits only this group)',
+      },
+      parent,
+    );
 
     const region = aws.getRegionOutput({}, parent);
-    const endpoint = new aws.ec2.VpcEndpoint(`${name}-secretsmanager`, {
-      vpcId: vpc.id,
-      serviceName: pulumi.interpolate`com.amazonaws.${region.region}.secretsmanager`,
-      vpcEndpointType: 'Interface',
-      privateDnsEnabled: true,
-      subnetIds: this.subnetIds,
-      securityGroupIds: [endpointSg.id],
-      tags: { ...args.tags, Name: `${name}-secretsmanager` },
-    }, parent);
+    const endpoint = new aws.ec2.VpcEndpoint(
+      `${name}-secretsmanager`,
+      {
+        vpcId: vpc.id,
+        serviceName: pulumi.interpolate`com.amazonaws.${region.region}.secretsmanager`,
+        vpcEndpointType: 'Interface',
+        privateDnsEnabled: true,
+        subnetIds: this.subnetIds,
+        securityGroupIds: [endpointSg.id],
+        tags: { ...args.tags, Name: `${name}-secretsmanager` },
+      },
+      parent,
+    );
 
     this.vpcId = vpc.id;
     this.functionSecurityGroupId = functionSg.id;

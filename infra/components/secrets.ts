@@ -15,12 +15,17 @@ export class Secrets extends pulumi.ComponentResource {
 
   constructor(name: string, args: SecretsArgs, opts?: pulumi.ComponentResourceOptions) {
     super('lanyard:infra:Secrets', name, {}, opts);
-    const keyRing = new aws.secretsmanager.Secret(`${name}-session-keys`, {
-      namePrefix: `${args.namePrefix}/session-keys-`,
-      description: 'Lanyard session/CSRF signing key ring ({"keys":[…]}); seeded by the migration function, rotated by `lanyard-admin secrets rotate session-key`',
-      recoveryWindowInDays: args.recoveryWindowDays,
-      tags: args.tags,
-    }, { parent: this });
+    const keyRing = new aws.secretsmanager.Secret(
+      `${name}-session-keys`,
+      {
+        namePrefix: `${args.namePrefix}/session-keys-`,
+        description:
+          'Lanyard session/CSRF signing key ring ({"keys":[…]}); seeded by the migration function, rotated by `lanyard-admin secrets rotate session-key`',
+        recoveryWindowInDays: args.recoveryWindowDays,
+        tags: args.tags,
+      },
+      { parent: this },
+    );
     this.sessionKeysSecretArn = keyRing.arn;
     this.registerOutputs({ sessionKeysSecretArn: this.sessionKeysSecretArn });
   }

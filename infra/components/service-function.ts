@@ -34,45 +34,65 @@ export interface ServiceFunction {
   logGroup: aws.cloudwatch.LogGroup;
 }
 
-export function createServiceFunction(name: string, args: ServiceFunctionArgs, parent: pulumi.Resource): ServiceFunction {
-  const logGroup = new aws.cloudwatch.LogGroup(`${name}-log`, {
-    name: functionLogGroupName(args.functionName),
-    retentionInDays: args.logRetentionDays,
-    tags: args.tags,
-  }, { parent });
+export function createServiceFunction(
+  name: string,
+  args: ServiceFunctionArgs,
+  parent: pulumi.Resource,
+): ServiceFunction {
+  const logGroup = new aws.cloudwatch.LogGroup(
+    `${name}-log`,
+    {
+      name: functionLogGroupName(args.functionName),
+      retentionInDays: args.logRetentionDays,
+      tags: args.tags,
+    },
+    { parent },
+  );
 
-  const role = new aws.iam.Role(`${name}-role`, {
-    description: `Execution role of ${args.functionName} only`,
-    assumeRolePolicy: JSON.stringify(lambdaAssumeRolePolicy()),
-    tags: args.tags,
-  }, { parent });
+  const role = new aws.iam.Role(
+    `${name}-role`,
+    {
+      description: `Execution role of ${args.functionName} only`,
+      assumeRolePolicy: JSON.stringify(lambdaAssumeRolePolicy()),
+      tags: args.tags,
+    },
+    { parent },
+  );
 
-  const policy = new aws.iam.RolePolicy(`${name}-policy`, {
-    role: role.id,
-    policy: pulumi
-      .all([logGroup.arn, pulumi.all(args.readSecretArns), pulumi.all(args.writeSecretArns ?? [])])
-      .apply(([logGroupArn, readSecretArns, writeSecretArns]) =>
-        JSON.stringify(functionPolicy({ logGroupArn, readSecretArns, writeSecretArns })),
-      ),
-  }, { parent });
+  const policy = new aws.iam.RolePolicy(
+    `${name}-policy`,
+    {
+      role: role.id,
+      policy: pulumi
+        .all([logGroup.arn, pulumi.all(args.readSecretArns), pulumi.all(args.writeSecretArns ?? [])])
+        .apply(([logGroupArn, readSecretArns, writeSecretArns]) =>
+          JSON.stringify(functionPolicy({ logGroupArn, readSecretArns, writeSecretArns })),
+        ),
+    },
+    { parent },
+  );
 
-  const fn = new aws.lambda.Function(`${name}-fn`, {
-    name: args.functionName,
-    description: args.description,
-    runtime: RUNTIME,
-    architectures: [ARCHITECTURE],
-    handler: 'index.handler',
-    code: new pulumi.asset.FileArchive(args.bundleDir),
-    memorySize: args.memoryMb,
-    timeout: args.timeoutSeconds,
-    reservedConcurrentExecutions: args.reservedConcurrency,
-    role: role.arn,
-    vpcConfig: { subnetIds: args.subnetIds, securityGroupIds: [args.securityGroupId] },
-    environment: { variables: { NODE_ENV: 'production', ...args.environment } },
-    // pino already writes JSON lines; the app's own LOG_LEVEL filters them.
-    loggingConfig: { logFormat: 'JSON', logGroup: logGroup.name, systemLogLevel: 'WARN' },
-    tags: args.tags,
-  }, { parent, dependsOn: [policy, logGroup, ...(args.dependsOn ?? [])] });
+  const fn = new aws.lambda.Function(
+    `${name}-fn`,
+    {
+      name: args.functionName,
+      description: args.description,
+      runtime: RUNTIME,
+      architectures: [ARCHITECTURE],
+      handler: 'index.handler',
+      code: new pulumi.asset.FileArchive(args.bundleDir),
+      memorySize: args.memoryMb,
+      timeout: args.timeoutSeconds,
+      reservedConcurrentExecutions: args.reservedConcurrency,
+      role: role.arn,
+      vpcConfig: { subnetIds: args.subnetIds, securityGroupIds: [args.securityGroupId] },
+      environment: { variables: { NODE_ENV: 'production', ...args.environment } },
+      // pino already writes JSON lines; the app's own LOG_LEVEL filters them.
+      loggingConfig: { logFormat: 'JSON', logGroup: logGroup.name, systemLogLevel: 'WARN' },
+      tags: args.tags,
+    },
+    { parent, dependsOn: [policy, logGroup, ...(args.dependsOn ?? [])] },
+  );
 
   return { fn, role, logGroup };
 }

@@ -36,14 +36,31 @@ export function createAdminHandler(options: AdminHandlerOptions) {
     const io = bufferedIo({ stdin });
     const startedAt = Date.now();
     const exitCode = await runCli(argv, { io, target: databaseTarget(getDb), actor, services: options.services });
-    const details = { argv: redactArgv(argv), exit_code: exitCode, request_id: context?.awsRequestId ?? null, via: 'admin-function' };
+    const details = {
+      argv: redactArgv(argv),
+      exit_code: exitCode,
+      request_id: context?.awsRequestId ?? null,
+      via: 'admin-function',
+    };
     try {
-      await recordAudit(await getDb(), { actor, action: 'admin.command', targetType: 'admin_command', targetId: commandName(argv), details });
+      await recordAudit(await getDb(), {
+        actor,
+        action: 'admin.command',
+        targetType: 'admin_command',
+        targetId: commandName(argv),
+        details,
+      });
     } catch (err) {
       // The command's own outcome stands; the log keeps the trail.
       log('error', { msg: 'could not record the admin audit event', error: (err as Error).message, ...details, actor });
     }
-    log('info', { msg: 'admin command', actor, command: commandName(argv), exit_code: exitCode, ms: Date.now() - startedAt });
+    log('info', {
+      msg: 'admin command',
+      actor,
+      command: commandName(argv),
+      exit_code: exitCode,
+      ms: Date.now() - startedAt,
+    });
     return { exitCode, stdout: io.out, stderr: io.err };
   };
 }

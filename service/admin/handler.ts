@@ -13,7 +13,8 @@ const database = openLambdaDatabase(config, { applicationName: 'lanyard-admin' }
 const aws = config.aws;
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
-const logs = (level: string) => config.logLevel !== 'silent' && LEVELS.indexOf(level) >= LEVELS.indexOf(config.logLevel);
+const logs = (level: string) =>
+  config.logLevel !== 'silent' && LEVELS.indexOf(level) >= LEVELS.indexOf(config.logLevel);
 
 export const handler = createAdminHandler({
   db: database.db,
@@ -21,6 +22,11 @@ export const handler = createAdminHandler({
     if (logs(level)) console.log(JSON.stringify({ level, ...entry }));
   },
   services: aws?.sessionKeysSecretArn
-    ? { rotateSessionKey: secretSessionKeyService(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn) }
+    ? {
+        rotateSessionKey: secretSessionKeyService(
+          secretsManagerStore(secretsManagerOptions(aws)),
+          aws.sessionKeysSecretArn,
+        ),
+      }
     : undefined,
 });

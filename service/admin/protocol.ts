@@ -20,9 +20,11 @@ export interface AdminInvocationResult {
 export function invocationProblem(event: unknown): string | undefined {
   const e = event as Partial<AdminInvocation> | null;
   if (!e || typeof e !== 'object') return 'the payload must be an object {"argv": [...]}';
-  if (!Array.isArray(e.argv) || !e.argv.every((a) => typeof a === 'string')) return '"argv" must be an array of strings';
+  if (!Array.isArray(e.argv) || !e.argv.every((a) => typeof a === 'string'))
+    return '"argv" must be an array of strings';
   if (e.stdin !== undefined && typeof e.stdin !== 'string') return '"stdin" must be a string';
-  if (e.actor !== undefined && (typeof e.actor !== 'string' || e.actor.length > 2048)) return '"actor" must be a string';
+  if (e.actor !== undefined && (typeof e.actor !== 'string' || e.actor.length > 2048))
+    return '"actor" must be a string';
   return undefined;
 }
 

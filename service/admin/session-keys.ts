@@ -8,7 +8,13 @@ import { recordAudit } from '../domain/audit';
 export function secretSessionKeyService(store: SecretStore, arn: string): AdminServices['rotateSessionKey'] {
   return async (db, actor) => {
     const { keyId } = await rotateKeyRingSecret(store, arn);
-    await recordAudit(db, { actor, action: 'service_key.rotate', targetType: 'service_key', targetId: keyId, details: { purpose: 'session', store: 'secretsmanager' } });
+    await recordAudit(db, {
+      actor,
+      action: 'service_key.rotate',
+      targetType: 'service_key',
+      targetId: keyId,
+      details: { purpose: 'session', store: 'secretsmanager' },
+    });
     return { rotated: true };
   };
 }

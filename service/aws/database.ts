@@ -51,12 +51,21 @@ export interface LambdaDatabase {
 export function openLambdaDatabase(config: Config, options: LambdaDatabaseOptions): LambdaDatabase {
   if (config.aws) return openWithSecret(config.aws, options);
   if (!config.databaseUrl) throw new ConfigError('DB_SECRET_ARN (or DATABASE_URL) is required on Lambda');
-  const handle = createDb({ connectionString: config.databaseUrl, max: 1, ssl: options.ssl, applicationName: options.applicationName });
+  const handle = createDb({
+    connectionString: config.databaseUrl,
+    max: 1,
+    ssl: options.ssl,
+    applicationName: options.applicationName,
+  });
   return { db: handle.db, destroy: handle.destroy, credentialsReady: Promise.resolve() };
 }
 
 function openWithSecret(aws: AwsConfig, options: LambdaDatabaseOptions): LambdaDatabase {
-  const secret = new CachedSecret(options.store ?? secretsManagerStore(secretsManagerOptions(aws)), aws.dbSecretArn, parseDatabaseCredentials);
+  const secret = new CachedSecret(
+    options.store ?? secretsManagerStore(secretsManagerOptions(aws)),
+    aws.dbSecretArn,
+    parseDatabaseCredentials,
+  );
   const ssl = options.ssl ?? { ca: rdsCaBundle(aws.dbCaFile), rejectUnauthorized: true };
   // Fetch during init (free CPU burst, outside the first request); a failure here is retried on use.
   const credentialsReady = secret.get().then(() => undefined);

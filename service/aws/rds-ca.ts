@@ -15,7 +15,9 @@ export function rdsCaBundle(caFile = defaultRdsCaFile()): string[] {
   try {
     pem = fs.readFileSync(caFile, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read the database CA bundle ${caFile} (${(err as NodeJS.ErrnoException).code}); set DB_CA_FILE`);
+    throw new Error(
+      `cannot read the database CA bundle ${caFile} (${(err as NodeJS.ErrnoException).code}); set DB_CA_FILE`,
+    );
   }
   const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (!certs.length) throw new Error(`the database CA bundle ${caFile} holds no PEM certificate`);

@@ -58,14 +58,22 @@ export function secretsManagerStore(options: SecretsManagerOptions): SecretStore
     const parsed = text ? JSON.parse(text) : {};
     if (statusCode >= 200 && statusCode < 300) return parsed;
     // {"__type":"com.amazonaws.secretsmanager#ResourceNotFoundException","message":"…"}
-    const type = String(parsed.__type ?? 'UnknownError').split('#').pop()!;
-    throw new SecretsManagerError(type, `Secrets Manager ${target}: ${type}: ${parsed.message ?? parsed.Message ?? statusCode}`, statusCode);
+    const type = String(parsed.__type ?? 'UnknownError')
+      .split('#')
+      .pop()!;
+    throw new SecretsManagerError(
+      type,
+      `Secrets Manager ${target}: ${type}: ${parsed.message ?? parsed.Message ?? statusCode}`,
+      statusCode,
+    );
   };
   return {
     async get(arn) {
       try {
         const out = await call('GetSecretValue', { SecretId: arn });
-        return out.SecretString ?? (out.SecretBinary ? Buffer.from(out.SecretBinary, 'base64').toString('utf8') : undefined);
+        return (
+          out.SecretString ?? (out.SecretBinary ? Buffer.from(out.SecretBinary, 'base64').toString('utf8') : undefined)
+        );
       } catch (err) {
         // A secret created without a value (no AWSCURRENT version yet) answers this too.
         if (err instanceof SecretsManagerError && err.type === 'ResourceNotFoundException') return undefined;
@@ -73,17 +81,31 @@ export function secretsManagerStore(options: SecretsManagerOptions): SecretStore
       }
     },
     async put(arn, value, token) {
-      await call('PutSecretValue', { SecretId: arn, SecretString: value, ...(token ? { ClientRequestToken: token } : {}) });
+      await call('PutSecretValue', {
+        SecretId: arn,
+        SecretString: value,
+        ...(token ? { ClientRequestToken: token } : {}),
+      });
     },
   };
 }
 
-function post(url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ statusCode: number; text: string }> {
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ statusCode: number; text: string }> {
   const transport = url.protocol === 'http:' ? http : https;
   return new Promise((resolve, reject) => {
     const req = transport.request(
       url,
-      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: url.protocol === 'https:' ? agent : undefined, timeout: timeoutMs },
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: url.protocol === 'https:' ? agent : undefined,
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

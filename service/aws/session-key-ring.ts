@@ -1,7 +1,12 @@
 // The session/CSRF key ring kept in a Secrets Manager secret when deployed, in the document
 // format of domain/service-keys.ts. The migration function seeds it on the first deploy (so the
 // value never passes through Pulumi state); the admin function rotates it.
-import { documentKeyRingSource, rotateKeyRingDocument, parseKeyRingDocument, type KeyRingSource } from '../domain/service-keys';
+import {
+  documentKeyRingSource,
+  rotateKeyRingDocument,
+  parseKeyRingDocument,
+  type KeyRingSource,
+} from '../domain/service-keys';
 import type { SecretStore } from './secret-store';
 
 /** Create the ring if the secret has no value yet; a present ring is validated, never replaced. */
@@ -27,6 +32,7 @@ export async function rotateKeyRingSecret(store: SecretStore, arn: string): Prom
 export const secretKeyRingSource = (store: SecretStore, arn: string): KeyRingSource =>
   documentKeyRingSource(async () => {
     const text = await store.get(arn);
-    if (text === undefined) throw new Error(`the session key ring secret ${arn} has no value (run the migration function)`);
+    if (text === undefined)
+      throw new Error(`the session key ring secret ${arn} has no value (run the migration function)`);
     return text;
   });

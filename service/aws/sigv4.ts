@@ -39,7 +39,10 @@ function canonicalQuery(url: URL): string {
 
 /** Returns the headers to send: the caller's, plus host, x-amz-date, the token and Authorization. */
 export function signRequest(req: SignRequest): Record<string, string> {
-  const amzDate = (req.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = (req.now ?? new Date())
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const date = amzDate.slice(0, 8);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = v;
@@ -50,11 +53,25 @@ export function signRequest(req: SignRequest): Record<string, string> {
   const names = Object.keys(headers).sort();
   const canonicalHeaders = names.map((n) => `${n}:${headers[n].trim().replace(/\s+/g, ' ')}\n`).join('');
   const signedHeaders = names.join(';');
-  const path = req.url.pathname.split('/').map((seg) => uriEncode(decodeURIComponent(seg))).join('/') || '/';
-  const canonicalRequest = [req.method, path, canonicalQuery(req.url), canonicalHeaders, signedHeaders, sha256Hex(req.body)].join('\n');
+  const path =
+    req.url.pathname
+      .split('/')
+      .map((seg) => uriEncode(decodeURIComponent(seg)))
+      .join('/') || '/';
+  const canonicalRequest = [
+    req.method,
+    path,
+    canonicalQuery(req.url),
+    canonicalHeaders,
+    signedHeaders,
+    sha256Hex(req.body),
+  ].join('\n');
   const scope = `${date}/${req.region}/${req.service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${req.credentials.secretAccessKey}`, date), req.region), req.service), 'aws4_request');
+  const signingKey = hmac(
+    hmac(hmac(hmac(`AWS4${req.credentials.secretAccessKey}`, date), req.region), req.service),
+    'aws4_request',
+  );
   const signature = createHmac('sha256', signingKey).update(stringToSign, 'utf8').digest('hex');
   headers.authorization = `AWS4-HMAC-SHA256 Credential=${req.credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   return headers;

@@ -32,7 +32,9 @@ async function binaries(): Promise<{ pgCtl: string; initdb: string; postgres: st
   try {
     mod = await import(pkg);
   } catch {
-    throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${pkg} is not installed): set DATABASE_URL`);
+    throw new Error(
+      `no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${pkg} is not installed): set DATABASE_URL`,
+    );
   }
   const b = mod.default ?? mod;
   await hydrateSymlinks(path.resolve(path.dirname(b.postgres), '..', '..'));
@@ -44,7 +46,10 @@ async function binaries(): Promise<{ pgCtl: string; initdb: string; postgres: st
  * script. If install scripts were skipped (`npm ci --ignore-scripts`), recreate them here.
  */
 async function hydrateSymlinks(pkgDir: string): Promise<void> {
-  const list = await fs.readFile(path.join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8').then(JSON.parse).catch(() => []);
+  const list = await fs
+    .readFile(path.join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8')
+    .then(JSON.parse)
+    .catch(() => []);
   for (const { source, target } of list as Array<{ source: string; target: string }>) {
     const link = path.join(pkgDir, target);
     if (existsSync(link)) continue;
@@ -57,8 +62,7 @@ async function hydrateSymlinks(pkgDir: string): Promise<void> {
 /** PostgreSQL refuses to run as root: as root, run its processes as the `postgres` system user. */
 export async function postgresIds(): Promise<{ uid?: number; gid?: number }> {
   if (!isRoot()) return {};
-  const id = (args: string[]) =>
-    run('id', args).then((r) => Number(r.stdout.trim()));
+  const id = (args: string[]) => run('id', args).then((r) => Number(r.stdout.trim()));
   try {
     return { uid: await id(['-u', 'postgres']), gid: await id(['-g', 'postgres']) };
   } catch {
@@ -151,7 +155,14 @@ export async function initCluster(dataDir: string, password: string): Promise<vo
   try {
     await run(
       initdb,
-      [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'],
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwFile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
       { ...ids, env: { ...process.env, LC_ALL: 'C' } },
     );
   } finally {
@@ -166,8 +177,16 @@ export async function startCluster(dataDir: string, port: number, extraOptions: 
   await run(
     pgCtl,
     [
-      'start', '-w', '-t', '60', '-D', dataDir, '-l', path.join(dataDir, 'server.log'),
-      '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 -c fsync=off ${extraOptions.join(' ')}`.trim(),
+      'start',
+      '-w',
+      '-t',
+      '60',
+      '-D',
+      dataDir,
+      '-l',
+      path.join(dataDir, 'server.log'),
+      '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 -c fsync=off ${extraOptions.join(' ')}`.trim(),
     ],
     { ...ids, env: { ...process.env, LC_ALL: 'C' } },
   );
@@ -183,7 +202,10 @@ export async function stopCluster(dataDir: string): Promise<void> {
  * Start (or attach to) the local instance under `home` and return its URL.
  * `fsync=off` above: this is a developer database, and it makes migrations and tests fast.
  */
-export async function ensureLocalPostgres(home: string, log: (line: string) => void = () => {}): Promise<LocalPostgres> {
+export async function ensureLocalPostgres(
+  home: string,
+  log: (line: string) => void = () => {},
+): Promise<LocalPostgres> {
   await fs.mkdir(home, { recursive: true });
   const dataDir = path.join(home, 'pgdata');
   const stateFile = path.join(home, 'local.json');

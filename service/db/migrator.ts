@@ -27,7 +27,9 @@ export async function migrateToLatest(db: DbOrTrx): Promise<MigrationStatus & { 
   const { error, results } = await createMigrator(db).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {
-    const e = new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? error}`);
+    const e = new Error(
+      `migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? error}`,
+    );
     (e as any).cause = error;
     throw e;
   }

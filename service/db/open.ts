@@ -36,7 +36,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenDa
     try {
       local = await ensureLocalPostgres(options.home, options.log);
     } catch (err) {
-      throw new DatabaseUnavailableError(`cannot start the local PostgreSQL in ${options.home}: ${(err as Error).message.split('\n')[0]}`);
+      throw new DatabaseUnavailableError(
+        `cannot start the local PostgreSQL in ${options.home}: ${(err as Error).message.split('\n')[0]}`,
+      );
     }
     url = local.url;
   }

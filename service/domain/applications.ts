@@ -20,7 +20,16 @@ export interface RegisterApplicationInput {
 
 /** Columns safe to select: everything but the secret digest. */
 const PUBLIC_COLUMNS = [
-  'id', 'uid', 'name', 'redirect_uris', 'scopes', 'confidential', 'trusted', 'owner_id', 'created_at', 'updated_at',
+  'id',
+  'uid',
+  'name',
+  'redirect_uris',
+  'scopes',
+  'confidential',
+  'trusted',
+  'owner_id',
+  'created_at',
+  'updated_at',
 ] as const;
 export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest'>;
 
@@ -54,7 +63,13 @@ export async function registerApplication(
       action: 'application.register',
       targetType: 'application',
       targetId: application.uid,
-      details: { name, redirect_uris: redirectUris, scopes, confidential: application.confidential, trusted: application.trusted },
+      details: {
+        name,
+        redirect_uris: redirectUris,
+        scopes,
+        confidential: application.confidential,
+        trusted: application.trusted,
+      },
     });
     return { application, secret };
   });
@@ -79,7 +94,12 @@ export const listApplications = (db: DbOrTrx, ownerId?: number): Promise<Applica
 };
 
 /** Deleting an application revokes everything issued to it (cascade). */
-export async function deleteApplication(db: DbOrTrx, uid: string, actor = 'system', ownerId?: number): Promise<ApplicationRecord> {
+export async function deleteApplication(
+  db: DbOrTrx,
+  uid: string,
+  actor = 'system',
+  ownerId?: number,
+): Promise<ApplicationRecord> {
   return withTransaction(db, async (db) => {
     let q = db.deleteFrom('oauth_applications').where('uid', '=', uid);
     if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
@@ -91,10 +111,18 @@ export async function deleteApplication(db: DbOrTrx, uid: string, actor = 'syste
 }
 
 /** A new secret; the old one stops working at once. */
-export async function rotateApplicationSecret(db: DbOrTrx, uid: string, actor = 'system', ownerId?: number): Promise<{ application: ApplicationRecord; secret: string }> {
+export async function rotateApplicationSecret(
+  db: DbOrTrx,
+  uid: string,
+  actor = 'system',
+  ownerId?: number,
+): Promise<{ application: ApplicationRecord; secret: string }> {
   return withTransaction(db, async (db) => {
     const secret = newApplicationSecret();
-    let q = db.updateTable('oauth_applications').set({ secret_digest: sha256Hex(secret), updated_at: new Date() }).where('uid', '=', uid);
+    let q = db
+      .updateTable('oauth_applications')
+      .set({ secret_digest: sha256Hex(secret), updated_at: new Date() })
+      .where('uid', '=', uid);
     if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
     const application = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
     if (!application) throw notFound(`application "${uid}" not found`);
@@ -104,7 +132,11 @@ export async function rotateApplicationSecret(db: DbOrTrx, uid: string, actor = 
 }
 
 /** Check a client secret against the stored digest, in constant time. */
-export async function verifyApplicationSecret(db: DbOrTrx, uid: string, secret: string): Promise<ApplicationRecord | undefined> {
+export async function verifyApplicationSecret(
+  db: DbOrTrx,
+  uid: string,
+  secret: string,
+): Promise<ApplicationRecord | undefined> {
   const row = await db
     .selectFrom('oauth_applications')
     .select([...PUBLIC_COLUMNS, 'secret_digest'])

@@ -15,10 +15,22 @@ export interface NewAuthorizationCode {
 
 /** Columns safe to select: never the digest. */
 const CODE_COLUMNS = [
-  'id', 'application_id', 'user_id', 'redirect_uri', 'scopes', 'code_challenge', 'code_challenge_method', 'expires_at', 'used_at', 'created_at',
+  'id',
+  'application_id',
+  'user_id',
+  'redirect_uri',
+  'scopes',
+  'code_challenge',
+  'code_challenge_method',
+  'expires_at',
+  'used_at',
+  'created_at',
 ] as const;
 
-export async function createAuthorizationCode(db: DbOrTrx, input: NewAuthorizationCode): Promise<{ code: string; id: number }> {
+export async function createAuthorizationCode(
+  db: DbOrTrx,
+  input: NewAuthorizationCode,
+): Promise<{ code: string; id: number }> {
   const code = randomHex();
   const row = await db
     .insertInto('oauth_authorization_codes')
@@ -42,7 +54,12 @@ export async function createAuthorizationCode(db: DbOrTrx, input: NewAuthorizati
  * concurrent exchanges of one code queue here, and only the first sees it unused.
  */
 export const lockAuthorizationCode = (trx: DbOrTrx, code: string) =>
-  trx.selectFrom('oauth_authorization_codes').select(CODE_COLUMNS).where('code_digest', '=', sha256Hex(code)).forUpdate().executeTakeFirst();
+  trx
+    .selectFrom('oauth_authorization_codes')
+    .select(CODE_COLUMNS)
+    .where('code_digest', '=', sha256Hex(code))
+    .forUpdate()
+    .executeTakeFirst();
 
 export type AuthorizationCodeRecord = NonNullable<Awaited<ReturnType<typeof lockAuthorizationCode>>>;
 

@@ -11,7 +11,14 @@ export async function ensureRootUser(db: Db): Promise<string | undefined> {
     await sql`select pg_advisory_xact_lock(hashtext('lanyard.bootstrap'))`.execute(trx);
     if ((await countUsers(trx)) > 0) return undefined;
     const password = randomBytes(18).toString('base64url');
-    await createUser(trx, { username: 'root', email: 'root@localhost.localdomain', name: 'Administrator', password, isAdmin: true, actor: 'bootstrap' });
+    await createUser(trx, {
+      username: 'root',
+      email: 'root@localhost.localdomain',
+      name: 'Administrator',
+      password,
+      isAdmin: true,
+      actor: 'bootstrap',
+    });
     return password;
   });
 }

@@ -14,7 +14,8 @@ export class DomainError extends Error {
   }
 }
 
-export const invalid = (message: string, details?: Record<string, string[]>) => new DomainError('invalid', message, details);
+export const invalid = (message: string, details?: Record<string, string[]>) =>
+  new DomainError('invalid', message, details);
 export const notFound = (message: string) => new DomainError('not_found', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
 

@@ -12,19 +12,26 @@ export type AccessLevelName = keyof typeof ACCESS_LEVELS;
 
 function requireVisibility(v: string | undefined): Visibility {
   if (v === undefined) return 'private';
-  if (!(VISIBILITIES as string[]).includes(v)) throw invalid(`visibility "${v}" is invalid (choose from: ${VISIBILITIES.join(', ')})`);
+  if (!(VISIBILITIES as string[]).includes(v))
+    throw invalid(`visibility "${v}" is invalid (choose from: ${VISIBILITIES.join(', ')})`);
   return v as Visibility;
 }
 
 function requirePath(path: string, what: string): string {
   if (!PATH_RE.test(path) || path.endsWith('.git') || path.endsWith('.atom')) {
-    throw invalid(`${what} path "${path}" is invalid: use letters, digits, '_', '-' and '.', starting with a letter, digit or '_'`);
+    throw invalid(
+      `${what} path "${path}" is invalid: use letters, digits, '_', '-' and '.', starting with a letter, digit or '_'`,
+    );
   }
   return path;
 }
 
 export const findGroupByFullPath = (db: DbOrTrx, fullPath: string): Promise<Group | undefined> =>
-  db.selectFrom('groups').selectAll().where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase())).executeTakeFirst();
+  db
+    .selectFrom('groups')
+    .selectAll()
+    .where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase()))
+    .executeTakeFirst();
 
 export async function getGroupByFullPath(db: DbOrTrx, fullPath: string): Promise<Group> {
   const group = await findGroupByFullPath(db, fullPath);
@@ -70,10 +77,22 @@ export async function createGroup(db: DbOrTrx, input: CreateGroupInput): Promise
     try {
       const group = await db
         .insertInto('groups')
-        .values({ parent_id: parent?.id ?? null, path, name: input.name?.trim() || path, full_path: fullPath, visibility })
+        .values({
+          parent_id: parent?.id ?? null,
+          path,
+          name: input.name?.trim() || path,
+          full_path: fullPath,
+          visibility,
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await recordAudit(db, { actor: input.actor ?? 'system', action: 'group.create', targetType: 'group', targetId: group.id, details: { full_path: fullPath, visibility } });
+      await recordAudit(db, {
+        actor: input.actor ?? 'system',
+        action: 'group.create',
+        targetType: 'group',
+        targetId: group.id,
+        details: { full_path: fullPath, visibility },
+      });
       return group;
     } catch (err) {
       throw uniqueViolation(err, { groups_full_path_lower: `group "${fullPath}" already exists` }) ?? err;
@@ -93,24 +112,41 @@ export async function createProject(db: DbOrTrx, input: CreateProjectInput): Pro
   return withTransaction(db, async (db) => {
     const full = input.path?.trim() ?? '';
     const slash = full.lastIndexOf('/');
-    if (slash <= 0) throw invalid(`project path "${full}" must be NAMESPACE/PATH (the namespace is a group's full path)`);
+    if (slash <= 0)
+      throw invalid(`project path "${full}" must be NAMESPACE/PATH (the namespace is a group's full path)`);
     const namespace = full.slice(0, slash);
     const path = requirePath(full.slice(slash + 1), 'project');
     const visibility = requireVisibility(input.visibility);
     const group = await findGroupByFullPath(db, namespace);
     if (!group) throw invalid(`group "${namespace}" not found`);
     const pathWithNamespace = `${group.full_path}/${path}`;
-    if (await findGroupByFullPath(db, pathWithNamespace)) throw conflict(`"${pathWithNamespace}" is already taken by a group`);
+    if (await findGroupByFullPath(db, pathWithNamespace))
+      throw conflict(`"${pathWithNamespace}" is already taken by a group`);
     try {
       const project = await db
         .insertInto('projects')
-        .values({ group_id: group.id, path, name: input.name?.trim() || path, path_with_namespace: pathWithNamespace, visibility })
+        .values({
+          group_id: group.id,
+          path,
+          name: input.name?.trim() || path,
+          path_with_namespace: pathWithNamespace,
+          visibility,
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await recordAudit(db, { actor: input.actor ?? 'system', action: 'project.create', targetType: 'project', targetId: project.id, details: { path_with_namespace: pathWithNamespace, visibility } });
+      await recordAudit(db, {
+        actor: input.actor ?? 'system',
+        action: 'project.create',
+        targetType: 'project',
+        targetId: project.id,
+        details: { path_with_namespace: pathWithNamespace, visibility },
+      });
       return project;
     } catch (err) {
-      throw uniqueViolation(err, { projects_path_with_namespace_lower: `project "${pathWithNamespace}" already exists` }) ?? err;
+      throw (
+        uniqueViolation(err, { projects_path_with_namespace_lower: `project "${pathWithNamespace}" already exists` }) ??
+        err
+      );
     }
   });
 }
@@ -128,21 +164,51 @@ export async function addMember(db: DbOrTrx, input: AddMemberInput) {
   return withTransaction(db, async (db) => {
     if (!!input.group === !!input.project) throw invalid('give exactly one of group or project');
     const level = ACCESS_LEVELS[input.access as AccessLevelName];
-    if (!level) throw invalid(`access level "${input.access}" is invalid (choose from: ${Object.keys(ACCESS_LEVELS).join(', ')})`);
+    if (!level)
+      throw invalid(
+        `access level "${input.access}" is invalid (choose from: ${Object.keys(ACCESS_LEVELS).join(', ')})`,
+      );
     const user = await getUserByUsername(db, input.username);
     const source = input.group ? await getGroupByFullPath(db, input.group) : await getProjectByPath(db, input.project!);
     const column = input.group ? 'group_id' : 'project_id';
-    const existing = await db.selectFrom('members').select('id').where('user_id', '=', user.id).where(column, '=', source.id).executeTakeFirst();
+    const existing = await db
+      .selectFrom('members')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .where(column, '=', source.id)
+      .executeTakeFirst();
     if (existing) {
       await db.updateTable('members').set({ access_level: level }).where('id', '=', existing.id).execute();
     } else {
-      await db.insertInto('members').values({ user_id: user.id, [column]: source.id, access_level: level }).execute();
+      await db
+        .insertInto('members')
+        .values({ user_id: user.id, [column]: source.id, access_level: level })
+        .execute();
     }
-    const sourceName = input.group ? `group:${(source as Group).full_path}` : `project:${(source as Project).path_with_namespace}`;
-    await recordAudit(db, { actor: input.actor ?? 'system', action: 'member.add', targetType: input.group ? 'group' : 'project', targetId: source.id, details: { user: user.username, access_level: level } });
+    const sourceName = input.group
+      ? `group:${(source as Group).full_path}`
+      : `project:${(source as Project).path_with_namespace}`;
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'member.add',
+      targetType: input.group ? 'group' : 'project',
+      targetId: source.id,
+      details: { user: user.username, access_level: level },
+    });
     return { source: sourceName, user: user.username, access_level: level };
   });
 }
 
-export const groupSummary = (g: Group) => ({ id: g.id, full_path: g.full_path, name: g.name, visibility: g.visibility, parent_id: g.parent_id });
-export const projectSummary = (p: Project) => ({ id: p.id, path_with_namespace: p.path_with_namespace, name: p.name, visibility: p.visibility });
+export const groupSummary = (g: Group) => ({
+  id: g.id,
+  full_path: g.full_path,
+  name: g.name,
+  visibility: g.visibility,
+  parent_id: g.parent_id,
+});
+export const projectSummary = (p: Project) => ({
+  id: p.id,
+  path_with_namespace: p.path_with_namespace,
+  name: p.name,
+  visibility: p.visibility,
+});

@@ -11,13 +11,21 @@ import { verifiedEmails } from './users';
 
 export { NOTIFICATION_EVENTS, type NotificationEvent };
 
-export const NOTIFICATION_LEVELS: readonly NotificationLevel[] = ['disabled', 'participating', 'watch', 'global', 'mention', 'custom'];
+export const NOTIFICATION_LEVELS: readonly NotificationLevel[] = [
+  'disabled',
+  'participating',
+  'watch',
+  'global',
+  'mention',
+  'custom',
+];
 
 /** Where a setting applies: the user's global setting, or one group's or project's. */
 export type NotificationSource = { kind: 'global' } | { kind: 'group'; id: number } | { kind: 'project'; id: number };
 
 /** GitLab's defaults: participating globally; a group or project follows the global setting. */
-export const defaultLevel = (source: NotificationSource): NotificationLevel => (source.kind === 'global' ? 'participating' : 'global');
+export const defaultLevel = (source: NotificationSource): NotificationLevel =>
+  source.kind === 'global' ? 'participating' : 'global';
 
 export type NotificationEvents = Record<NotificationEvent, boolean>;
 
@@ -48,7 +56,8 @@ export class InvalidParameterError extends DomainError {
 
 export const NOTIFICATION_EMAIL_NOT_VERIFIED = { notification_email: ['must be an email you have verified'] };
 
-const isLevel = (v: unknown): v is NotificationLevel => typeof v === 'string' && (NOTIFICATION_LEVELS as string[]).includes(v);
+const isLevel = (v: unknown): v is NotificationLevel =>
+  typeof v === 'string' && (NOTIFICATION_LEVELS as string[]).includes(v);
 
 /** Rails' enum message for an unknown level, byte-for-byte: `'x' is not a valid level`. */
 export function parseNotificationLevel(value: unknown): NotificationLevel {
@@ -68,7 +77,10 @@ function parseFlag(v: unknown): boolean | undefined {
  * GitLab's order: parameter types first (flags, e-mail), then the level. Unknown parameters are
  * ignored; `notification_email` only counts for the global setting.
  */
-export function parseNotificationSettingsUpdate(params: Record<string, unknown>, source: NotificationSource): NotificationSettingsUpdate {
+export function parseNotificationSettingsUpdate(
+  params: Record<string, unknown>,
+  source: NotificationSource,
+): NotificationSettingsUpdate {
   const events: Partial<NotificationEvents> = {};
   for (const event of NOTIFICATION_EVENTS) {
     if (params[event] === undefined) continue;
@@ -90,7 +102,11 @@ export function parseNotificationSettingsUpdate(params: Record<string, unknown>,
  * The notification e-mail must be the primary or a verified secondary e-mail of the user.
  * Returns the address as the user registered it (matched case-insensitively).
  */
-export async function requireVerifiedNotificationEmail(db: DbOrTrx, user: Pick<User, 'id' | 'email'>, email: string): Promise<string> {
+export async function requireVerifiedNotificationEmail(
+  db: DbOrTrx,
+  user: Pick<User, 'id' | 'email'>,
+  email: string,
+): Promise<string> {
   const match = (await verifiedEmails(db, user)).find((e) => e.toLowerCase() === email.toLowerCase());
   if (!match) throw invalid('notification_email must be an email you have verified', NOTIFICATION_EMAIL_NOT_VERIFIED);
   return match;
@@ -98,7 +114,11 @@ export async function requireVerifiedNotificationEmail(db: DbOrTrx, user: Pick<U
 
 type SettingsRow = Selectable<NotificationSettingsTable>;
 
-function toView(row: Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> | undefined, source: NotificationSource, user: Pick<User, 'email'>): NotificationSettingsView {
+function toView(
+  row: Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> | undefined,
+  source: NotificationSource,
+  user: Pick<User, 'email'>,
+): NotificationSettingsView {
   const view: NotificationSettingsView = { level: row?.level ?? defaultLevel(source) };
   if (view.level === 'custom') {
     view.events = Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, row?.[e] ?? false])) as NotificationEvents;
@@ -109,7 +129,11 @@ function toView(row: Pick<SettingsRow, 'level' | 'notification_email' | Notifica
 
 const SETTINGS_COLUMNS = ['level', 'notification_email', ...NOTIFICATION_EVENTS] as const;
 
-export async function getNotificationSettings(db: DbOrTrx, user: Pick<User, 'id' | 'email'>, source: NotificationSource): Promise<NotificationSettingsView> {
+export async function getNotificationSettings(
+  db: DbOrTrx,
+  user: Pick<User, 'id' | 'email'>,
+  source: NotificationSource,
+): Promise<NotificationSettingsView> {
   let q = db.selectFrom('notification_settings').select(SETTINGS_COLUMNS).where('user_id', '=', user.id);
   if (source.kind === 'global') q = q.where('group_id', 'is', null).where('project_id', 'is', null);
   else if (source.kind === 'group') q = q.where('group_id', '=', source.id);
@@ -129,7 +153,8 @@ export async function updateNotificationSettings(
   update: NotificationSettingsUpdate,
 ): Promise<NotificationSettingsView> {
   let notificationEmail = update.notificationEmail;
-  if (source.kind !== 'global' && notificationEmail !== undefined) throw invalid('notification_email applies to the global setting only');
+  if (source.kind !== 'global' && notificationEmail !== undefined)
+    throw invalid('notification_email applies to the global setting only');
   if (notificationEmail) notificationEmail = await requireVerifiedNotificationEmail(db, user, notificationEmail);
 
   const changes = {

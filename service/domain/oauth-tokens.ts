@@ -9,14 +9,28 @@ export const ACCESS_TOKEN_LIFETIME_SECONDS = 7200;
 
 /** Columns safe to select: never the digests. */
 export const ACCESS_TOKEN_COLUMNS = [
-  'id', 'application_id', 'user_id', 'scopes', 'expires_at', 'revoked_at', 'refreshed_at', 'parent_id', 'family_id', 'authorization_code_id', 'created_at',
+  'id',
+  'application_id',
+  'user_id',
+  'scopes',
+  'expires_at',
+  'revoked_at',
+  'refreshed_at',
+  'parent_id',
+  'family_id',
+  'authorization_code_id',
+  'created_at',
 ] as const;
 
 export type AccessTokenRecord = NonNullable<Awaited<ReturnType<typeof findAccessTokenByToken>>>;
 
 /** One indexed look-up of an access token by its digest (API authentication, token info). */
 export const findAccessTokenByToken = (db: DbOrTrx, token: string) =>
-  db.selectFrom('oauth_access_tokens').select(ACCESS_TOKEN_COLUMNS).where('token_digest', '=', sha256Hex(token)).executeTakeFirst();
+  db
+    .selectFrom('oauth_access_tokens')
+    .select(ACCESS_TOKEN_COLUMNS)
+    .where('token_digest', '=', sha256Hex(token))
+    .executeTakeFirst();
 
 export const findAccessTokenByRefreshToken = (db: DbOrTrx, refreshToken: string) =>
   db
@@ -72,7 +86,14 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
     })
     .returning(['id', 'created_at'])
     .executeTakeFirstOrThrow();
-  return { id: row.id, accessToken, refreshToken, scopes: input.scopes, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, createdAt: row.created_at };
+  return {
+    id: row.id,
+    accessToken,
+    refreshToken,
+    scopes: input.scopes,
+    expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+    createdAt: row.created_at,
+  };
 }
 
 /**
@@ -85,7 +106,12 @@ export async function markRefreshed(trx: DbOrTrx, id: number, at = new Date()): 
 
 /** Revoke one row: its access token and its refresh token together. */
 export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> {
-  await db.updateTable('oauth_access_tokens').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('oauth_access_tokens')
+    .set({ revoked_at: new Date() })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /**
@@ -107,7 +133,10 @@ export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number
 }
 
 /** Revoke every token of a refresh chain (RFC 7009 §2.1: revoking a refresh token ends its grant). */
-export async function revokeTokenFamily(db: DbOrTrx, token: Pick<AccessTokenRecord, 'id' | 'family_id'>): Promise<void> {
+export async function revokeTokenFamily(
+  db: DbOrTrx,
+  token: Pick<AccessTokenRecord, 'id' | 'family_id'>,
+): Promise<void> {
   const familyId = token.family_id ?? token.id;
   await db
     .updateTable('oauth_access_tokens')

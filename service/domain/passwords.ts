@@ -31,7 +31,10 @@ function scrypt(password: string, salt: Buffer, params: ScryptParams, keylen: nu
   const N = 2 ** params.ln;
   const options: ScryptOptions = { N, r: params.r, p: params.p, maxmem: 128 * N * params.r * 2 + 1024 * 1024 };
   return withSlot(
-    () => new Promise((resolve, reject) => scryptCb(password.normalize('NFKC'), salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key)))),
+    () =>
+      new Promise((resolve, reject) =>
+        scryptCb(password.normalize('NFKC'), salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))),
+      ),
   );
 }
 
@@ -86,7 +89,8 @@ export function needsRehash(phc: string): boolean {
 
 export const MIN_PASSWORD_LENGTH = 8;
 export function passwordProblem(password: string): string | undefined {
-  if (password.length < MIN_PASSWORD_LENGTH) return `password is too short (minimum is ${MIN_PASSWORD_LENGTH} characters)`;
+  if (password.length < MIN_PASSWORD_LENGTH)
+    return `password is too short (minimum is ${MIN_PASSWORD_LENGTH} characters)`;
   if (password.length > 1024) return 'password is too long (maximum is 1024 characters)';
   return undefined;
 }

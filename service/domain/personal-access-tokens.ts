@@ -40,10 +40,22 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
     const token = newPersonalAccessToken();
     const row = await db
       .insertInto('personal_access_tokens')
-      .values({ user_id: user.id, name, token_digest: sha256Hex(token), scopes: sortScopes(scopes), expires_at: expiresAt })
+      .values({
+        user_id: user.id,
+        name,
+        token_digest: sha256Hex(token),
+        scopes: sortScopes(scopes),
+        expires_at: expiresAt,
+      })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow();
-    await recordAudit(db, { actor: input.actor ?? 'system', action: 'personal_access_token.create', targetType: 'personal_access_token', targetId: row.id, details: { user: user.username, name, scopes } });
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'personal_access_token.create',
+      targetType: 'personal_access_token',
+      targetId: row.id,
+      details: { user: user.username, name, scopes },
+    });
     return { token, record: row, user };
   });
 }
@@ -52,7 +64,17 @@ export async function listPersonalAccessTokens(db: DbOrTrx, username?: string) {
   let q = db
     .selectFrom('personal_access_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(['t.id', 't.user_id', 't.name', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at', 't.created_at', 'u.username'])
+    .select([
+      't.id',
+      't.user_id',
+      't.name',
+      't.scopes',
+      't.expires_at',
+      't.revoked_at',
+      't.last_used_at',
+      't.created_at',
+      'u.username',
+    ])
     .orderBy('t.id');
   if (username !== undefined) {
     const user = await getUserByUsername(db, username);
@@ -70,22 +92,40 @@ export async function revokePersonalAccessToken(db: DbOrTrx, id: number, actor =
       .returning(COLUMNS)
       .executeTakeFirst();
     if (!row) throw notFound(`personal access token ${id} not found`);
-    await recordAudit(db, { actor, action: 'personal_access_token.revoke', targetType: 'personal_access_token', targetId: id });
+    await recordAudit(db, {
+      actor,
+      action: 'personal_access_token.revoke',
+      targetType: 'personal_access_token',
+      targetId: id,
+    });
     return row;
   });
 }
 
 /** One indexed look-up by digest; the caller decides what expired/revoked mean for it. */
 export const findPersonalAccessTokenByToken = (db: DbOrTrx, token: string) =>
-  db.selectFrom('personal_access_tokens').select(COLUMNS).where('token_digest', '=', sha256Hex(token)).executeTakeFirst();
+  db
+    .selectFrom('personal_access_tokens')
+    .select(COLUMNS)
+    .where('token_digest', '=', sha256Hex(token))
+    .executeTakeFirst();
 
 /** A PAT dated YYYY-MM-DD is valid through the end of that day, UTC. */
 export const personalAccessTokenExpired = (expiresAt: string | null, now = new Date()): boolean =>
   expiresAt !== null && now.toISOString().slice(0, 10) > expiresAt;
 
-export function personalAccessTokenSummary(row: {
-  id: number; name: string; scopes: string[]; expires_at: string | null; revoked_at: Date | null; last_used_at: Date | null; created_at: Date;
-}, username: string) {
+export function personalAccessTokenSummary(
+  row: {
+    id: number;
+    name: string;
+    scopes: string[];
+    expires_at: string | null;
+    revoked_at: Date | null;
+    last_used_at: Date | null;
+    created_at: Date;
+  },
+  username: string,
+) {
   return {
     id: row.id,
     name: row.name,

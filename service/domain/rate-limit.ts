@@ -17,7 +17,12 @@ const addressKey = (address: string) => `failures:addr:${address}`;
 export async function addressRetryAfter(db: DbOrTrx, address: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('rate_limit_counters')
-    .select(['count', sql<number>`extract(epoch from (window_start + make_interval(secs => ${ADDRESS_WINDOW_SECONDS}) - now()))`.as('remaining')])
+    .select([
+      'count',
+      sql<number>`extract(epoch from (window_start + make_interval(secs => ${ADDRESS_WINDOW_SECONDS}) - now()))`.as(
+        'remaining',
+      ),
+    ])
     .where('key', '=', addressKey(address))
     .executeTakeFirst();
   if (!row || Number(row.remaining) <= 0 || row.count < ADDRESS_FAILURE_LIMIT) return undefined;
@@ -35,6 +40,9 @@ export async function recordAddressFailure(db: DbOrTrx, address: string): Promis
   `.execute(db);
   // Opportunistic clean-up of stale windows (1 in 50 failures).
   if (Math.random() < 0.02) {
-    await db.deleteFrom('rate_limit_counters').where('window_start', '<', sql<Date>`now() - interval '1 hour'`).execute();
+    await db
+      .deleteFrom('rate_limit_counters')
+      .where('window_start', '<', sql<Date>`now() - interval '1 hour'`)
+      .execute();
   }
 }

@@ -15,13 +15,17 @@ export function redirectUriProblem(uri: string): string | undefined {
   } catch {
     return `redirect URI "${uri}" is not an absolute URI`;
   }
-  if (FORBIDDEN_SCHEMES.has(u.protocol.toLowerCase())) return `redirect URI "${uri}" uses a forbidden scheme (${u.protocol})`;
+  if (FORBIDDEN_SCHEMES.has(u.protocol.toLowerCase()))
+    return `redirect URI "${uri}" uses a forbidden scheme (${u.protocol})`;
   if ((u.protocol === 'http:' || u.protocol === 'https:') && !u.hostname) return `redirect URI "${uri}" has no host`;
   return undefined;
 }
 
 export function requireRedirectUris(uris: string[]): string[] {
-  const list = uris.flatMap((u) => u.split(/[\r\n]+/)).map((u) => u.trim()).filter(Boolean);
+  const list = uris
+    .flatMap((u) => u.split(/[\r\n]+/))
+    .map((u) => u.trim())
+    .filter(Boolean);
   if (!list.length) throw invalid('at least one redirect URI is required');
   for (const uri of list) {
     const problem = redirectUriProblem(uri);

@@ -18,7 +18,10 @@ export function requireScopes(text: string | string[]): Scope[] {
   const parts = (Array.isArray(text) ? text.join(' ') : text).split(/[\s,]+/).filter(Boolean);
   if (!parts.length) throw invalid(`scopes must not be empty (choose from: ${ALL_SCOPES.join(', ')})`);
   const unknown = parts.filter((p) => !isScope(p));
-  if (unknown.length) throw invalid(`unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (choose from: ${ALL_SCOPES.join(', ')})`);
+  if (unknown.length)
+    throw invalid(
+      `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (choose from: ${ALL_SCOPES.join(', ')})`,
+    );
   return [...new Set(parts)] as Scope[];
 }
 

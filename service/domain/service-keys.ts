@@ -65,7 +65,12 @@ async function selectKeys(db: DbOrTrx): Promise<ServiceKey[]> {
     .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', cutoff)]))
     .orderBy('id', 'desc')
     .execute();
-  return rows.map((r) => ({ id: String(r.id), secret: decodeSecret(r.secret), createdAt: r.created_at, retiredAt: r.retired_at }));
+  return rows.map((r) => ({
+    id: String(r.id),
+    secret: decodeSecret(r.secret),
+    createdAt: r.created_at,
+    retiredAt: r.retired_at,
+  }));
 }
 
 /** The ring from `service_keys`; the first call on an empty table creates the first key. */
@@ -122,7 +127,13 @@ export async function rotateSessionKey(db: DbOrTrx, actor = 'system'): Promise<R
       retired: Number(retired.numUpdatedRows),
       removed: Number(removed.numDeletedRows),
     };
-    await recordAudit(trx, { actor, action: 'service_key.rotate', targetType: 'service_key', targetId: result.keyId, details: { purpose: 'session', retired: result.retired } });
+    await recordAudit(trx, {
+      actor,
+      action: 'service_key.rotate',
+      targetType: 'service_key',
+      targetId: result.keyId,
+      details: { purpose: 'session', retired: result.retired },
+    });
     return result;
   };
   return withTransaction(db, run);
@@ -169,7 +180,9 @@ export function rotateKeyRingDocument(text: string | undefined, now = new Date()
     .map((k) => ({ ...k, retired_at: k.retired_at ?? now.toISOString() }))
     .filter((k) => new Date(k.retired_at).getTime() > cutoff);
   const keyId = randomBytes(8).toString('hex');
-  const next: KeyRingDocument = { keys: [{ id: keyId, secret: newSecret(), created_at: now.toISOString(), retired_at: null }, ...keep] };
+  const next: KeyRingDocument = {
+    keys: [{ id: keyId, secret: newSecret(), created_at: now.toISOString(), retired_at: null }, ...keep],
+  };
   return { document: JSON.stringify(next), keyId };
 }
 

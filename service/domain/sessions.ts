@@ -50,7 +50,11 @@ export async function findSession(db: DbOrTrx, id: string): Promise<WebSession |
 }
 
 export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise<void> {
-  await db.updateTable('web_sessions').set({ data: JSON.stringify(session.data) }).where('id_digest', '=', sha256Hex(session.id)).execute();
+  await db
+    .updateTable('web_sessions')
+    .set({ data: JSON.stringify(session.data) })
+    .where('id_digest', '=', sha256Hex(session.id))
+    .execute();
 }
 
 export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {

@@ -23,7 +23,8 @@ export interface PasswordCheckInput {
   address: string;
 }
 
-const isLocked = (user: Pick<User, 'locked_until'>, now = Date.now()) => user.locked_until !== null && user.locked_until.getTime() > now;
+const isLocked = (user: Pick<User, 'locked_until'>, now = Date.now()) =>
+  user.locked_until !== null && user.locked_until.getTime() > now;
 
 /** Check a login (username or e-mail) and password. Always spends one password hash of work. */
 export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Promise<CredentialResult> {
@@ -62,17 +63,23 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
     return { ok: false, reason: 'locked' };
   }
   if (user.state !== 'active') return { ok: false, reason: 'blocked' };
-  const step = verifyTotp(user.otp_secret, code.trim(), user.otp_last_step === null ? null : Number(user.otp_last_step));
+  const step = verifyTotp(
+    user.otp_secret,
+    code.trim(),
+    user.otp_last_step === null ? null : Number(user.otp_last_step),
+  );
   // The conditional update is the replay guard under concurrency: of two requests with one code,
   // only one moves otp_last_step forward.
   const claimed =
     step !== undefined &&
-    (await db
-      .updateTable('users')
-      .set({ otp_last_step: step })
-      .where('id', '=', user.id)
-      .where((eb) => eb.or([eb('otp_last_step', 'is', null), eb('otp_last_step', '<', step)]))
-      .executeTakeFirst()).numUpdatedRows > 0n;
+    (
+      await db
+        .updateTable('users')
+        .set({ otp_last_step: step })
+        .where('id', '=', user.id)
+        .where((eb) => eb.or([eb('otp_last_step', 'is', null), eb('otp_last_step', '<', step)]))
+        .executeTakeFirst()
+    ).numUpdatedRows > 0n;
   if (!claimed) {
     await recordAccountFailure(db, user.id);
     await recordAddressFailure(db, address);
@@ -101,7 +108,11 @@ async function resetFailures(db: DbOrTrx, user: User): Promise<User> {
 async function afterGoodPassword(db: DbOrTrx, user: User, password: string): Promise<User> {
   // Parameters raised since this hash was made: upgrade it now that we hold the password.
   if (user.password_hash && needsRehash(user.password_hash)) {
-    await db.updateTable('users').set({ password_hash: await hashPassword(password) }).where('id', '=', user.id).execute();
+    await db
+      .updateTable('users')
+      .set({ password_hash: await hashPassword(password) })
+      .where('id', '=', user.id)
+      .execute();
   }
   // Two-factor users reset their failure count only after the second factor.
   return user.otp_secret ? user : resetFailures(db, user);
@@ -109,5 +120,7 @@ async function afterGoodPassword(db: DbOrTrx, user: User, password: string): Pro
 
 /** Record a completed sign-in (web form). */
 export async function recordSignIn(db: DbOrTrx, userId: number): Promise<void> {
-  await sql`update users set last_sign_in_at = current_sign_in_at, current_sign_in_at = now() where id = ${userId}`.execute(db);
+  await sql`update users set last_sign_in_at = current_sign_in_at, current_sign_in_at = now() where id = ${userId}`.execute(
+    db,
+  );
 }

@@ -59,7 +59,12 @@ export const totp = (secret: string, now = Date.now()): string => hotp(secret, t
  * Check a code within ±1 step (RFC 6238 §5.2). Returns the matched step, or undefined.
  * A step at or before `lastUsedStep` is refused: a used code cannot be replayed.
  */
-export function verifyTotp(secret: string, code: string, lastUsedStep: number | null, now = Date.now()): number | undefined {
+export function verifyTotp(
+  secret: string,
+  code: string,
+  lastUsedStep: number | null,
+  now = Date.now(),
+): number | undefined {
   if (!/^\d{6}$/.test(code)) return undefined;
   const current = timeStep(now);
   let matched: number | undefined;

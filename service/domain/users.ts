@@ -30,7 +30,9 @@ export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<U
   const username = input.username.trim();
   const email = input.email.trim();
   if (!USERNAME_RE.test(username)) {
-    throw invalid(`username "${username}" is invalid: use letters, digits, '_', '-' and '.', starting with a letter, digit or '_'`);
+    throw invalid(
+      `username "${username}" is invalid: use letters, digits, '_', '-' and '.', starting with a letter, digit or '_'`,
+    );
   }
   if (!isValidEmail(email)) throw invalid(`email "${email}" is invalid`);
   const problem = passwordProblem(input.password);
@@ -51,7 +53,13 @@ export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<U
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await recordAudit(trx, { actor: input.actor ?? 'system', action: 'user.create', targetType: 'user', targetId: user.id, details: { username } });
+      await recordAudit(trx, {
+        actor: input.actor ?? 'system',
+        action: 'user.create',
+        targetType: 'user',
+        targetId: user.id,
+        details: { username },
+      });
       return user;
     } catch (err) {
       throw uniqueViolation(err, UNIQUE_MESSAGES) ?? err;
@@ -65,7 +73,10 @@ async function isEmailTaken(db: DbOrTrx, email: string): Promise<boolean> {
     .select('id')
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .unionAll(
-      db.selectFrom('user_emails').select('user_id as id').where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())),
+      db
+        .selectFrom('user_emails')
+        .select('user_id as id')
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())),
     )
     .executeTakeFirst();
   return hit !== undefined;
@@ -100,9 +111,21 @@ export async function getUserByUsername(db: DbOrTrx, username: string): Promise<
 export const listUsers = (db: DbOrTrx): Promise<User[]> => db.selectFrom('users').selectAll().orderBy('id').execute();
 
 export const countUsers = async (db: DbOrTrx): Promise<number> =>
-  Number((await db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
-export async function setUserState(db: DbOrTrx, username: string, state: 'active' | 'blocked', actor = 'system'): Promise<User> {
+export async function setUserState(
+  db: DbOrTrx,
+  username: string,
+  state: 'active' | 'blocked',
+  actor = 'system',
+): Promise<User> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
     const updated = await db
@@ -111,12 +134,22 @@ export async function setUserState(db: DbOrTrx, username: string, state: 'active
       .where('id', '=', user.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAudit(db, { actor, action: state === 'blocked' ? 'user.block' : 'user.unblock', targetType: 'user', targetId: user.id });
+    await recordAudit(db, {
+      actor,
+      action: state === 'blocked' ? 'user.block' : 'user.unblock',
+      targetType: 'user',
+      targetId: user.id,
+    });
     return updated;
   });
 }
 
-export async function setUserPassword(db: DbOrTrx, username: string, password: string, actor = 'system'): Promise<User> {
+export async function setUserPassword(
+  db: DbOrTrx,
+  username: string,
+  password: string,
+  actor = 'system',
+): Promise<User> {
   const problem = passwordProblem(password);
   if (problem) throw invalid(problem);
   const passwordHash = await hashPassword(password); // before the transaction: see createUser
@@ -141,11 +174,20 @@ export async function addUserEmail(db: DbOrTrx, username: string, email: string,
     const user = await getUserByUsername(db, username);
     if (await isEmailTaken(db, address)) throw invalid('email has already been taken');
     try {
-      await db.insertInto('user_emails').values({ user_id: user.id, email: address, confirmed_at: new Date() }).execute();
+      await db
+        .insertInto('user_emails')
+        .values({ user_id: user.id, email: address, confirmed_at: new Date() })
+        .execute();
     } catch (err) {
       throw uniqueViolation(err, UNIQUE_MESSAGES) ?? err;
     }
-    await recordAudit(db, { actor, action: 'user.add_email', targetType: 'user', targetId: user.id, details: { email: address } });
+    await recordAudit(db, {
+      actor,
+      action: 'user.add_email',
+      targetType: 'user',
+      targetId: user.id,
+      details: { email: address },
+    });
     return user;
   });
 }
@@ -173,7 +215,12 @@ export interface TwoFactorResult {
   otpauthUri?: string;
 }
 
-export async function setTwoFactor(db: DbOrTrx, username: string, on: boolean, actor = 'system'): Promise<TwoFactorResult> {
+export async function setTwoFactor(
+  db: DbOrTrx,
+  username: string,
+  on: boolean,
+  actor = 'system',
+): Promise<TwoFactorResult> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
     const secret = on ? newTotpSecret() : null;
@@ -183,8 +230,15 @@ export async function setTwoFactor(db: DbOrTrx, username: string, on: boolean, a
       .where('id', '=', user.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAudit(db, { actor, action: on ? 'user.enable_2fa' : 'user.disable_2fa', targetType: 'user', targetId: user.id });
-    return secret ? { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) } : { user: updated };
+    await recordAudit(db, {
+      actor,
+      action: on ? 'user.enable_2fa' : 'user.disable_2fa',
+      targetType: 'user',
+      targetId: user.id,
+    });
+    return secret
+      ? { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) }
+      : { user: updated };
   });
 }
 

@@ -23,7 +23,12 @@ export const isNumericId = (idOrPath: string): boolean => /^[1-9]\d{0,15}$/.test
 const plausiblePath = (path: string): boolean => path.length > 0 && path.length <= 2048 && !path.includes('\u0000');
 
 /** True when the user is a member of the group or of one of its ancestors (one query). */
-async function isMemberOfGroupOrAncestor(db: DbOrTrx, userId: number, groupId: number, projectId?: number): Promise<boolean> {
+async function isMemberOfGroupOrAncestor(
+  db: DbOrTrx,
+  userId: number,
+  groupId: number,
+  projectId?: number,
+): Promise<boolean> {
   // The walk up the group tree and the membership test run as one recursive query.
   const { rows } = await sql<{ member: boolean }>`
     with recursive ancestors as (
@@ -40,12 +45,20 @@ async function isMemberOfGroupOrAncestor(db: DbOrTrx, userId: number, groupId: n
   return rows[0]?.member === true;
 }
 
-export async function canSeeGroup(db: DbOrTrx, viewer: Viewer, group: Pick<Group, 'id' | 'visibility'>): Promise<boolean> {
+export async function canSeeGroup(
+  db: DbOrTrx,
+  viewer: Viewer,
+  group: Pick<Group, 'id' | 'visibility'>,
+): Promise<boolean> {
   if (group.visibility !== 'private' || viewer.is_admin) return true;
   return isMemberOfGroupOrAncestor(db, viewer.id, group.id);
 }
 
-export async function canSeeProject(db: DbOrTrx, viewer: Viewer, project: Pick<Project, 'id' | 'group_id' | 'visibility'>): Promise<boolean> {
+export async function canSeeProject(
+  db: DbOrTrx,
+  viewer: Viewer,
+  project: Pick<Project, 'id' | 'group_id' | 'visibility'>,
+): Promise<boolean> {
   if (project.visibility !== 'private' || viewer.is_admin) return true;
   return isMemberOfGroupOrAncestor(db, viewer.id, project.group_id, project.id);
 }
@@ -53,13 +66,17 @@ export async function canSeeProject(db: DbOrTrx, viewer: Viewer, project: Pick<P
 /** The group with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleGroup(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Group | undefined> {
   if (!plausiblePath(idOrPath)) return undefined;
-  const group = isNumericId(idOrPath) ? await findGroupById(db, Number(idOrPath)) : await findGroupByFullPath(db, idOrPath);
+  const group = isNumericId(idOrPath)
+    ? await findGroupById(db, Number(idOrPath))
+    : await findGroupByFullPath(db, idOrPath);
   return group && (await canSeeGroup(db, viewer, group)) ? group : undefined;
 }
 
 /** The project with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Project | undefined> {
   if (!plausiblePath(idOrPath)) return undefined;
-  const project = isNumericId(idOrPath) ? await findProjectById(db, Number(idOrPath)) : await findProjectByPath(db, idOrPath);
+  const project = isNumericId(idOrPath)
+    ? await findProjectById(db, Number(idOrPath))
+    : await findProjectByPath(db, idOrPath);
   return project && (await canSeeProject(db, viewer, project)) ? project : undefined;
 }

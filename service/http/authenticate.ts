@@ -15,8 +15,24 @@ import { forbidden, unauthorized } from './errors';
 
 /** The user columns the API may show: never a credential (password hash, OTP secret). */
 export const API_USER_COLUMNS = [
-  'id', 'username', 'email', 'name', 'is_admin', 'state', 'bio', 'public_email', 'avatar_url', 'external', 'private_profile',
-  'can_create_group', 'can_create_project', 'locked_until', 'confirmed_at', 'current_sign_in_at', 'last_sign_in_at', 'created_at',
+  'id',
+  'username',
+  'email',
+  'name',
+  'is_admin',
+  'state',
+  'bio',
+  'public_email',
+  'avatar_url',
+  'external',
+  'private_profile',
+  'can_create_group',
+  'can_create_project',
+  'locked_until',
+  'confirmed_at',
+  'current_sign_in_at',
+  'last_sign_in_at',
+  'created_at',
 ] as const;
 
 export type ApiUser = Pick<User, (typeof API_USER_COLUMNS)[number]> & { two_factor_enabled: boolean };
@@ -69,7 +85,8 @@ export const bearerFromHeader = (authorization: string | undefined): string | un
 /** The token of a request, from the first place that carries one; undefined when none does. */
 export function findRequestToken(request: FastifyRequest): FoundToken | undefined {
   const query = (request.query ?? {}) as Record<string, unknown>;
-  if (present(query.private_token)) return { kind: 'personal_access_token', source: 'private_token', token: asToken(query.private_token) };
+  if (present(query.private_token))
+    return { kind: 'personal_access_token', source: 'private_token', token: asToken(query.private_token) };
   const header = request.headers['private-token'];
   if (present(header)) return { kind: 'personal_access_token', source: 'PRIVATE-TOKEN', token: asToken(header) };
   let source: FoundToken['source'] = 'access_token';
@@ -93,7 +110,10 @@ interface TokenRecord {
   user: ApiUser;
 }
 
-const userSelection = [...API_USER_COLUMNS.map((c) => `u.${c}` as const), sql<boolean>`u.otp_secret is not null`.as('two_factor_enabled')] as const;
+const userSelection = [
+  ...API_USER_COLUMNS.map((c) => `u.${c}` as const),
+  sql<boolean>`u.otp_secret is not null`.as('two_factor_enabled'),
+] as const;
 
 function splitUser<T extends Record<string, unknown>>(row: T): ApiUser {
   const user: Record<string, unknown> = {};
@@ -136,7 +156,12 @@ function lookupQuery<K extends 'pat' | 'oauth'>(db: Db, kind: K, digest: string)
 }
 
 /** One indexed look-up by digest, joined to the owner: a single round trip. */
-export async function findTokenRecord(db: Db, kind: TokenKind, token: string, now = new Date()): Promise<TokenRecord | undefined> {
+export async function findTokenRecord(
+  db: Db,
+  kind: TokenKind,
+  token: string,
+  now = new Date(),
+): Promise<TokenRecord | undefined> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
   const digest = sha256Hex(token);
   if (kind === 'personal_access_token') {
@@ -175,14 +200,16 @@ export function scopesAllowing(method: string, allowReadUser: boolean): Scope[] 
 function invalidToken(description: string): OAuthError {
   const err = new OAuthError('invalid_token', 401, description);
   // RFC 6750 §3: a protected resource names the error in WWW-Authenticate.
-  err.headers['WWW-Authenticate'] = `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"`;
+  err.headers['WWW-Authenticate'] =
+    `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"`;
   return err;
 }
 
 function insufficientScope(required: Scope[]): OAuthError {
   const scope = formatScopes(required);
   const err = new OAuthError('insufficient_scope', 403, INSUFFICIENT_SCOPE, { scope });
-  err.headers['WWW-Authenticate'] = `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${scope}"`;
+  err.headers['WWW-Authenticate'] =
+    `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${scope}"`;
   return err;
 }
 
@@ -200,7 +227,10 @@ export async function authenticateApiRequest(db: Db, request: FastifyRequest, no
   const allowed = scopesAllowing(request.method, request.routeOptions.config?.allowReadUser === true);
   if (!record.scopes.some((s) => (allowed as string[]).includes(s))) throw insufficientScope(allowed);
   if (record.user.state !== 'active') throw forbidden();
-  if (found.kind === 'personal_access_token' && (!record.last_used_at || now.getTime() - record.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS)) {
+  if (
+    found.kind === 'personal_access_token' &&
+    (!record.last_used_at || now.getTime() - record.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS)
+  ) {
     await touchPersonalAccessToken(db, record.id, now);
   }
   return { user: record.user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
@@ -212,7 +242,12 @@ async function touchPersonalAccessToken(db: Db, id: number, now: Date): Promise<
     .updateTable('personal_access_tokens')
     .set({ last_used_at: now })
     .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(now.getTime() - LAST_USED_RESOLUTION_MS))]))
+    .where((eb) =>
+      eb.or([
+        eb('last_used_at', 'is', null),
+        eb('last_used_at', '<', new Date(now.getTime() - LAST_USED_RESOLUTION_MS)),
+      ]),
+    )
     .execute();
 }
 

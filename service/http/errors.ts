@@ -7,14 +7,21 @@ export class ApiError extends Error {
     readonly body: Record<string, unknown>,
     readonly headers: Record<string, string> = {},
   ) {
-    super(typeof body.message === 'string' ? body.message : typeof body.error === 'string' ? body.error : `HTTP ${statusCode}`);
+    super(
+      typeof body.message === 'string'
+        ? body.message
+        : typeof body.error === 'string'
+          ? body.error
+          : `HTTP ${statusCode}`,
+    );
     this.name = 'ApiError';
   }
 }
 
 export const unauthorized = () => new ApiError(401, { message: '401 Unauthorized' });
 export const forbidden = () => new ApiError(403, { message: '403 Forbidden' });
-export const apiNotFound = (what?: string) => new ApiError(404, { message: what ? `404 ${what} Not Found` : '404 Not Found' });
+export const apiNotFound = (what?: string) =>
+  new ApiError(404, { message: what ? `404 ${what} Not Found` : '404 Not Found' });
 export const badRequest = (message: unknown) => new ApiError(400, { message });
 
 /** 429 with Retry-After (seconds). */

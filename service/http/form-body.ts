@@ -42,7 +42,10 @@ async function rethrowUnlessBody(request: FastifyRequest): Promise<void> {
  * Route options for a form post: the body schema (plus any other schema parts), the body's
  * validation error attached rather than answered (see above).
  */
-export function formRouteOptions(fields: FormFields, schema: Omit<NonNullable<RouteShorthandOptions['schema']>, 'body'> = {}): RouteShorthandOptions {
+export function formRouteOptions(
+  fields: FormFields,
+  schema: Omit<NonNullable<RouteShorthandOptions['schema']>, 'body'> = {},
+): RouteShorthandOptions {
   return {
     schema: { ...schema, body: formBodySchema(fields) },
     attachValidation: true,

@@ -3,7 +3,8 @@
 import type { FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
 
-const SECRET_QUERY = /([?&](?:private_token|access_token|refresh_token|code|client_secret|password|token|code_verifier)=)[^&#]*/gi;
+const SECRET_QUERY =
+  /([?&](?:private_token|access_token|refresh_token|code|client_secret|password|token|code_verifier)=)[^&#]*/gi;
 
 export const redactUrl = (url: string): string => url.replace(SECRET_QUERY, '$1[REDACTED]');
 

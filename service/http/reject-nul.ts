@@ -34,7 +34,10 @@ export function rejectNulBytes(app: FastifyInstance): void {
   app.addHook('preValidation', async (request: FastifyRequest) => {
     // /api/v4 path ids are resolved by the API itself (a NUL there is "not found", as in GitLab).
     const checkParams = !request.url.startsWith('/api/v4/');
-    const param = findNul(request.query, '') ?? findNul(request.body, '') ?? (checkParams ? findNul(request.params, '') : undefined);
+    const param =
+      findNul(request.query, '') ??
+      findNul(request.body, '') ??
+      (checkParams ? findNul(request.params, '') : undefined);
     if (param !== undefined) throw new NulInInputError(param);
   });
 }

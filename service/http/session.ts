@@ -14,7 +14,14 @@ import {
   type KeyRing,
   type KeyRingSource,
 } from '../domain/service-keys';
-import { createSession, deleteSession, findSession, saveSessionData, type SessionData, type WebSession } from '../domain/sessions';
+import {
+  createSession,
+  deleteSession,
+  findSession,
+  saveSessionData,
+  type SessionData,
+  type WebSession,
+} from '../domain/sessions';
 
 export const SESSION_COOKIE = '_lanyard_session';
 export const CSRF_FIELD = 'authenticity_token';
@@ -72,7 +79,12 @@ export class SessionManager {
    * Sign in: a new session id (no session fixation), the old session deleted. `data` carries
    * over what the caller keeps (nothing by default).
    */
-  async signIn(request: FastifyRequest, reply: FastifyReply, userId: number, data: SessionData = {}): Promise<WebSession> {
+  async signIn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    userId: number,
+    data: SessionData = {},
+  ): Promise<WebSession> {
     const old = await this.read(request);
     if (old) await deleteSession(this.db, old.id);
     const session = await createSession(this.db, userId, data);
@@ -114,7 +126,10 @@ export class SessionManager {
 
   async #setCookie(reply: FastifyReply, session: WebSession): Promise<void> {
     const signature = signWithRing(await this.#ring.load(), 'session', session.id);
-    reply.setCookie(SESSION_COOKIE, `${session.id}.${signature}`, { ...this.#cookieOptions(), expires: session.expiresAt });
+    reply.setCookie(SESSION_COOKIE, `${session.id}.${signature}`, {
+      ...this.#cookieOptions(),
+      expires: session.expiresAt,
+    });
   }
 
   #cookieOptions() {

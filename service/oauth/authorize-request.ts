@@ -11,7 +11,13 @@ import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
 import { resolveScopes } from './scope';
 
 export const AUTHORIZE_PARAMETERS = [
-  'client_id', 'redirect_uri', 'response_type', 'state', 'scope', 'code_challenge', 'code_challenge_method',
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
 ] as const;
 
 export interface ValidAuthorizeRequest {
@@ -41,10 +47,15 @@ export async function validateAuthorizeRequest(db: Db, params: Record<string, un
   // RFC 6749 §3.1: a parameter sent twice is malformed; for the client and redirect URI that is an error page.
   const clientId = stringParam(params, 'client_id');
   const application = clientId ? await findApplicationByUid(db, clientId) : undefined;
-  if (!application) return { kind: 'error_page', error: 'invalid_client', description: ERROR_PAGE_DESCRIPTIONS.invalid_client };
+  if (!application)
+    return { kind: 'error_page', error: 'invalid_client', description: ERROR_PAGE_DESCRIPTIONS.invalid_client };
   const redirectUri = stringParam(params, 'redirect_uri');
   if (!redirectUri || !matchRedirectUri(application.redirect_uris, redirectUri)) {
-    return { kind: 'error_page', error: 'invalid_redirect_uri', description: ERROR_PAGE_DESCRIPTIONS.invalid_redirect_uri };
+    return {
+      kind: 'error_page',
+      error: 'invalid_redirect_uri',
+      description: ERROR_PAGE_DESCRIPTIONS.invalid_redirect_uri,
+    };
   }
   const state = stringParam(params, 'state');
   try {
@@ -54,7 +65,10 @@ export async function validateAuthorizeRequest(db: Db, params: Record<string, un
     // `token` (implicit) and everything else: only the code flow exists here (RFC 9700 §2.1.2).
     if (responseType !== 'code') throw new UnsupportedResponseType();
     const scopes = resolveScopes(stringParam(params, 'scope'), application.scopes);
-    const pkce = parseCodeChallenge(stringParam(params, 'code_challenge'), stringParam(params, 'code_challenge_method'));
+    const pkce = parseCodeChallenge(
+      stringParam(params, 'code_challenge'),
+      stringParam(params, 'code_challenge_method'),
+    );
     // Public clients cannot keep a secret: PKCE is what binds their code to them (RFC 9700 §2.1.1).
     if (!application.confidential && !pkce) throw new InvalidRequest();
     return { kind: 'valid', application, redirectUri, state, scopes, ...pkce };

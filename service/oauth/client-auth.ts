@@ -34,7 +34,10 @@ function formDecode(text: string): string {
 }
 
 /** The credentials the request carries, or undefined when it carries none. */
-export function readClientCredentials(request: FastifyRequest, params: Record<string, unknown>): ClientCredentials | undefined {
+export function readClientCredentials(
+  request: FastifyRequest,
+  params: Record<string, unknown>,
+): ClientCredentials | undefined {
   const header = request.headers.authorization;
   if (header && /^basic\s/i.test(header)) {
     const encoded = header.slice(6).trim();
@@ -67,7 +70,11 @@ export function readClientCredentials(request: FastifyRequest, params: Record<st
  * Authenticate the client: a confidential application needs its secret; a public one may send
  * its client_id alone. A wrong secret counts as a failed credential check of the client address.
  */
-export async function authenticateClient(db: Db, credentials: ClientCredentials, address: string): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  db: Db,
+  credentials: ClientCredentials,
+  address: string,
+): Promise<AuthenticatedClient> {
   const basicRealm = credentials.basic ? BASIC_REALM : undefined;
   if (credentials.clientSecret === undefined) {
     const application = await findApplicationByUid(db, credentials.clientId);

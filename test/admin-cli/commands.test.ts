@@ -24,10 +24,25 @@ beforeEach(() => resetDatabase(db));
 const PASSWORD = 'correct horse battery staple';
 const run = (argv: string[], options?: Parameters<typeof runIn>[2]) => runIn(db, argv, options);
 const createAlice = () =>
-  run(['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice Liddell', '--password-stdin', '--json'], {
-    stdin: `${PASSWORD}\n`,
-  });
-const auditActions = async () => (await db.selectFrom('audit_events').select(['actor', 'action', 'details']).orderBy('id').execute());
+  run(
+    [
+      'users',
+      'create',
+      '--username',
+      'alice',
+      '--email',
+      'alice@example.com',
+      '--name',
+      'Alice Liddell',
+      '--password-stdin',
+      '--json',
+    ],
+    {
+      stdin: `${PASSWORD}\n`,
+    },
+  );
+const auditActions = async () =>
+  await db.selectFrom('audit_events').select(['actor', 'action', 'details']).orderBy('id').execute();
 
 describe('db', () => {
   it('db status and db migrate print {applied, pending}', async () => {
@@ -48,7 +63,9 @@ describe('db', () => {
     await migrateDownToEmpty(fresh.db);
     const refused = await runIn(fresh.db, ['users', 'list', '--json']);
     expect(refused.code).toBe(1);
-    expect(refused.err).toMatch(/^lanyard-admin: the database has \d+ pending migration\(s\): run `lanyard-admin db migrate` first\n$/);
+    expect(refused.err).toMatch(
+      /^lanyard-admin: the database has \d+ pending migration\(s\): run `lanyard-admin db migrate` first\n$/,
+    );
     const status = await runIn(fresh.db, ['db', 'status', '--json']);
     expect(status.json.applied).toEqual([]);
     const migrate = await runIn(fresh.db, ['db', 'migrate', '--json']);
@@ -65,14 +82,27 @@ describe('users', () => {
   it('users create prints exactly the contract keys and stores a working password hash', async () => {
     const created = await createAlice();
     expect(created).toMatchObject({ code: 0, err: '' });
-    expect(created.json).toEqual({ id: expect.any(Number), username: 'alice', email: 'alice@example.com', name: 'Alice Liddell', is_admin: false, two_factor_enabled: false });
+    expect(created.json).toEqual({
+      id: expect.any(Number),
+      username: 'alice',
+      email: 'alice@example.com',
+      name: 'Alice Liddell',
+      is_admin: false,
+      two_factor_enabled: false,
+    });
     const user = await findUserByUsername(db, 'alice');
     expect(await verifyPassword(PASSWORD, user!.password_hash)).toBe(true);
-    const admin = await run(['users', 'create', '--username', 'ops', '--email', 'ops@example.com', '--admin', '--password-stdin', '--json'], { stdin: PASSWORD });
+    const admin = await run(
+      ['users', 'create', '--username', 'ops', '--email', 'ops@example.com', '--admin', '--password-stdin', '--json'],
+      { stdin: PASSWORD },
+    );
     expect(admin.json).toMatchObject({ username: 'ops', name: 'ops', is_admin: true });
     // The audit trail names the operator and never holds the password.
     const audit = await auditActions();
-    expect(audit.map((a) => [a.actor, a.action])).toEqual([[ACTOR, 'user.create'], [ACTOR, 'user.create']]);
+    expect(audit.map((a) => [a.actor, a.action])).toEqual([
+      [ACTOR, 'user.create'],
+      [ACTOR, 'user.create'],
+    ]);
     expect(JSON.stringify(audit)).not.toContain(PASSWORD);
   });
 
@@ -80,7 +110,9 @@ describe('users', () => {
     await createAlice();
     const human = await run(['users', 'show', 'alice']);
     expect(human.out).toMatch(/^id: +\d+\nusername: +alice\n/);
-    await run(['users', 'create', '--username', 'bob', '--email', 'bob@example.com', '--password-stdin'], { stdin: PASSWORD });
+    await run(['users', 'create', '--username', 'bob', '--email', 'bob@example.com', '--password-stdin'], {
+      stdin: PASSWORD,
+    });
     const list = await run(['users', 'list']);
     const lines = list.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ID +USERNAME +NAME +EMAIL +STATE +ADMIN +2FA$/);
@@ -98,8 +130,15 @@ describe('users', () => {
     const list = await run(['users', 'list', '--json']);
     expect(list.json).toEqual([
       {
-        id: 1, username: 'alice', email: 'alice@example.com', name: 'Alice Liddell', state: 'active', is_admin: false,
-        two_factor_enabled: false, emails: [], created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        id: 1,
+        username: 'alice',
+        email: 'alice@example.com',
+        name: 'Alice Liddell',
+        state: 'active',
+        is_admin: false,
+        two_factor_enabled: false,
+        emails: [],
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       },
     ]);
     expect((await run(['users', 'show', 'ALICE', '--json'])).json).toEqual(list.json[0]);
@@ -107,20 +146,53 @@ describe('users', () => {
 
   it('users create rejects a duplicate username, a bad e-mail, a short password, and changes nothing', async () => {
     await createAlice();
-    const create = (username: string, email: string) => ['users', 'create', '--username', username, '--email', email, '--password-stdin'];
-    await expectUserError(db, create('alice', 'other@example.com'), /username has already been taken/, { stdin: PASSWORD });
-    await expectUserError(db, create('Alice', 'other@example.com'), /username has already been taken/, { stdin: PASSWORD });
-    await expectUserError(db, create('carol', 'alice@example.com'), /email has already been taken/, { stdin: PASSWORD });
+    const create = (username: string, email: string) => [
+      'users',
+      'create',
+      '--username',
+      username,
+      '--email',
+      email,
+      '--password-stdin',
+    ];
+    await expectUserError(db, create('alice', 'other@example.com'), /username has already been taken/, {
+      stdin: PASSWORD,
+    });
+    await expectUserError(db, create('Alice', 'other@example.com'), /username has already been taken/, {
+      stdin: PASSWORD,
+    });
+    await expectUserError(db, create('carol', 'alice@example.com'), /email has already been taken/, {
+      stdin: PASSWORD,
+    });
     await expectUserError(db, create('carol', 'not-an-email'), /email "not-an-email" is invalid/, { stdin: PASSWORD });
     await expectUserError(db, create('carol', 'carol@example.com'), /password is too short/, { stdin: 'short' });
-    await expectUserError(db, ['users', 'create', '--username=-carol', '--email', 'c@example.com', '--password-stdin'], /username "-carol" is invalid/, { stdin: PASSWORD });
+    await expectUserError(
+      db,
+      ['users', 'create', '--username=-carol', '--email', 'c@example.com', '--password-stdin'],
+      /username "-carol" is invalid/,
+      { stdin: PASSWORD },
+    );
   });
 
   it('passwords: --password warns about shell history, stdin and the hidden prompt work, nothing else does', async () => {
-    const viaFlag = await run(['users', 'create', '--username', 'a1', '--email', 'a1@example.com', '--password', PASSWORD, '--json']);
+    const viaFlag = await run([
+      'users',
+      'create',
+      '--username',
+      'a1',
+      '--email',
+      'a1@example.com',
+      '--password',
+      PASSWORD,
+      '--json',
+    ]);
     expect(viaFlag.code).toBe(0);
-    expect(viaFlag.err).toBe('lanyard-admin: warning: --password leaves the password in your shell history and the process list; prefer --password-stdin or the prompt\n');
-    const prompted = await run(['users', 'create', '--username', 'a2', '--email', 'a2@example.com', '--json'], { answers: [PASSWORD, PASSWORD] });
+    expect(viaFlag.err).toBe(
+      'lanyard-admin: warning: --password leaves the password in your shell history and the process list; prefer --password-stdin or the prompt\n',
+    );
+    const prompted = await run(['users', 'create', '--username', 'a2', '--email', 'a2@example.com', '--json'], {
+      answers: [PASSWORD, PASSWORD],
+    });
     expect(prompted.code).toBe(0);
     expect(prompted.err).toBe('Password: \nConfirm password: \n');
     expect(await verifyPassword(PASSWORD, (await findUserByUsername(db, 'a2'))!.password_hash)).toBe(true);
@@ -128,12 +200,18 @@ describe('users', () => {
     await expectUserError(db, create, /the passwords do not match/, { answers: [PASSWORD, 'something else'] });
     await expectUserError(db, create, /a password is required: pipe it to --password-stdin/);
     await expectUserError(db, [...create, '--password-stdin'], /no password on standard input/, { stdin: '' });
-    await expectUserError(db, [...create, '--password', PASSWORD, '--password-stdin'], /mutually exclusive|not both/, { stdin: PASSWORD });
+    await expectUserError(db, [...create, '--password', PASSWORD, '--password-stdin'], /mutually exclusive|not both/, {
+      stdin: PASSWORD,
+    });
   });
 
   it('users block asks on a terminal, requires --yes elsewhere; unblock restores', async () => {
     await createAlice();
-    await expectUserError(db, ['users', 'block', 'alice'], /^lanyard-admin: Block user alice: refusing without --yes \(not on a terminal\)$/);
+    await expectUserError(
+      db,
+      ['users', 'block', 'alice'],
+      /^lanyard-admin: Block user alice: refusing without --yes \(not on a terminal\)$/,
+    );
     await expectUserError(db, ['users', 'block', 'alice'], /aborted; nothing changed/, { answers: ['n'] });
     const asked = await run(['users', 'block', 'alice', '--json'], { answers: ['y'] });
     expect(asked.code).toBe(0);
@@ -143,21 +221,32 @@ describe('users', () => {
     expect(unblocked.json).toMatchObject({ username: 'alice', state: 'active' });
     const blocked = await run(['users', 'block', 'alice', '--yes', '--json']);
     expect(blocked.json.state).toBe('blocked');
-    expect((await auditActions()).map((a) => a.action)).toEqual(['user.create', 'user.block', 'user.unblock', 'user.block']);
+    expect((await auditActions()).map((a) => a.action)).toEqual([
+      'user.create',
+      'user.block',
+      'user.unblock',
+      'user.block',
+    ]);
     await expectUserError(db, ['users', 'block', 'nobody', '--yes'], /user "nobody" not found/);
     await expectUserError(db, ['users', 'unblock', 'nobody'], /user "nobody" not found/);
   });
 
   it('users set-password replaces the password', async () => {
     await createAlice();
-    const res = await run(['users', 'set-password', 'alice', '--password-stdin', '--json'], { stdin: 'a brand new password\n' });
+    const res = await run(['users', 'set-password', 'alice', '--password-stdin', '--json'], {
+      stdin: 'a brand new password\n',
+    });
     expect(res.code).toBe(0);
     expect(res.json).toMatchObject({ username: 'alice' });
     const hash = (await findUserByUsername(db, 'alice'))!.password_hash;
     expect(await verifyPassword('a brand new password', hash)).toBe(true);
     expect(await verifyPassword(PASSWORD, hash)).toBe(false);
-    await expectUserError(db, ['users', 'set-password', 'nobody', '--password-stdin'], /user "nobody" not found/, { stdin: PASSWORD });
-    await expectUserError(db, ['users', 'set-password', 'alice', '--password-stdin'], /password is too short/, { stdin: 'x' });
+    await expectUserError(db, ['users', 'set-password', 'nobody', '--password-stdin'], /user "nobody" not found/, {
+      stdin: PASSWORD,
+    });
+    await expectUserError(db, ['users', 'set-password', 'alice', '--password-stdin'], /password is too short/, {
+      stdin: 'x',
+    });
   });
 
   it('users add-email adds a verified secondary address', async () => {
@@ -165,7 +254,10 @@ describe('users', () => {
     const res = await run(['users', 'add-email', 'alice', 'alice@work.example', '--json']);
     expect(res.code).toBe(0);
     expect(res.json).toMatchObject({ username: 'alice', email: 'alice@example.com', emails: ['alice@work.example'] });
-    expect(await verifiedEmails(db, (await findUserByUsername(db, 'alice'))!)).toEqual(['alice@example.com', 'alice@work.example']);
+    expect(await verifiedEmails(db, (await findUserByUsername(db, 'alice'))!)).toEqual([
+      'alice@example.com',
+      'alice@work.example',
+    ]);
     await expectUserError(db, ['users', 'add-email', 'alice', 'bad email'], /email "bad email" is invalid/);
     await expectUserError(db, ['users', 'add-email', 'alice', 'ALICE@work.example'], /email has already been taken/);
     await expectUserError(db, ['users', 'add-email', 'nobody', 'n@example.com'], /user "nobody" not found/);
@@ -176,7 +268,11 @@ describe('users', () => {
     const on = await run(['users', 'set-2fa', 'alice', 'on', '--json']);
     expect(on.code).toBe(0);
     expect(Object.keys(on.json)).toEqual(['username', 'two_factor_enabled', 'otp_secret', 'otpauth_uri']);
-    expect(on.json).toMatchObject({ username: 'alice', two_factor_enabled: true, otp_secret: expect.stringMatching(/^[A-Z2-7]{32}$/) });
+    expect(on.json).toMatchObject({
+      username: 'alice',
+      two_factor_enabled: true,
+      otp_secret: expect.stringMatching(/^[A-Z2-7]{32}$/),
+    });
     expect(on.json.otpauth_uri).toBe(
       `otpauth://totp/Lanyard%3Aalice%40example.com?secret=${on.json.otp_secret}&issuer=Lanyard&algorithm=SHA1&digits=6&period=30`,
     );
@@ -225,12 +321,28 @@ describe('apps', () => {
   it('apps register refuses dangerous redirect URIs, unknown scopes and unknown owners, changing nothing', async () => {
     const base = ['apps', 'register', '--name', 'Bad'];
     await expectUserError(db, [...base, '--redirect-uri', 'javascript:alert(1)'], /forbidden scheme \(javascript:\)/);
-    await expectUserError(db, [...base, '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', 'https://x.example/cb#frag'], /must not contain a fragment/);
+    await expectUserError(
+      db,
+      [...base, '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', 'https://x.example/cb#frag'],
+      /must not contain a fragment/,
+    );
     await expectUserError(db, [...base, '--redirect-uri', 'data:text/html,hi'], /forbidden scheme/);
     await expectUserError(db, [...base, '--redirect-uri', 'not a uri'], /is not an absolute URI/);
-    await expectUserError(db, [...base, '--redirect-uri', 'https://x.example/cb', '--scopes', 'api sudo write_repository'], /unknown scopes: sudo, write_repository/);
-    await expectUserError(db, [...base, '--redirect-uri', 'https://x.example/cb', '--owner', 'nobody'], /user "nobody" not found/);
-    await expectUserError(db, ['apps', 'register', '--redirect-uri', 'https://x.example/cb'], /Missing required argument: name/);
+    await expectUserError(
+      db,
+      [...base, '--redirect-uri', 'https://x.example/cb', '--scopes', 'api sudo write_repository'],
+      /unknown scopes: sudo, write_repository/,
+    );
+    await expectUserError(
+      db,
+      [...base, '--redirect-uri', 'https://x.example/cb', '--owner', 'nobody'],
+      /user "nobody" not found/,
+    );
+    await expectUserError(
+      db,
+      ['apps', 'register', '--redirect-uri', 'https://x.example/cb'],
+      /Missing required argument: name/,
+    );
   });
 
   it('apps list / show / delete never print the secret; delete needs --yes off a terminal', async () => {
@@ -240,17 +352,31 @@ describe('apps', () => {
     const list = await run(['apps', 'list', '--json']);
     expect(list.json.map((x: any) => x.application_id)).toEqual([a.application_id, b.application_id]);
     expect(list.json[0]).toEqual({
-      id: a.id, application_id: a.application_id, application_name: 'CI', callback_url: 'https://ci.example.com/cb',
-      redirect_uris: ['https://ci.example.com/cb'], scopes: ['api', 'read_api', 'read_user'], confidential: true, trusted: false,
-      owner_id: 1, created_at: expect.any(String),
+      id: a.id,
+      application_id: a.application_id,
+      application_name: 'CI',
+      callback_url: 'https://ci.example.com/cb',
+      redirect_uris: ['https://ci.example.com/cb'],
+      scopes: ['api', 'read_api', 'read_user'],
+      confidential: true,
+      trusted: false,
+      owner_id: 1,
+      created_at: expect.any(String),
     });
     expect((await run(['apps', 'list', '--owner', 'alice', '--json'])).json).toHaveLength(1);
     const show = await run(['apps', 'show', a.application_id, '--json']);
     expect(show.json).toEqual(list.json[0]);
-    for (const out of [list.out, show.out, (await run(['apps', 'list'])).out, (await run(['apps', 'show', a.application_id])).out]) {
+    for (const out of [
+      list.out,
+      show.out,
+      (await run(['apps', 'list'])).out,
+      (await run(['apps', 'show', a.application_id])).out,
+    ]) {
       expect(out).not.toMatch(/gloas-|"secret"|secret:/);
     }
-    expect((await run(['apps', 'list'])).out).toMatch(/^ID +APPLICATION ID +NAME +SCOPES +CONFIDENTIAL +TRUSTED +REDIRECT URIS\n/);
+    expect((await run(['apps', 'list'])).out).toMatch(
+      /^ID +APPLICATION ID +NAME +SCOPES +CONFIDENTIAL +TRUSTED +REDIRECT URIS\n/,
+    );
     await expectUserError(db, ['apps', 'show', 'f'.repeat(64)], /application "f{64}" not found/);
     await expectUserError(db, ['apps', 'delete', a.application_id], /refusing without --yes/);
     const deleted = await run(['apps', 'delete', a.application_id, '--yes', '--json']);
@@ -264,7 +390,10 @@ describe('apps', () => {
     const app = (await register()).json;
     const rotated = await run(['apps', 'rotate-secret', app.application_id, '--json']);
     expect(rotated.code).toBe(0);
-    expect(rotated.json).toEqual({ application_id: app.application_id, secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/) });
+    expect(rotated.json).toEqual({
+      application_id: app.application_id,
+      secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/),
+    });
     expect(rotated.json.secret).not.toBe(app.secret);
     expect(await verifyApplicationSecret(db, app.application_id, app.secret)).toBeUndefined();
     expect(await verifyApplicationSecret(db, app.application_id, rotated.json.secret)).toBeDefined();
@@ -276,16 +405,47 @@ describe('apps', () => {
 describe('tokens', () => {
   it('tokens create / list / revoke', async () => {
     await createAlice();
-    const created = await run(['tokens', 'create', '--user', 'alice', '--name', 'ci', '--scopes', 'read_api read_user', '--expires-at', '2099-12-31', '--json']);
+    const created = await run([
+      'tokens',
+      'create',
+      '--user',
+      'alice',
+      '--name',
+      'ci',
+      '--scopes',
+      'read_api read_user',
+      '--expires-at',
+      '2099-12-31',
+      '--json',
+    ]);
     expect(created.code).toBe(0);
-    expect(created.json).toEqual({ id: 1, name: 'ci', token: expect.stringMatching(/^glpat-[A-Za-z0-9_-]{20,}$/), scopes: ['read_api', 'read_user'], expires_at: '2099-12-31', user: 'alice' });
+    expect(created.json).toEqual({
+      id: 1,
+      name: 'ci',
+      token: expect.stringMatching(/^glpat-[A-Za-z0-9_-]{20,}$/),
+      scopes: ['read_api', 'read_user'],
+      expires_at: '2099-12-31',
+      user: 'alice',
+    });
     expect(await findPersonalAccessTokenByToken(db, created.json.token)).toMatchObject({ id: 1 });
     const list = await run(['tokens', 'list', '--json']);
-    const view = { id: 1, name: 'ci', scopes: ['read_api', 'read_user'], expires_at: '2099-12-31', revoked: false, active: true, last_used_at: null, created_at: expect.any(String), user: 'alice' };
+    const view = {
+      id: 1,
+      name: 'ci',
+      scopes: ['read_api', 'read_user'],
+      expires_at: '2099-12-31',
+      revoked: false,
+      active: true,
+      last_used_at: null,
+      created_at: expect.any(String),
+      user: 'alice',
+    };
     expect(list.json).toEqual([view]);
     expect((await run(['tokens', 'list', '--user', 'alice', '--json'])).json).toEqual([view]);
     expect(list.out + (await run(['tokens', 'list'])).out).not.toContain(created.json.token);
-    expect((await run(['tokens', 'list'])).out.trimEnd()).toMatch(/^ID +USER +NAME +SCOPES +EXPIRES +STATE +LAST USED\n1 +alice +ci +read_api read_user +2099-12-31 +active +-$/);
+    expect((await run(['tokens', 'list'])).out.trimEnd()).toMatch(
+      /^ID +USER +NAME +SCOPES +EXPIRES +STATE +LAST USED\n1 +alice +ci +read_api read_user +2099-12-31 +active +-$/,
+    );
     await expectUserError(db, ['tokens', 'revoke', '1'], /refusing without --yes/);
     const revoked = await run(['tokens', 'revoke', '1', '--yes', '--json']);
     expect(revoked.json).toEqual({ ...view, revoked: true, active: false });
@@ -300,7 +460,11 @@ describe('tokens', () => {
     await expectUserError(db, create('--scopes', ''), /scopes must not be empty/);
     await expectUserError(db, create('--scopes', 'api', '--expires-at', '2024-02-30'), /is not a date/);
     await expectUserError(db, create('--scopes', 'api', '--expires-at', '2001-01-01'), /is in the past/);
-    await expectUserError(db, ['tokens', 'create', '--user', 'nobody', '--name', 'x', '--scopes', 'api'], /user "nobody" not found/);
+    await expectUserError(
+      db,
+      ['tokens', 'create', '--user', 'nobody', '--name', 'x', '--scopes', 'api'],
+      /user "nobody" not found/,
+    );
     await expectUserError(db, ['tokens', 'list', '--user', 'nobody'], /user "nobody" not found/);
     await expectUserError(db, ['tokens', 'revoke', 'abc', '--yes'], /token id "abc" is not a number/);
     await expectUserError(db, ['tokens', 'revoke', '99', '--yes'], /personal access token 99 not found/);
@@ -310,40 +474,125 @@ describe('tokens', () => {
 describe('groups, projects, members', () => {
   it('create nested groups, a project, and members', async () => {
     await createAlice();
-    const group = await run(['groups', 'create', '--path', 'acme', '--name', 'ACME Corp', '--visibility', 'internal', '--json']);
+    const group = await run([
+      'groups',
+      'create',
+      '--path',
+      'acme',
+      '--name',
+      'ACME Corp',
+      '--visibility',
+      'internal',
+      '--json',
+    ]);
     expect(group.json).toEqual({ id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'internal' });
     const sub = await run(['groups', 'create', '--path', 'platform', '--parent', 'acme', '--json']);
     expect(sub.json).toEqual({ id: 2, full_path: 'acme/platform', name: 'platform', visibility: 'private' });
-    const project = await run(['projects', 'create', '--path', 'acme/platform/api', '--name', 'Platform API', '--visibility', 'public', '--json']);
-    expect(project.json).toEqual({ id: 1, path_with_namespace: 'acme/platform/api', name: 'Platform API', visibility: 'public' });
-    const member = await run(['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'maintainer', '--json']);
+    const project = await run([
+      'projects',
+      'create',
+      '--path',
+      'acme/platform/api',
+      '--name',
+      'Platform API',
+      '--visibility',
+      'public',
+      '--json',
+    ]);
+    expect(project.json).toEqual({
+      id: 1,
+      path_with_namespace: 'acme/platform/api',
+      name: 'Platform API',
+      visibility: 'public',
+    });
+    const member = await run([
+      'members',
+      'add',
+      '--group',
+      'acme',
+      '--user',
+      'alice',
+      '--access',
+      'maintainer',
+      '--json',
+    ]);
     expect(member.json).toEqual({ source: 'group:acme', user: 'alice', access_level: 40 });
-    const pm = await run(['members', 'add', '--project', 'acme/platform/api', '--user', 'alice', '--access', 'guest', '--json']);
+    const pm = await run([
+      'members',
+      'add',
+      '--project',
+      'acme/platform/api',
+      '--user',
+      'alice',
+      '--access',
+      'guest',
+      '--json',
+    ]);
     expect(pm.json).toEqual({ source: 'project:acme/platform/api', user: 'alice', access_level: 10 });
     // Adding again changes the level.
-    expect((await run(['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'owner', '--json'])).json.access_level).toBe(50);
-    expect(await db.selectFrom('members').select(['access_level']).orderBy('id').execute()).toEqual([{ access_level: 50 }, { access_level: 10 }]);
-    expect((await run(['groups', 'create', '--path', 'x'])).out).toMatch(/^Created group x\.\nid: +\d+\nfull_path: +x\n/);
+    expect(
+      (await run(['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'owner', '--json'])).json
+        .access_level,
+    ).toBe(50);
+    expect(await db.selectFrom('members').select(['access_level']).orderBy('id').execute()).toEqual([
+      { access_level: 50 },
+      { access_level: 10 },
+    ]);
+    expect((await run(['groups', 'create', '--path', 'x'])).out).toMatch(
+      /^Created group x\.\nid: +\d+\nfull_path: +x\n/,
+    );
   });
 
   it('refuse a missing parent group, bad visibility, bad access level, duplicates, and change nothing', async () => {
     await createAlice();
     await run(['groups', 'create', '--path', 'acme']);
     await run(['projects', 'create', '--path', 'acme/api']);
-    await expectUserError(db, ['groups', 'create', '--path', 'sub', '--parent', 'missing'], /parent group "missing" not found/);
+    await expectUserError(
+      db,
+      ['groups', 'create', '--path', 'sub', '--parent', 'missing'],
+      /parent group "missing" not found/,
+    );
     await expectUserError(db, ['groups', 'create', '--path', 'acme'], /group "acme" already exists/);
     await expectUserError(db, ['groups', 'create', '--path', 'api', '--parent', 'acme'], /already taken by a project/);
-    await expectUserError(db, ['groups', 'create', '--path', 'g', '--visibility', 'secret'], /visibility "secret" is invalid/);
+    await expectUserError(
+      db,
+      ['groups', 'create', '--path', 'g', '--visibility', 'secret'],
+      /visibility "secret" is invalid/,
+    );
     await expectUserError(db, ['groups', 'create', '--path', 'bad path'], /group path "bad path" is invalid/);
     await expectUserError(db, ['projects', 'create', '--path', 'missing/api'], /group "missing" not found/);
     await expectUserError(db, ['projects', 'create', '--path', 'noslash'], /must be NAMESPACE\/PATH/);
     await expectUserError(db, ['projects', 'create', '--path', 'acme/api'], /project "acme\/api" already exists/);
-    await expectUserError(db, ['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'admin'], /access level "admin" is invalid/);
-    await expectUserError(db, ['members', 'add', '--group', 'acme', '--user', 'nobody', '--access', 'guest'], /user "nobody" not found/);
-    await expectUserError(db, ['members', 'add', '--group', 'missing', '--user', 'alice', '--access', 'guest'], /group "missing" not found/);
-    await expectUserError(db, ['members', 'add', '--project', 'acme/nope', '--user', 'alice', '--access', 'guest'], /project "acme\/nope" not found/);
-    await expectUserError(db, ['members', 'add', '--user', 'alice', '--access', 'guest'], /exactly one of group or project/);
-    await expectUserError(db, ['members', 'add', '--group', 'acme', '--project', 'acme/api', '--user', 'alice', '--access', 'guest'], /mutually exclusive/);
+    await expectUserError(
+      db,
+      ['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'admin'],
+      /access level "admin" is invalid/,
+    );
+    await expectUserError(
+      db,
+      ['members', 'add', '--group', 'acme', '--user', 'nobody', '--access', 'guest'],
+      /user "nobody" not found/,
+    );
+    await expectUserError(
+      db,
+      ['members', 'add', '--group', 'missing', '--user', 'alice', '--access', 'guest'],
+      /group "missing" not found/,
+    );
+    await expectUserError(
+      db,
+      ['members', 'add', '--project', 'acme/nope', '--user', 'alice', '--access', 'guest'],
+      /project "acme\/nope" not found/,
+    );
+    await expectUserError(
+      db,
+      ['members', 'add', '--user', 'alice', '--access', 'guest'],
+      /exactly one of group or project/,
+    );
+    await expectUserError(
+      db,
+      ['members', 'add', '--group', 'acme', '--project', 'acme/api', '--user', 'alice', '--access', 'guest'],
+      /mutually exclusive/,
+    );
   });
 });
 
@@ -362,7 +611,9 @@ describe('secrets rotate session-key', () => {
 
   it('uses the service it is given (the admin Lambda keeps the ring in Secrets Manager)', async () => {
     const calls: string[] = [];
-    const res = await run(['secrets', 'rotate', 'session-key', '--json'], { services: { rotateSessionKey: async (_db, actor) => (calls.push(actor), { rotated: true }) } });
+    const res = await run(['secrets', 'rotate', 'session-key', '--json'], {
+      services: { rotateSessionKey: async (_db, actor) => (calls.push(actor), { rotated: true }) },
+    });
     expect(res.json).toEqual({ rotated: true });
     expect(calls).toEqual([ACTOR]);
   });
@@ -379,7 +630,8 @@ describe('the command line itself', () => {
       expect(help.out, words.join(' ')).toMatch(/\nExamples:\n {2}lanyard-admin /);
     }
     const top = await run(['--help']);
-    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets']) expect(top.out).toMatch(new RegExp(`\\n {2}lanyard-admin ${group} +[A-Z]`));
+    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets'])
+      expect(top.out).toMatch(new RegExp(`\\n {2}lanyard-admin ${group} +[A-Z]`));
   });
 
   it('usage errors exit 1 with one line; --json still prints one JSON document', async () => {
@@ -421,8 +673,12 @@ describe('the command line itself', () => {
   it('each command runs in one transaction: audit event and change commit together', async () => {
     await createAlice();
     // The audit insert fails after the block's UPDATE: the block must not stick.
-    await sql`create or replace function fail_audit() returns trigger language plpgsql as $$ begin raise exception 'audit down'; end $$`.execute(db);
-    await sql`create trigger fail_audit before insert on audit_events for each row execute function fail_audit()`.execute(db);
+    await sql`create or replace function fail_audit() returns trigger language plpgsql as $$ begin raise exception 'audit down'; end $$`.execute(
+      db,
+    );
+    await sql`create trigger fail_audit before insert on audit_events for each row execute function fail_audit()`.execute(
+      db,
+    );
     try {
       const res = await run(['users', 'block', 'alice', '--yes', '--json']);
       expect(res.code).toBe(2);

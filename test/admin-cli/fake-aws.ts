@@ -27,8 +27,15 @@ export function fakeAws(admin: (event: AdminInvocation, context: { awsRequestId:
   let counter = 0;
   const requestHandler = {
     async handle(request: any) {
-      const body = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body ?? new Uint8Array());
-      requests.push({ method: request.method, hostname: request.hostname, path: request.path, headers: { ...request.headers }, body });
+      const body =
+        typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body ?? new Uint8Array());
+      requests.push({
+        method: request.method,
+        hostname: request.hostname,
+        path: request.path,
+        headers: { ...request.headers },
+        body,
+      });
       if (request.hostname.startsWith('sts.')) {
         const xml =
           '<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>' +
@@ -37,20 +44,39 @@ export function fakeAws(admin: (event: AdminInvocation, context: { awsRequestId:
         return { response: { ...reply(200, xml), headers: { 'content-type': 'text/xml' } } };
       }
       const m = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(request.path);
-      if (!m) return { response: reply(400, '{"message":"unexpected request"}', { 'x-amzn-errortype': 'InvalidRequestContentException' }) };
+      if (!m)
+        return {
+          response: reply(400, '{"message":"unexpected request"}', {
+            'x-amzn-errortype': 'InvalidRequestContentException',
+          }),
+        };
       const fn = decodeURIComponent(m[1]);
       if (fn.endsWith('missing')) {
-        return { response: reply(404, `{"Type":"User","Message":"Function not found: ${fn}"}`, { 'x-amzn-errortype': 'ResourceNotFoundException' }) };
-      }
-      if (fn.endsWith('denied')) {
         return {
-          response: reply(403, `{"Message":"User: ${CALLER_ARN} is not authorized to perform: lambda:InvokeFunction on resource: ${fn}"}`, {
-            'x-amzn-errortype': 'AccessDeniedException',
+          response: reply(404, `{"Type":"User","Message":"Function not found: ${fn}"}`, {
+            'x-amzn-errortype': 'ResourceNotFoundException',
           }),
         };
       }
+      if (fn.endsWith('denied')) {
+        return {
+          response: reply(
+            403,
+            `{"Message":"User: ${CALLER_ARN} is not authorized to perform: lambda:InvokeFunction on resource: ${fn}"}`,
+            {
+              'x-amzn-errortype': 'AccessDeniedException',
+            },
+          ),
+        };
+      }
       if (fn.endsWith('broken')) {
-        return { response: reply(200, '{"errorType":"Runtime.ImportModuleError","errorMessage":"Cannot find module \'index\'"}', { 'x-amz-function-error': 'Unhandled' }) };
+        return {
+          response: reply(
+            200,
+            '{"errorType":"Runtime.ImportModuleError","errorMessage":"Cannot find module \'index\'"}',
+            { 'x-amz-function-error': 'Unhandled' },
+          ),
+        };
       }
       const payload = JSON.parse(body) as AdminInvocation;
       payloads.push(payload);

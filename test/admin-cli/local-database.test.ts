@@ -11,7 +11,11 @@ import { ROOT, start } from '../support/processes';
 
 function lanyardAdmin(args: string[], env: NodeJS.ProcessEnv, stdin = '') {
   return new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'lanyard-admin.cjs'), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'lanyard-admin.cjs'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -32,7 +36,10 @@ describe('the local embedded database', () => {
     try {
       const migrate = await lanyardAdmin(['db', 'migrate', '--json'], env);
       expect(migrate.code, migrate.err).toBe(0);
-      expect(JSON.parse(migrate.out)).toEqual({ applied: expect.arrayContaining(['0001-initial-schema']), pending: [] });
+      expect(JSON.parse(migrate.out)).toEqual({
+        applied: expect.arrayContaining(['0001-initial-schema']),
+        pending: [],
+      });
       expect(migrate.err).toMatch(/PostgreSQL/); // progress went to stderr
       await expect(fs.access(path.join(home, 'pgdata', 'postmaster.pid'))).rejects.toThrow(); // stopped again
 
@@ -41,7 +48,11 @@ describe('the local embedded database', () => {
       const list = await lanyardAdmin(['users', 'list', '--json'], env);
       expect(list.code, list.err).toBe(0);
       expect(JSON.parse(list.out).map((u: { username: string }) => u.username)).toEqual(['root']);
-      const created = await lanyardAdmin(['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--password-stdin', '--json'], env, 'correct horse battery staple\n');
+      const created = await lanyardAdmin(
+        ['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--password-stdin', '--json'],
+        env,
+        'correct horse battery staple\n',
+      );
       expect(created.code, created.err).toBe(0);
       // The CLI left the server's database running.
       expect(await health(port)).toBe(200);

@@ -11,48 +11,86 @@ const f = useFixture();
 const PASSWORD = 'correct horse battery staple';
 const INVALID_CLIENT = {
   error: 'invalid_client',
-  error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  error_description:
+    'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
 };
 
 const signedInAs = async (web: WebClient) => {
   const res = await web.get('/profile/applications');
-  return res.statusCode === 200 ? /Signed in as <strong>([^<]+)<\/strong>/.exec(res.body)?.[1] : `status ${res.statusCode}`;
+  return res.statusCode === 200
+    ? /Signed in as <strong>([^<]+)<\/strong>/.exec(res.body)?.[1]
+    : `status ${res.statusCode}`;
 };
 
 async function createUser(username: string) {
-  const res = await runIn(f.db, ['users', 'create', '--username', username, '--email', `${username}@example.com`, '--password-stdin', '--json'], { stdin: PASSWORD });
+  const res = await runIn(
+    f.db,
+    ['users', 'create', '--username', username, '--email', `${username}@example.com`, '--password-stdin', '--json'],
+    { stdin: PASSWORD },
+  );
   expect(res.code).toBe(0);
 }
 
 describe('after apps rotate-secret', () => {
   it('the old secret gets 401 invalid_client at /oauth/token, the new one works', async () => {
     await createUser('alice');
-    const app = (await runIn(f.db, ['apps', 'register', '--name', 'Rotating', '--redirect-uri', REDIRECT_URI, '--scopes', 'api read_user', '--json'])).json;
+    const app = (
+      await runIn(f.db, [
+        'apps',
+        'register',
+        '--name',
+        'Rotating',
+        '--redirect-uri',
+        REDIRECT_URI,
+        '--scopes',
+        'api read_user',
+        '--json',
+      ])
+    ).json;
     const web = new WebClient(f.app);
     expect((await web.signIn('alice', PASSWORD)).statusCode).toBe(302);
     const token = (values: Record<string, string>, headers: Record<string, string> = {}) =>
       f.app.inject({ method: 'POST', url: '/oauth/token', payload: form(values), headers: { ...FORM, ...headers } });
 
     // Before: the secret works.
-    const before = await token({ grant_type: 'authorization_code', code: await obtainCode(web, app.application_id), redirect_uri: REDIRECT_URI }, { authorization: basic(app.application_id, app.secret) });
+    const before = await token(
+      { grant_type: 'authorization_code', code: await obtainCode(web, app.application_id), redirect_uri: REDIRECT_URI },
+      { authorization: basic(app.application_id, app.secret) },
+    );
     expect(before.statusCode).toBe(200);
 
     const code = await obtainCode(web, app.application_id);
     const rotated = await runIn(f.db, ['apps', 'rotate-secret', app.application_id, '--json']);
     expect(rotated.code).toBe(0);
 
-    const oldBasic = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(app.application_id, app.secret) });
+    const oldBasic = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+      { authorization: basic(app.application_id, app.secret) },
+    );
     expect(oldBasic.statusCode).toBe(401);
     expect(oldBasic.headers['www-authenticate']).toMatch(/^Basic realm="/);
     expect(oldBasic.json()).toEqual(INVALID_CLIENT);
-    const oldBody = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: app.application_id, client_secret: app.secret });
+    const oldBody = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: app.application_id,
+      client_secret: app.secret,
+    });
     expect(oldBody.statusCode).toBe(401);
     expect(oldBody.json()).toEqual(INVALID_CLIENT);
 
     // The failed attempts did not consume the code: the new secret redeems it.
-    const fresh = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(app.application_id, rotated.json.secret) });
+    const fresh = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+      { authorization: basic(app.application_id, rotated.json.secret) },
+    );
     expect(fresh.statusCode).toBe(200);
-    expect(fresh.json()).toMatchObject({ token_type: 'bearer', scope: 'api read_user', access_token: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(fresh.json()).toMatchObject({
+      token_type: 'bearer',
+      scope: 'api read_user',
+      access_token: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 });
 
@@ -86,7 +124,13 @@ describe('after secrets rotate session-key', () => {
         'doorkeeper_application[confidential]': '1',
       });
       expect(created.statusCode, created.body.slice(0, 300)).toBe(201);
-      expect(await f.db.selectFrom('oauth_applications').select('name').where('name', '=', 'After rotation').executeTakeFirst()).toEqual({ name: 'After rotation' });
+      expect(
+        await f.db
+          .selectFrom('oauth_applications')
+          .select('name')
+          .where('name', '=', 'After rotation')
+          .executeTakeFirst(),
+      ).toEqual({ name: 'After rotation' });
       // New sign-ins are signed with the new key and work on both instances.
       const newcomer = new WebClient(restarted);
       expect((await newcomer.signIn('bob', PASSWORD)).statusCode).toBe(302);

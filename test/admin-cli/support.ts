@@ -59,13 +59,21 @@ export async function fingerprint(db: Db): Promise<Record<string, string>> {
  * Run a command that must fail as a user error: exit 1, one line on stderr naming the problem,
  * `{"error": …}` as the one JSON document on stdout, and not one row of the database changed.
  */
-export async function expectUserError(db: Db, argv: string[], message: RegExp, options: Parameters<typeof runIn>[2] = {}): Promise<CliRun> {
+export async function expectUserError(
+  db: Db,
+  argv: string[],
+  message: RegExp,
+  options: Parameters<typeof runIn>[2] = {},
+): Promise<CliRun> {
   const before = await fingerprint(db);
   const run = await runIn(db, [...argv, '--json'], options);
   expect(await fingerprint(db)).toEqual(before);
   expect(run.code).toBe(1);
   // Prompts may precede it; the error itself is one line.
-  const lines = run.err.trimEnd().split('\n').filter((l) => l.startsWith('lanyard-admin: ') && !l.includes('warning: --password'));
+  const lines = run.err
+    .trimEnd()
+    .split('\n')
+    .filter((l) => l.startsWith('lanyard-admin: ') && !l.includes('warning: --password'));
   expect(lines, run.err).toHaveLength(1);
   expect(lines[0]).toMatch(message);
   expect(run.err.endsWith(`${lines[0]}\n`)).toBe(true);

@@ -23,7 +23,11 @@ beforeAll(async () => {
 function onTerminal(args: string[], replies: Array<[prompt: string, typed: string]>) {
   return new Promise<{ code: number | null; screen: string }>((resolve, reject) => {
     const command = ['node', 'bin/lanyard-admin.cjs', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: url },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     let next = 0;
     let from = 0;
@@ -46,7 +50,10 @@ describe.skipIf(!hasScript)('on a terminal', () => {
   it('prompts for the password twice without echoing it', async () => {
     const { code, screen } = await onTerminal(
       ['users', 'create', '--username', 'tty', '--email', 'tty@example.com'],
-      [['Password: ', PASSWORD], ['Confirm password: ', PASSWORD]],
+      [
+        ['Password: ', PASSWORD],
+        ['Confirm password: ', PASSWORD],
+      ],
     );
     expect(screen).toContain('Password: ');
     expect(screen).toContain('Confirm password: ');

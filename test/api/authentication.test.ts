@@ -10,8 +10,14 @@ import { buildTestApp } from '../support/app';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 
 const UNAUTHORIZED = { message: '401 Unauthorized' };
-const EXPIRED = { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' };
-const REVOKED = { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' };
+const EXPIRED = {
+  error: 'invalid_token',
+  error_description: 'Token is expired. You can either do re-authorization or token refresh.',
+};
+const REVOKED = {
+  error: 'invalid_token',
+  error_description: 'Token was revoked. You have to re-authorize from the user.',
+};
 const insufficient = (scope: string) => ({
   error: 'insufficient_scope',
   error_description: 'The request requires higher privileges than provided by the access token.',
@@ -88,10 +94,16 @@ describe('token locations', () => {
 
   it('does not fall back when the first token is bad, but skips empty ones', async () => {
     const good = await makePat(db, alice, ['api']);
-    expect(await whoAmI({ url: '/api/v4/user?private_token=glpat-nope', headers: { 'private-token': good } })).toMatchObject({ status: 401, body: UNAUTHORIZED });
-    expect(await whoAmI({ headers: { 'private-token': 'glpat-nope', authorization: `Bearer ${good}` } })).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(
+      await whoAmI({ url: '/api/v4/user?private_token=glpat-nope', headers: { 'private-token': good } }),
+    ).toMatchObject({ status: 401, body: UNAUTHORIZED });
+    expect(await whoAmI({ headers: { 'private-token': 'glpat-nope', authorization: `Bearer ${good}` } })).toMatchObject(
+      { status: 401, body: UNAUTHORIZED },
+    );
     expect((await whoAmI({ url: '/api/v4/user?private_token=', headers: { 'private-token': good } })).status).toBe(200);
-    expect((await whoAmI({ url: '/api/v4/user?access_token=', headers: { authorization: `Bearer ${good}` } })).status).toBe(200);
+    expect(
+      (await whoAmI({ url: '/api/v4/user?access_token=', headers: { authorization: `Bearer ${good}` } })).status,
+    ).toBe(200);
   });
 });
 
@@ -141,7 +153,10 @@ describe('§4 errors', () => {
 
   it('checks expiry before revocation (GitLab order)', async () => {
     const oauth = await makeOAuthToken(db, alice, ['api'], { revoked: true, expiresAt: new Date(Date.now() - 1000) });
-    expect(await whoAmI({ headers: { authorization: `Bearer ${oauth}` } })).toMatchObject({ status: 401, body: EXPIRED });
+    expect(await whoAmI({ headers: { authorization: `Bearer ${oauth}` } })).toMatchObject({
+      status: 401,
+      body: EXPIRED,
+    });
   });
 
   it('403 {"message":"403 Forbidden"} for a blocked user, with a valid token of any kind', async () => {
@@ -151,7 +166,11 @@ describe('§4 errors', () => {
     for (const headers of [{ 'private-token': pat }, { authorization: `Bearer ${oauth}` }]) {
       expect(await whoAmI({ headers })).toMatchObject({ status: 403, body: FORBIDDEN });
     }
-    const put = await app.inject({ method: 'PUT', url: '/api/v4/notification_settings?level=watch', headers: { 'private-token': pat } });
+    const put = await app.inject({
+      method: 'PUT',
+      url: '/api/v4/notification_settings?level=watch',
+      headers: { 'private-token': pat },
+    });
     expect(put.statusCode).toBe(403);
     expect(put.json()).toEqual(FORBIDDEN);
   });
@@ -209,14 +228,22 @@ describe('scope matrix', () => {
 
   it('a token with several scopes is allowed when any of them is', async () => {
     const token = await makeOAuthToken(db, alice, ['read_user', 'read_api']);
-    const res = await app.inject({ method: 'GET', url: '/api/v4/notification_settings', headers: { authorization: `Bearer ${token}` } });
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v4/notification_settings',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(res.statusCode).toBe(200);
   });
 
   it('scope is checked before the user state (GitLab order)', async () => {
     const dave = await makeUser(db, 'dave', { blocked: true });
     const token = await makePat(db, dave, ['read_user']);
-    const res = await app.inject({ method: 'PUT', url: '/api/v4/notification_settings', headers: { 'private-token': token } });
+    const res = await app.inject({
+      method: 'PUT',
+      url: '/api/v4/notification_settings',
+      headers: { 'private-token': token },
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual(insufficient('api'));
   });
@@ -245,7 +272,9 @@ describe('hot path', () => {
     expect(queries[1]).toMatch(/^update "personal_access_tokens" set "last_used_at"/);
     queries.length = 0;
     expect((await countedApp.inject({ url: '/api/v4/user', headers: { 'private-token': pat } })).statusCode).toBe(200);
-    expect((await countedApp.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${oauth}` } })).statusCode).toBe(200);
+    expect(
+      (await countedApp.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${oauth}` } })).statusCode,
+    ).toBe(200);
     expect(queries).toHaveLength(2);
     for (const q of queries) expect(q).toMatch(/inner join "users" as "u" .* where "t"."token_digest" = \$1$/);
   });
@@ -253,7 +282,14 @@ describe('hot path', () => {
   it('updates last_used_at on first use, then at most once a minute', async () => {
     const pat = await makePat(db, alice, ['api']);
     const lastUsed = async () =>
-      (await db.selectFrom('personal_access_tokens').select('last_used_at').where('user_id', '=', alice.id).orderBy('id', 'desc').executeTakeFirstOrThrow()).last_used_at;
+      (
+        await db
+          .selectFrom('personal_access_tokens')
+          .select('last_used_at')
+          .where('user_id', '=', alice.id)
+          .orderBy('id', 'desc')
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
     expect(await lastUsed()).toBeNull();
     await whoAmI({ headers: { 'private-token': pat } });
     const first = await lastUsed();
@@ -262,7 +298,11 @@ describe('hot path', () => {
     expect((await lastUsed())?.getTime()).toBe(first!.getTime());
     // Two minutes later (simulated by ageing the stored value) it is refreshed again.
     const aged = new Date(Date.now() - 120_000);
-    await db.updateTable('personal_access_tokens').set({ last_used_at: aged }).where('user_id', '=', alice.id).execute();
+    await db
+      .updateTable('personal_access_tokens')
+      .set({ last_used_at: aged })
+      .where('user_id', '=', alice.id)
+      .execute();
     await whoAmI({ headers: { 'private-token': pat } });
     expect((await lastUsed())!.getTime()).toBeGreaterThan(aged.getTime() + 60_000);
   });

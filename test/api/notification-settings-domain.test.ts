@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 
 describe('parsing', () => {
-  it('knows GitLab\'s six levels', () => {
+  it("knows GitLab's six levels", () => {
     expect(NOTIFICATION_LEVELS).toEqual(['disabled', 'participating', 'watch', 'global', 'mention', 'custom']);
     for (const level of NOTIFICATION_LEVELS) expect(parseNotificationLevel(level)).toBe(level);
     expect(() => parseNotificationLevel('x')).toThrow("'x' is not a valid level");
@@ -33,7 +33,12 @@ describe('parsing', () => {
   });
 
   it('coerces flags from true/false/1/0 (strings or JSON) and names the first bad one', () => {
-    expect(parseNotificationSettingsUpdate({ new_note: 'true', new_issue: 0, close_issue: '1', level: 'custom', other: 'ignored' }, { kind: 'global' })).toEqual({
+    expect(
+      parseNotificationSettingsUpdate(
+        { new_note: 'true', new_issue: 0, close_issue: '1', level: 'custom', other: 'ignored' },
+        { kind: 'global' },
+      ),
+    ).toEqual({
       level: 'custom',
       events: { new_note: true, new_issue: false, close_issue: true },
     });
@@ -52,33 +57,63 @@ describe('parsing', () => {
   });
 
   it('reads notification_email for the global setting only; blank resets to the primary', () => {
-    expect(parseNotificationSettingsUpdate({ notification_email: ' a@example.com ' }, { kind: 'global' })).toEqual({ events: {}, notificationEmail: 'a@example.com' });
-    expect(parseNotificationSettingsUpdate({ notification_email: '' }, { kind: 'global' })).toEqual({ events: {}, notificationEmail: null });
-    expect(parseNotificationSettingsUpdate({ notification_email: 'a@example.com' }, { kind: 'group', id: 1 })).toEqual({ events: {} });
-    expect(() => parseNotificationSettingsUpdate({ notification_email: 5 }, { kind: 'global' })).toThrow('notification_email is invalid');
+    expect(parseNotificationSettingsUpdate({ notification_email: ' a@example.com ' }, { kind: 'global' })).toEqual({
+      events: {},
+      notificationEmail: 'a@example.com',
+    });
+    expect(parseNotificationSettingsUpdate({ notification_email: '' }, { kind: 'global' })).toEqual({
+      events: {},
+      notificationEmail: null,
+    });
+    expect(parseNotificationSettingsUpdate({ notification_email: 'a@example.com' }, { kind: 'group', id: 1 })).toEqual({
+      events: {},
+    });
+    expect(() => parseNotificationSettingsUpdate({ notification_email: 5 }, { kind: 'global' })).toThrow(
+      'notification_email is invalid',
+    );
   });
 });
 
 describe('get and update', () => {
   it('defaults, then upserts only what is given', async () => {
-    expect(await getNotificationSettings(db, alice, { kind: 'global' })).toEqual({ level: 'participating', notification_email: 'alice@example.com' });
+    expect(await getNotificationSettings(db, alice, { kind: 'global' })).toEqual({
+      level: 'participating',
+      notification_email: 'alice@example.com',
+    });
     const group = await createGroup(db, { path: 'g' });
     const source = { kind: 'group', id: group.id } as const;
     expect(await getNotificationSettings(db, alice, source)).toEqual({ level: 'global' });
     await updateNotificationSettings(db, alice, source, { events: { new_note: true } });
     expect(await getNotificationSettings(db, alice, source)).toEqual({ level: 'global' });
-    expect(await updateNotificationSettings(db, alice, source, { level: 'custom', events: {} })).toMatchObject({ level: 'custom', events: { new_note: true, new_issue: false } });
+    expect(await updateNotificationSettings(db, alice, source, { level: 'custom', events: {} })).toMatchObject({
+      level: 'custom',
+      events: { new_note: true, new_issue: false },
+    });
   });
 
   it('stores a verified e-mail as registered (case-insensitive match) and refuses others with the field error', async () => {
-    expect(await updateNotificationSettings(db, alice, { kind: 'global' }, { notificationEmail: 'alice.work@EXAMPLE.com', events: {} })).toEqual({
+    expect(
+      await updateNotificationSettings(
+        db,
+        alice,
+        { kind: 'global' },
+        { notificationEmail: 'alice.work@EXAMPLE.com', events: {} },
+      ),
+    ).toEqual({
       level: 'participating',
       notification_email: 'Alice.Work@example.com',
     });
-    const err = await updateNotificationSettings(db, alice, { kind: 'global' }, { level: 'watch', notificationEmail: 'x@example.com', events: {} }).catch((e) => e);
+    const err = await updateNotificationSettings(
+      db,
+      alice,
+      { kind: 'global' },
+      { level: 'watch', notificationEmail: 'x@example.com', events: {} },
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect(err.details).toEqual({ notification_email: ['must be an email you have verified'] });
     expect((await getNotificationSettings(db, alice, { kind: 'global' })).level).toBe('participating');
-    await expect(updateNotificationSettings(db, alice, { kind: 'project', id: 1 }, { notificationEmail: 'a@b.c', events: {} })).rejects.toThrow(DomainError);
+    await expect(
+      updateNotificationSettings(db, alice, { kind: 'project', id: 1 }, { notificationEmail: 'a@b.c', events: {} }),
+    ).rejects.toThrow(DomainError);
   });
 });

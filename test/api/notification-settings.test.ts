@@ -54,7 +54,11 @@ describe('global', () => {
   it('PUT sets the level and a verified secondary e-mail; custom shows all 12 events', async () => {
     const { token, user } = await newUser();
     await addUserEmail(db, user.username, `${user.username}.work@example.com`);
-    let res = await request(token, 'PUT', `/notification_settings?level=watch&notification_email=${user.username}.work@example.com`);
+    let res = await request(
+      token,
+      'PUT',
+      `/notification_settings?level=watch&notification_email=${user.username}.work@example.com`,
+    );
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ level: 'watch', notification_email: `${user.username}.work@example.com` });
     res = await request(token, 'PUT', '/notification_settings?level=custom&new_note=true&failed_pipeline=1');
@@ -82,10 +86,18 @@ describe('global', () => {
     expect(res.json().notification_email).toBe(user.email);
   });
 
-  it('400 for an e-mail that is not verified (unconfirmed, another user\'s, unknown)', async () => {
+  it("400 for an e-mail that is not verified (unconfirmed, another user's, unknown)", async () => {
     const { token, user } = await newUser();
-    await db.insertInto('user_emails').values({ user_id: user.id, email: `${user.username}.pending@example.com`, confirmed_at: null }).execute();
-    for (const email of [`${user.username}.pending@example.com`, 'alice@example.com', 'nobody@example.com', 'not-an-email']) {
+    await db
+      .insertInto('user_emails')
+      .values({ user_id: user.id, email: `${user.username}.pending@example.com`, confirmed_at: null })
+      .execute();
+    for (const email of [
+      `${user.username}.pending@example.com`,
+      'alice@example.com',
+      'nobody@example.com',
+      'not-an-email',
+    ]) {
       const res = await request(token, 'PUT', `/notification_settings?notification_email=${encodeURIComponent(email)}`);
       expect(res.statusCode).toBe(400);
       expect(res.body).toBe('{"message":{"notification_email":["must be an email you have verified"]}}');
@@ -128,14 +140,40 @@ describe('global', () => {
     const { token } = await newUser();
     let res = await request(token, 'PUT', '/notification_settings?level=custom&new_note=1&new_issue=false');
     expect(res.json()).toMatchObject({ level: 'custom', events: allEvents(false, { new_note: true }) });
-    res = await request(token, 'PUT', '/notification_settings', 'level=custom&new_issue=true&new_note=0', 'application/x-www-form-urlencoded');
+    res = await request(
+      token,
+      'PUT',
+      '/notification_settings',
+      'level=custom&new_issue=true&new_note=0',
+      'application/x-www-form-urlencoded',
+    );
     expect(res.json()).toMatchObject({ level: 'custom', events: allEvents(false, { new_issue: true }) });
-    res = await request(token, 'PUT', '/notification_settings', { level: 'custom', reopen_issue: true, new_issue: 0, close_issue: '1' });
-    expect(res.json()).toMatchObject({ level: 'custom', events: allEvents(false, { reopen_issue: true, close_issue: true }) });
+    res = await request(token, 'PUT', '/notification_settings', {
+      level: 'custom',
+      reopen_issue: true,
+      new_issue: 0,
+      close_issue: '1',
+    });
+    expect(res.json()).toMatchObject({
+      level: 'custom',
+      events: allEvents(false, { reopen_issue: true, close_issue: true }),
+    });
     // Query and body merged, the body winning.
-    res = await request(token, 'PUT', '/notification_settings?level=watch&merge_merge_request=true', { level: 'custom', reopen_issue: false });
-    expect(res.json()).toMatchObject({ level: 'custom', events: allEvents(false, { close_issue: true, merge_merge_request: true }) });
-    res = await request(token, 'PUT', '/notification_settings?level=watch', 'level=disabled', 'application/x-www-form-urlencoded');
+    res = await request(token, 'PUT', '/notification_settings?level=watch&merge_merge_request=true', {
+      level: 'custom',
+      reopen_issue: false,
+    });
+    expect(res.json()).toMatchObject({
+      level: 'custom',
+      events: allEvents(false, { close_issue: true, merge_merge_request: true }),
+    });
+    res = await request(
+      token,
+      'PUT',
+      '/notification_settings?level=watch',
+      'level=disabled',
+      'application/x-www-form-urlencoded',
+    );
     expect(res.json()).toMatchObject({ level: 'disabled' });
   });
 
@@ -162,14 +200,19 @@ describe('global', () => {
     const { token, user } = await newUser();
     const res = await request(token, 'PUT', '/notification_settings?level=watch&notification_email=nobody@example.com');
     expect(res.statusCode).toBe(400);
-    expect(await db.selectFrom('notification_settings').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(await db.selectFrom('notification_settings').select('id').where('user_id', '=', user.id).execute()).toEqual(
+      [],
+    );
   });
 
   it('concurrent PUTs are atomic: one row, and its flags all come from one request', async () => {
     const { token, user } = await newUser();
     const puts = Array.from({ length: 16 }, (_, i) => {
       const value = i % 2 === 0;
-      return request(token, 'PUT', '/notification_settings', { level: value ? 'custom' : 'watch', ...allEvents(value) });
+      return request(token, 'PUT', '/notification_settings', {
+        level: value ? 'custom' : 'watch',
+        ...allEvents(value),
+      });
     });
     const responses = await Promise.all(puts);
     expect(responses.map((r) => r.statusCode)).toEqual(Array(16).fill(200));
@@ -185,7 +228,8 @@ describe.each([
   ['groups', 'Group'],
   ['projects', 'Project'],
 ] as const)('/%s/:id/notification_settings', (kind, what) => {
-  const target = () => (kind === 'groups' ? { id: sub.id, path: 'my-group/sub' } : { id: project.id, path: 'my-group/sub/my-project' });
+  const target = () =>
+    kind === 'groups' ? { id: sub.id, path: 'my-group/sub' } : { id: project.id, path: 'my-group/sub/my-project' };
 
   it('defaults to {"level":"global"}, by numeric id and by URL-encoded full path (any case)', async () => {
     const { token } = await newUser();
@@ -200,14 +244,22 @@ describe.each([
   it('PUT custom with events, reflected by GET through the other kind of :id', async () => {
     const { token } = await newUser();
     const { id, path } = target();
-    let res = await request(token, 'PUT', `/${kind}/${encodeURIComponent(path)}/notification_settings`, { level: 'custom', new_merge_request: true, success_pipeline: 'true' });
+    let res = await request(token, 'PUT', `/${kind}/${encodeURIComponent(path)}/notification_settings`, {
+      level: 'custom',
+      new_merge_request: true,
+      success_pipeline: 'true',
+    });
     expect(res.statusCode).toBe(200);
     const expected = { level: 'custom', events: allEvents(false, { new_merge_request: true, success_pipeline: true }) };
     expect(res.json()).toEqual(expected);
     res = await request(token, 'GET', `/${kind}/${id}/notification_settings`);
     expect(res.json()).toEqual(expected);
     // A notification_email parameter does not apply here and is ignored, as in GitLab.
-    res = await request(token, 'PUT', `/${kind}/${id}/notification_settings?level=watch&notification_email=nobody@example.com`);
+    res = await request(
+      token,
+      'PUT',
+      `/${kind}/${id}/notification_settings?level=watch&notification_email=nobody@example.com`,
+    );
     expect(res.statusCode).toBe(200);
     expect(res.body).toBe('{"level":"watch"}');
     // The global setting is untouched.
@@ -218,10 +270,13 @@ describe.each([
     const { token } = await newUser();
     const { id } = target();
     const url = `/${kind}/${id}/notification_settings`;
-    expect((await request(token, 'PUT', `${url}?level=custom&new_note=1`)).json().events).toEqual(allEvents(false, { new_note: true }));
-    expect((await request(token, 'PUT', url, 'level=custom&new_issue=true', 'application/x-www-form-urlencoded')).json().events).toEqual(
-      allEvents(false, { new_note: true, new_issue: true }),
+    expect((await request(token, 'PUT', `${url}?level=custom&new_note=1`)).json().events).toEqual(
+      allEvents(false, { new_note: true }),
     );
+    expect(
+      (await request(token, 'PUT', url, 'level=custom&new_issue=true', 'application/x-www-form-urlencoded')).json()
+        .events,
+    ).toEqual(allEvents(false, { new_note: true, new_issue: true }));
     expect((await request(token, 'PUT', `${url}?level=watch`, { level: 'custom', new_note: false })).json()).toEqual({
       level: 'custom',
       events: allEvents(false, { new_issue: true }),
@@ -246,7 +301,12 @@ describe.each([
     for (const ref of ['999999', 'no-such%2Fthing', encodeURIComponent('my-group/sub/nope'), '99999999999999999999']) {
       for (const method of ['GET', 'PUT'] as const) {
         const res = await request(token, method, `/${kind}/${ref}/notification_settings?level=watch`);
-        expect([ref, method, res.statusCode, res.json()]).toEqual([ref, method, 404, { message: `404 ${what} Not Found` }]);
+        expect([ref, method, res.statusCode, res.json()]).toEqual([
+          ref,
+          method,
+          404,
+          { message: `404 ${what} Not Found` },
+        ]);
       }
     }
   });
@@ -255,10 +315,17 @@ describe.each([
     const { token, user } = await newUser();
     const { id } = target();
     const levels = ['watch', 'mention', 'disabled', 'custom', 'participating', 'global'];
-    const res = await Promise.all(levels.map((level) => request(token, 'PUT', `/${kind}/${id}/notification_settings?level=${level}`)));
+    const res = await Promise.all(
+      levels.map((level) => request(token, 'PUT', `/${kind}/${id}/notification_settings?level=${level}`)),
+    );
     expect(res.map((r) => r.statusCode)).toEqual(levels.map(() => 200));
     const column = kind === 'groups' ? 'group_id' : 'project_id';
-    const rows = await db.selectFrom('notification_settings').select('level').where('user_id', '=', user.id).where(column, '=', id).execute();
+    const rows = await db
+      .selectFrom('notification_settings')
+      .select('level')
+      .where('user_id', '=', user.id)
+      .where(column, '=', id)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(levels).toContain(rows[0].level);
   });
@@ -268,6 +335,8 @@ it('settings of one source never leak into another', async () => {
   const { token } = await newUser();
   await request(token, 'PUT', `/groups/${group.id}/notification_settings?level=watch`);
   expect((await request(token, 'GET', `/groups/${sub.id}/notification_settings`)).body).toBe('{"level":"global"}');
-  expect((await request(token, 'GET', `/projects/${project.id}/notification_settings`)).body).toBe('{"level":"global"}');
+  expect((await request(token, 'GET', `/projects/${project.id}/notification_settings`)).body).toBe(
+    '{"level":"global"}',
+  );
   expect((await request(token, 'GET', `/groups/${group.id}/notification_settings`)).body).toBe('{"level":"watch"}');
 });

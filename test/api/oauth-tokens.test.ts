@@ -37,7 +37,9 @@ describe('tokens from POST /oauth/token', () => {
     expect(scope).toBe('read_user');
     const api = new Gitlab({ host, oauthToken: access_token });
     expect(await api.Users.showCurrentUser()).toMatchObject({ username: 'alice', email: 'alice@example.com' });
-    const res = await fetch(`${host}/api/v4/notification_settings`, { headers: { authorization: `Bearer ${access_token}` } });
+    const res = await fetch(`${host}/api/v4/notification_settings`, {
+      headers: { authorization: `Bearer ${access_token}` },
+    });
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({
       error: 'insufficient_scope',
@@ -47,11 +49,18 @@ describe('tokens from POST /oauth/token', () => {
   });
 
   it('an application-bound api token edits notification settings; revoking it takes effect at once', async () => {
-    const { application, secret } = await registerApplication(db, { name: 'CLI', redirectUris: ['http://127.0.0.1/cb'], scopes: 'api read_user' });
+    const { application, secret } = await registerApplication(db, {
+      name: 'CLI',
+      redirectUris: ['http://127.0.0.1/cb'],
+      scopes: 'api read_user',
+    });
     const { access_token, scope } = await passwordGrant({ client_id: application.uid, client_secret: secret });
     expect(scope).toBe('api read_user');
     const api = new Gitlab({ host, oauthToken: access_token });
-    expect(await api.NotificationSettings.edit({ level: 'watch' })).toEqual({ level: 'watch', notification_email: 'alice@example.com' });
+    expect(await api.NotificationSettings.edit({ level: 'watch' })).toEqual({
+      level: 'watch',
+      notification_email: 'alice@example.com',
+    });
 
     const revoke = await fetch(`${host}/oauth/revoke`, {
       method: 'POST',
@@ -62,6 +71,9 @@ describe('tokens from POST /oauth/token', () => {
     const res = await fetch(`${host}/api/v4/user?access_token=${access_token}`);
     expect(res.status).toBe(401);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await res.json()).toEqual({ error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' });
+    expect(await res.json()).toEqual({
+      error: 'invalid_token',
+      error_description: 'Token was revoked. You have to re-authorize from the user.',
+    });
   });
 });

@@ -76,13 +76,25 @@ describe('GET /api/v4/openapi.json', () => {
   it('documents parameters, responses and authentication from the route schemas', async () => {
     const doc = (await app.inject({ url: '/api/v4/openapi.json' })).json();
     const put = doc.paths['/api/v4/projects/{id}/notification_settings'].put;
-    expect(put.parameters.find((p: { in: string; name: string }) => p.in === 'path' && p.name === 'id')).toMatchObject({ required: true });
-    expect(put.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['level', 'new_note', 'success_pipeline']));
+    expect(put.parameters.find((p: { in: string; name: string }) => p.in === 'path' && p.name === 'id')).toMatchObject({
+      required: true,
+    });
+    expect(put.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['level', 'new_note', 'success_pipeline']),
+    );
     expect(Object.keys(put.requestBody.content)).toEqual(expect.arrayContaining(['application/json']));
     expect(Object.keys(put.responses).sort()).toEqual(['200', '400', '401', '403', '404']);
     expect(put.responses['200'].content['application/json'].schema.properties.events.required).toHaveLength(12);
-    expect(doc.paths['/api/v4/user'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty('two_factor_enabled');
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['access_token_query', 'bearer', 'oauth2', 'private_token_header', 'private_token_query']);
+    expect(doc.paths['/api/v4/user'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty(
+      'two_factor_enabled',
+    );
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      'access_token_query',
+      'bearer',
+      'oauth2',
+      'private_token_header',
+      'private_token_query',
+    ]);
     expect(doc.paths['/api/v4/openapi.json'].get.security).toEqual([]);
   });
 });

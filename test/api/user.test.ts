@@ -19,9 +19,18 @@ beforeAll(async () => {
 const me = async (token: string) => app.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${token}` } });
 
 describe('GET /api/v4/user', () => {
-  it('returns every contract field with GitLab\'s types', async () => {
+  it("returns every contract field with GitLab's types", async () => {
     const user = await makeUser(db, 'alice');
-    await db.updateTable('users').set({ name: 'Alice Liddell', bio: 'Down the rabbit hole', public_email: 'alice@example.com', last_sign_in_at: new Date('2026-01-02T03:04:05.678Z') }).where('id', '=', user.id).execute();
+    await db
+      .updateTable('users')
+      .set({
+        name: 'Alice Liddell',
+        bio: 'Down the rabbit hole',
+        public_email: 'alice@example.com',
+        last_sign_in_at: new Date('2026-01-02T03:04:05.678Z'),
+      })
+      .where('id', '=', user.id)
+      .execute();
     const res = await me(await makePat(db, user, ['read_user']));
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -67,7 +76,16 @@ describe('GET /api/v4/user', () => {
     });
     expect(body.created_at).toMatch(ISO_MS);
     expect(body.confirmed_at).toMatch(ISO_MS);
-    expect(Object.keys(body).slice(0, 8)).toEqual(['id', 'username', 'name', 'state', 'locked', 'avatar_url', 'web_url', 'created_at']);
+    expect(Object.keys(body).slice(0, 8)).toEqual([
+      'id',
+      'username',
+      'name',
+      'state',
+      'locked',
+      'avatar_url',
+      'web_url',
+      'created_at',
+    ]);
   });
 
   it('is_admin appears for administrators only', async () => {
@@ -79,22 +97,35 @@ describe('GET /api/v4/user', () => {
 
   it('reports two_factor_enabled and locked from the account', async () => {
     const carol = await makeUser(db, 'carol', { twoFactor: true });
-    await db.updateTable('users').set({ locked_until: new Date(Date.now() + 600_000) }).where('id', '=', carol.id).execute();
+    await db
+      .updateTable('users')
+      .set({ locked_until: new Date(Date.now() + 600_000) })
+      .where('id', '=', carol.id)
+      .execute();
     const body = (await me(await makePat(db, carol, ['api']))).json();
     expect(body).toMatchObject({ two_factor_enabled: true, locked: true });
-    await db.updateTable('users').set({ locked_until: new Date(Date.now() - 1000) }).where('id', '=', carol.id).execute();
+    await db
+      .updateTable('users')
+      .set({ locked_until: new Date(Date.now() - 1000) })
+      .where('id', '=', carol.id)
+      .execute();
     expect((await me(await makePat(db, carol, ['api']))).json().locked).toBe(false);
   });
 
   it('never includes a credential', async () => {
     const dave = await makeUser(db, 'dave', { twoFactor: true });
     const text = (await me(await makePat(db, dave, ['api']))).body;
-    for (const secret of ['password', 'otp', 'JBSWY3DPEHPK3PXP', 'digest', 'failed_attempts', 'locked_until']) expect(text).not.toContain(secret);
+    for (const secret of ['password', 'otp', 'JBSWY3DPEHPK3PXP', 'digest', 'failed_attempts', 'locked_until'])
+      expect(text).not.toContain(secret);
   });
 
   it('HEAD answers 200 without a body', async () => {
     const erin = await makeUser(db, 'erin');
-    const res = await app.inject({ method: 'HEAD', url: '/api/v4/user', headers: { 'private-token': await makePat(db, erin, ['read_user']) } });
+    const res = await app.inject({
+      method: 'HEAD',
+      url: '/api/v4/user',
+      headers: { 'private-token': await makePat(db, erin, ['read_user']) },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.body).toBe('');
   });

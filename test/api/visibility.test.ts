@@ -57,7 +57,11 @@ describe.each(VISIBILITIES)('%s', (v) => {
     expect(await canSeeGroup(db, user, groups[v])).toBe(visible);
     for (const ref of [String(groups[v].id), encodeURIComponent(groups[v].full_path)]) {
       for (const method of ['GET', 'PUT'] as const) {
-        const res = await app.inject({ method, url: `/api/v4/groups/${ref}/notification_settings?level=watch`, headers: { 'private-token': token } });
+        const res = await app.inject({
+          method,
+          url: `/api/v4/groups/${ref}/notification_settings?level=watch`,
+          headers: { 'private-token': token },
+        });
         if (visible) expect(res.statusCode).toBe(200);
         else expect([res.statusCode, res.body]).toEqual([404, '{"message":"404 Group Not Found"}']);
       }
@@ -70,7 +74,11 @@ describe.each(VISIBILITIES)('%s', (v) => {
     expect(await canSeeProject(db, user, projects[v])).toBe(visible);
     for (const ref of [String(projects[v].id), encodeURIComponent(projects[v].path_with_namespace)]) {
       for (const method of ['GET', 'PUT'] as const) {
-        const res = await app.inject({ method, url: `/api/v4/projects/${ref}/notification_settings?level=watch`, headers: { 'private-token': token } });
+        const res = await app.inject({
+          method,
+          url: `/api/v4/projects/${ref}/notification_settings?level=watch`,
+          headers: { 'private-token': token },
+        });
         if (visible) expect(res.statusCode).toBe(200);
         else expect([res.statusCode, res.body]).toEqual([404, '{"message":"404 Project Not Found"}']);
       }
@@ -84,17 +92,34 @@ describe('edges', () => {
     const get = (url: string) => app.inject({ url, headers: { 'private-token': token } });
     const hidden = await get(`/api/v4/groups/${groups.private.id}/notification_settings`);
     const missing = await get('/api/v4/groups/987654/notification_settings');
-    expect([hidden.statusCode, hidden.body, hidden.headers['content-type']]).toEqual([missing.statusCode, missing.body, missing.headers['content-type']]);
-    const hiddenP = await get(`/api/v4/projects/${encodeURIComponent(projects.private.path_with_namespace)}/notification_settings`);
+    expect([hidden.statusCode, hidden.body, hidden.headers['content-type']]).toEqual([
+      missing.statusCode,
+      missing.body,
+      missing.headers['content-type'],
+    ]);
+    const hiddenP = await get(
+      `/api/v4/projects/${encodeURIComponent(projects.private.path_with_namespace)}/notification_settings`,
+    );
     const missingP = await get(`/api/v4/projects/${encodeURIComponent('p-private/mid/nope')}/notification_settings`);
     expect([hiddenP.statusCode, hiddenP.body]).toEqual([missingP.statusCode, missingP.body]);
   });
 
   it('a hidden source is not written to by a PUT', async () => {
     const { token, user } = users['non-member'];
-    const res = await app.inject({ method: 'PUT', url: `/api/v4/groups/${groups.private.id}/notification_settings?level=watch`, headers: { 'private-token': token } });
+    const res = await app.inject({
+      method: 'PUT',
+      url: `/api/v4/groups/${groups.private.id}/notification_settings?level=watch`,
+      headers: { 'private-token': token },
+    });
     expect(res.statusCode).toBe(404);
-    expect(await db.selectFrom('notification_settings').select('id').where('user_id', '=', user.id).where('group_id', '=', groups.private.id).execute()).toEqual([]);
+    expect(
+      await db
+        .selectFrom('notification_settings')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .where('group_id', '=', groups.private.id)
+        .execute(),
+    ).toEqual([]);
   });
 
   it('membership of a subgroup does not reveal its private parent', async () => {
@@ -118,7 +143,10 @@ describe('edges', () => {
 
   it('regression: a NUL in :id is a 404, not a 500 (PostgreSQL rejects NUL in text)', async () => {
     const { token } = users.member;
-    for (const url of ['/api/v4/groups/%00/notification_settings', '/api/v4/projects/g-public%2F%00/notification_settings']) {
+    for (const url of [
+      '/api/v4/groups/%00/notification_settings',
+      '/api/v4/projects/g-public%2F%00/notification_settings',
+    ]) {
       const res = await app.inject({ url, headers: { 'private-token': token } });
       expect(res.statusCode).toBe(404);
     }
@@ -133,13 +161,19 @@ describe('edges', () => {
       parent = `${parent}/a-rather-long-nested-group-name-${i}`;
     }
     expect(encodeURIComponent(parent).length).toBeGreaterThan(200);
-    const res = await app.inject({ url: `/api/v4/groups/${encodeURIComponent(parent)}/notification_settings`, headers: { 'private-token': token } });
+    const res = await app.inject({
+      url: `/api/v4/groups/${encodeURIComponent(parent)}/notification_settings`,
+      headers: { 'private-token': token },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ level: 'global' });
   });
 
   it('regression: a malformed %-escape in the path is a 400 with a JSON body, not a default error page', async () => {
-    const res = await app.inject({ url: '/api/v4/groups/%E0%A4%A/notification_settings', headers: { 'private-token': users.member.token } });
+    const res = await app.inject({
+      url: '/api/v4/groups/%E0%A4%A/notification_settings',
+      headers: { 'private-token': users.member.token },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.json()).toEqual({ message: '400 Bad request' });

@@ -13,7 +13,9 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = fs.existsSync(CHROMIUM);
 if (!available) {
   // Only when the browser is truly not installed (CI installs it: apt-get install chromium).
-  console.warn(`[e2e] SKIPPED: no chromium at ${CHROMIUM} (install it with: apt-get install -y chromium, or set CHROMIUM_PATH)`);
+  console.warn(
+    `[e2e] SKIPPED: no chromium at ${CHROMIUM} (install it with: apt-get install -y chromium, or set CHROMIUM_PATH)`,
+  );
 }
 
 const f = useFixture();
@@ -31,7 +33,9 @@ beforeAll(async () => {
   // The client's redirect target: records what arrives.
   target = http.createServer((req, res) => {
     received.push(req.url!);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><title>callback</title><p id="done">callback received</p>');
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<!DOCTYPE html><title>callback</title><p id="done">callback received</p>');
   });
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
   callbackBase = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
@@ -92,7 +96,13 @@ describe.skipIf(!available)('headless chromium', () => {
       const res = await fetch(`${base}/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: `${callbackBase}/callback`, client_id: app.clientId, client_secret: app.secret }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: landed.searchParams.get('code')!,
+          redirect_uri: `${callbackBase}/callback`,
+          client_id: app.clientId,
+          client_secret: app.secret,
+        }),
       });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { scope: string }).scope).toBe('read_user');

@@ -26,7 +26,13 @@ beforeAll(async () => {
 describe('a disposable stack with a custom domain', () => {
   it('can be destroyed: no deletion protection, no final snapshot, no protect, secrets deleted at once', () => {
     const db = stack.one('aws:rds/instance:Instance');
-    expect(db.inputs).toMatchObject({ identifier: 'lanyard-dev', deletionProtection: false, skipFinalSnapshot: true, multiAz: true, instanceClass: 'db.t4g.small' });
+    expect(db.inputs).toMatchObject({
+      identifier: 'lanyard-dev',
+      deletionProtection: false,
+      skipFinalSnapshot: true,
+      multiAz: true,
+      instanceClass: 'db.t4g.small',
+    });
     expect(db.inputs.finalSnapshotIdentifier).toBeUndefined();
     expect(db.protect).toBe(false);
     expect(stack.one('aws:secretsmanager/secret:Secret').inputs.recoveryWindowInDays).toBe(0);
@@ -34,7 +40,10 @@ describe('a disposable stack with a custom domain', () => {
 
   it('applies retention, throttling and concurrency from the config', () => {
     for (const g of stack.byType('aws:cloudwatch/logGroup:LogGroup')) expect(g.inputs.retentionInDays).toBe(14);
-    expect(stack.one('aws:apigatewayv2/stage:Stage').inputs.defaultRouteSettings).toMatchObject({ throttlingRateLimit: 25, throttlingBurstLimit: 50 });
+    expect(stack.one('aws:apigatewayv2/stage:Stage').inputs.defaultRouteSettings).toMatchObject({
+      throttlingRateLimit: 25,
+      throttlingBurstLimit: 50,
+    });
     expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.reservedConcurrentExecutions).toBe(50);
   });
 
@@ -42,12 +51,21 @@ describe('a disposable stack with a custom domain', () => {
     expect(stack.one('aws:apigatewayv2/api:Api').inputs.disableExecuteApiEndpoint).toBe(true);
     expect(stack.one('aws:apigatewayv2/domainName:DomainName').inputs).toMatchObject({
       domainName: 'auth.example.com',
-      domainNameConfiguration: { certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc', endpointType: 'REGIONAL', securityPolicy: 'TLS_1_2' },
+      domainNameConfiguration: {
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+        endpointType: 'REGIONAL',
+        securityPolicy: 'TLS_1_2',
+      },
     });
     expect(stack.one('aws:apigatewayv2/apiMapping:ApiMapping').inputs.stage).toBe('$default');
-    expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.environment.variables.PUBLIC_URL).toBe('https://auth.example.com');
+    expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.environment.variables.PUBLIC_URL).toBe(
+      'https://auth.example.com',
+    );
     expect(stack.outputs.apiUrl).toBe('https://auth.example.com');
     expect(stack.outputs.apiDomainTarget).toBe('d-abc.execute-api.eu-west-1.amazonaws.com');
-    expect(stack.one('aws:sns/topicSubscription:TopicSubscription').inputs).toMatchObject({ protocol: 'email', endpoint: 'ops@example.com' });
+    expect(stack.one('aws:sns/topicSubscription:TopicSubscription').inputs).toMatchObject({
+      protocol: 'email',
+      endpoint: 'ops@example.com',
+    });
   });
 });

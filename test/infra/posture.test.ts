@@ -36,9 +36,16 @@ describe('network', () => {
       securityGroupIds: ['network-endpoints-id'],
     });
     expect(stack.one('aws:ec2/vpc:Vpc').inputs).toMatchObject({ enableDnsHostnames: true, enableDnsSupport: true });
-    const ingress = stack.byType('aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule').filter((r) => r.inputs.securityGroupId === 'network-endpoints-id');
+    const ingress = stack
+      .byType('aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule')
+      .filter((r) => r.inputs.securityGroupId === 'network-endpoints-id');
     expect(ingress.map((r) => r.inputs)).toEqual([
-      expect.objectContaining({ referencedSecurityGroupId: 'network-functions-id', ipProtocol: 'tcp', fromPort: 443, toPort: 443 }),
+      expect.objectContaining({
+        referencedSecurityGroupId: 'network-functions-id',
+        ipProtocol: 'tcp',
+        fromPort: 443,
+        toPort: 443,
+      }),
     ]);
   });
 
@@ -80,19 +87,35 @@ describe('database', () => {
     const params = stack.one('aws:rds/parameterGroup:ParameterGroup').inputs;
     expect(params.family).toBe('postgres17');
     expect(params.parameters).toEqual(expect.arrayContaining([{ name: 'rds.force_ssl', value: '1' }]));
-    expect(stack.one('aws:rds/subnetGroup:SubnetGroup').inputs.subnetIds).toEqual(['network-isolated-0-id', 'network-isolated-1-id']);
+    expect(stack.one('aws:rds/subnetGroup:SubnetGroup').inputs.subnetIds).toEqual([
+      'network-isolated-0-id',
+      'network-isolated-1-id',
+    ]);
   });
 
   it('keeps backups, deletion protection, a final snapshot and Pulumi protect by default', () => {
     const db = stack.one('aws:rds/instance:Instance');
-    expect(db.inputs).toMatchObject({ backupRetentionPeriod: 7, deletionProtection: true, skipFinalSnapshot: false, finalSnapshotIdentifier: 'lanyard-prod-final', multiAz: false });
+    expect(db.inputs).toMatchObject({
+      backupRetentionPeriod: 7,
+      deletionProtection: true,
+      skipFinalSnapshot: false,
+      finalSnapshotIdentifier: 'lanyard-prod-final',
+      multiAz: false,
+    });
     expect(db.protect).toBe(true);
   });
 
-  it('admits port 5432 from the functions\' security group only', () => {
-    const rules = stack.byType('aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule').filter((r) => r.inputs.securityGroupId === 'database-db-id');
+  it("admits port 5432 from the functions' security group only", () => {
+    const rules = stack
+      .byType('aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule')
+      .filter((r) => r.inputs.securityGroupId === 'database-db-id');
     expect(rules.map((r) => r.inputs)).toEqual([
-      expect.objectContaining({ referencedSecurityGroupId: 'network-functions-id', ipProtocol: 'tcp', fromPort: 5432, toPort: 5432 }),
+      expect.objectContaining({
+        referencedSecurityGroupId: 'network-functions-id',
+        ipProtocol: 'tcp',
+        fromPort: 5432,
+        toPort: 5432,
+      }),
     ]);
     expect(rules[0].inputs.cidrIpv4).toBeUndefined();
     expect(rules[0].inputs.cidrIpv6).toBeUndefined();
@@ -100,17 +123,22 @@ describe('database', () => {
 });
 
 describe('functions', () => {
-  it('run the bundles on nodejs22.x, arm64, inside the isolated subnets with the functions\' group', async () => {
+  it("run the bundles on nodejs22.x, arm64, inside the isolated subnets with the functions' group", async () => {
     for (const name of FUNCTIONS) {
       const f = fn(name);
       expect(f.inputs).toMatchObject({
         runtime: 'nodejs22.x',
         architectures: ['arm64'],
         handler: 'index.handler',
-        vpcConfig: { subnetIds: ['network-isolated-0-id', 'network-isolated-1-id'], securityGroupIds: ['network-functions-id'] },
+        vpcConfig: {
+          subnetIds: ['network-isolated-0-id', 'network-isolated-1-id'],
+          securityGroupIds: ['network-functions-id'],
+        },
         loggingConfig: { logFormat: 'JSON', logGroup: `/aws/lambda/${f.inputs.name}` },
       });
-      expect(await f.inputs.code.path).toMatch(new RegExp(`/dist/lambda/${name.replace('-fn', '').replace('migrations', 'migrate')}$`));
+      expect(await f.inputs.code.path).toMatch(
+        new RegExp(`/dist/lambda/${name.replace('-fn', '').replace('migrations', 'migrate')}$`),
+      );
     }
     expect(fn('api-fn').inputs.name).toBe('lanyard-prod-api');
     expect(fn('admin-fn').inputs.name).toBe('lanyard-prod-admin');
@@ -121,16 +149,21 @@ describe('functions', () => {
       const env = fn(name).inputs.environment.variables;
       expect(env).toMatchObject({
         DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
-        SESSION_KEYS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
+        SESSION_KEYS_SECRET_ARN:
+          'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
         DB_HOST: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com',
         DB_PORT: '5432',
         DB_NAME: 'lanyard',
       });
-      const suspicious = Object.keys(env).filter((k) => !k.endsWith('_ARN') && /PASSWORD|SECRET|KEY|TOKEN|DATABASE_URL/.test(k));
+      const suspicious = Object.keys(env).filter(
+        (k) => !k.endsWith('_ARN') && /PASSWORD|SECRET|KEY|TOKEN|DATABASE_URL/.test(k),
+      );
       expect(suspicious).toEqual([]);
       for (const value of Object.values(env)) expect(String(value)).not.toMatch(/^postgres(ql)?:\/\//);
     }
-    expect(fn('api-fn').inputs.environment.variables.PUBLIC_URL).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com');
+    expect(fn('api-fn').inputs.environment.variables.PUBLIC_URL).toBe(
+      'https://abc123.execute-api.eu-west-1.amazonaws.com',
+    );
   });
 
   it('hold the API within the database connection budget, and migrations to one at a time', () => {
@@ -161,10 +194,13 @@ describe('functions', () => {
       for (const a of actions) expect(a).not.toContain('*');
       const read = doc.Statement.find((s) => s.Sid === 'ReadSecrets')!;
       expect(read.Resource).toEqual([dbSecret, keyRing]);
-      const star = doc.Statement.filter((s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')));
+      const star = doc.Statement.filter(
+        (s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')),
+      );
       expect(star.map((s) => s.Action)).toEqual([VPC_ENI_ACTIONS]);
     }
-    const writes = (n: string) => policies[n].Statement.filter((s) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
+    const writes = (n: string) =>
+      policies[n].Statement.filter((s) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
     expect(writes('api-policy')).toEqual([]); // the API cannot change the key ring
     expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[keyRing]]);
     expect(writes('admin-policy').map((s) => s.Resource)).toEqual([[keyRing]]);
@@ -176,13 +212,31 @@ describe('functions', () => {
 
 describe('API', () => {
   it('is an HTTP API with a $default route and stage, route throttling and JSON access logs', () => {
-    expect(stack.one('aws:apigatewayv2/api:Api').inputs).toMatchObject({ protocolType: 'HTTP', disableExecuteApiEndpoint: false });
-    expect(stack.one('aws:apigatewayv2/integration:Integration').inputs).toMatchObject({ integrationType: 'AWS_PROXY', payloadFormatVersion: '2.0' });
-    expect(stack.one('aws:apigatewayv2/route:Route').inputs).toMatchObject({ routeKey: '$default', target: 'integrations/api-lambda-id' });
+    expect(stack.one('aws:apigatewayv2/api:Api').inputs).toMatchObject({
+      protocolType: 'HTTP',
+      disableExecuteApiEndpoint: false,
+    });
+    expect(stack.one('aws:apigatewayv2/integration:Integration').inputs).toMatchObject({
+      integrationType: 'AWS_PROXY',
+      payloadFormatVersion: '2.0',
+    });
+    expect(stack.one('aws:apigatewayv2/route:Route').inputs).toMatchObject({
+      routeKey: '$default',
+      target: 'integrations/api-lambda-id',
+    });
     const stage = stack.one('aws:apigatewayv2/stage:Stage').inputs;
-    expect(stage).toMatchObject({ name: '$default', autoDeploy: true, defaultRouteSettings: { throttlingRateLimit: 100, throttlingBurstLimit: 200 } });
-    expect(stage.accessLogSettings.destinationArn).toBe('arn:aws:logs:eu-west-1:123456789012:log-group:/aws/apigateway/lanyard-prod-api/access');
-    expect(JSON.parse(stage.accessLogSettings.format)).toMatchObject({ requestId: '$context.requestId', status: '$context.status' });
+    expect(stage).toMatchObject({
+      name: '$default',
+      autoDeploy: true,
+      defaultRouteSettings: { throttlingRateLimit: 100, throttlingBurstLimit: 200 },
+    });
+    expect(stage.accessLogSettings.destinationArn).toBe(
+      'arn:aws:logs:eu-west-1:123456789012:log-group:/aws/apigateway/lanyard-prod-api/access',
+    );
+    expect(JSON.parse(stage.accessLogSettings.format)).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+    });
   });
 
   it('lets only this API invoke the function', () => {
@@ -207,7 +261,9 @@ describe('migrations', () => {
     expect(invocation.inputs.functionName).toBe('lanyard-prod-migrate');
     expect(JSON.parse(invocation.inputs.input)).toEqual({ action: 'migrate' });
     expect(invocation.inputs.triggers.migrations).toMatch(/^[0-9a-f]{64}$/);
-    expect(invocation.dependsOn).toEqual(expect.arrayContaining(['migrations-fn', 'database-instance', 'network-secretsmanager']));
+    expect(invocation.dependsOn).toEqual(
+      expect.arrayContaining(['migrations-fn', 'database-instance', 'network-secretsmanager']),
+    );
     expect(fn('api-fn').dependsOn).toContain('migrations-run');
     expect(fn('admin-fn').dependsOn).toContain('migrations-run');
   });
@@ -232,15 +288,20 @@ describe('observability', () => {
     const key = (a: any) => `${a.namespace}/${a.metricName}/${Object.values(a.dimensions).join(',')}`;
     expect(alarms.map(key).sort()).toEqual(
       [
-        ...['lanyard-prod-api', 'lanyard-prod-migrate', 'lanyard-prod-admin'].flatMap((f) => ['Errors', 'Throttles', 'Duration'].map((m) => `AWS/Lambda/${m}/${f}`)),
+        ...['lanyard-prod-api', 'lanyard-prod-migrate', 'lanyard-prod-admin'].flatMap((f) =>
+          ['Errors', 'Throttles', 'Duration'].map((m) => `AWS/Lambda/${m}/${f}`),
+        ),
         'AWS/ApiGateway/5xx/api-http-id,$default',
         'AWS/RDS/CPUUtilization/lanyard-prod',
         'AWS/RDS/FreeStorageSpace/lanyard-prod',
         'AWS/RDS/DatabaseConnections/lanyard-prod',
       ].sort(),
     );
-    for (const a of alarms) expect(a.alarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:lanyard-prod-alarms-topic']);
-    expect(alarms.find((a) => a.metricName === 'Duration' && a.dimensions.FunctionName === 'lanyard-prod-api')!.threshold).toBe(29 * 1000 * 0.8);
+    for (const a of alarms)
+      expect(a.alarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:lanyard-prod-alarms-topic']);
+    expect(
+      alarms.find((a) => a.metricName === 'Duration' && a.dimensions.FunctionName === 'lanyard-prod-api')!.threshold,
+    ).toBe(29 * 1000 * 0.8);
   });
 });
 

@@ -17,7 +17,13 @@ require(tsnodeRequire).register({
   transpileOnly: compilerOptions.noCheck,
   project: 'tsconfig.json',
   skipProject: !fs.existsSync('tsconfig.json'),
-  compilerOptions: { target: 'ES2020', module: 'nodenext', moduleResolution: 'nodenext', sourceMap: 'true', ...compilerOptions },
+  compilerOptions: {
+    target: 'ES2020',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    sourceMap: 'true',
+    ...compilerOptions,
+  },
 });
 
 const pulumi = require('@pulumi/pulumi');
@@ -26,12 +32,19 @@ pulumi.runtime.setMocks(
   {
     newResource: (args) => {
       resources++;
-      const state = { ...args.inputs, name: args.inputs.name ?? args.name, arn: `arn:aws:mock:eu-west-1:123456789012:${args.name}` };
-      if (args.type === 'aws:rds/instance:Instance') state.masterUserSecrets = [{ secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-x' }];
+      const state = {
+        ...args.inputs,
+        name: args.inputs.name ?? args.name,
+        arn: `arn:aws:mock:eu-west-1:123456789012:${args.name}`,
+      };
+      if (args.type === 'aws:rds/instance:Instance')
+        state.masterUserSecrets = [{ secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-x' }];
       return { id: `${args.name}-id`, state };
     },
     call: (args) =>
-      args.token === 'aws:index/getAvailabilityZones:getAvailabilityZones' ? { names: ['eu-west-1a', 'eu-west-1b'] } : { region: 'eu-west-1', name: 'eu-west-1' },
+      args.token === 'aws:index/getAvailabilityZones:getAvailabilityZones'
+        ? { names: ['eu-west-1a', 'eu-west-1b'] }
+        : { region: 'eu-west-1', name: 'eu-west-1' },
   },
   'lanyard',
   'loader-check',
@@ -46,7 +59,10 @@ const program = require(path.resolve(main));
   for (const [key, value] of Object.entries(program)) {
     outputs[key] = pulumi.Output.isInstance(value) ? await new Promise((resolve) => value.apply(resolve)) : value;
   }
-  process.stdout.write(JSON.stringify({ typescript: require(typescriptRequire).version, tsnode: tsnodeRequire, outputs, resources }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ typescript: require(typescriptRequire).version, tsnode: tsnodeRequire, outputs, resources }) +
+      '\n',
+  );
 })().catch((err) => {
   process.stderr.write(String(err && err.stack ? err.stack : err) + '\n');
   process.exit(1);

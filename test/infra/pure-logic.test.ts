@@ -56,7 +56,12 @@ describe('Pulumi.yaml and Pulumi.dev.yaml', () => {
   /** The flat `lanyard:<key>:` blocks of a Pulumi file: key → its lines. */
   const blocks = (file: string) => {
     const text = fs.readFileSync(path.join(root, file), 'utf8');
-    return Object.fromEntries([...text.matchAll(/^  lanyard:(\w+):(.*)$((?:\n    .*)*)/gm)].map((m) => [m[1], { inline: m[2].trim(), body: m[3] }]));
+    return Object.fromEntries(
+      [...text.matchAll(/^  lanyard:(\w+):(.*)$((?:\n    .*)*)/gm)].map((m) => [
+        m[1],
+        { inline: m[2].trim(), body: m[3] },
+      ]),
+    );
   };
 
   it('declare every key the program reads, with the defaults parseStackConfig applies', () => {
@@ -67,7 +72,14 @@ describe('Pulumi.yaml and Pulumi.dev.yaml', () => {
       const text = /\n    default: (.*)/.exec(declared[key].body)?.[1];
       expect(text, key).toBeDefined();
       expect(/\n    description: ./.test(declared[key].body), key).toBe(true);
-      const value = text === '""' ? undefined : text === 'true' || text === 'false' ? text === 'true' : /^-?\d+$/.test(text!) ? Number(text) : text;
+      const value =
+        text === '""'
+          ? undefined
+          : text === 'true' || text === 'false'
+            ? text === 'true'
+            : /^-?\d+$/.test(text!)
+              ? Number(text)
+              : text;
       expect(value, key).toEqual(defaults[key]);
     }
   });
@@ -88,20 +100,33 @@ describe('connectionBudget', () => {
 });
 
 describe('findPolicyProblems', () => {
-  const clean = functionPolicy({ logGroupArn: 'arn:aws:logs:r:1:log-group:/aws/lambda/f', readSecretArns: ['arn:aws:secretsmanager:r:1:secret:a'] });
+  const clean = functionPolicy({
+    logGroupArn: 'arn:aws:logs:r:1:log-group:/aws/lambda/f',
+    readSecretArns: ['arn:aws:secretsmanager:r:1:secret:a'],
+  });
 
   it('passes the function policy', () => {
     expect(findPolicyProblems(clean)).toEqual([]);
   });
 
   it('catches wildcard actions, wildcard secrets and stray "*" resources', () => {
-    expect(findPolicyProblems({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:*', Resource: 'arn:aws:s3:::b' }] })).toEqual(['statement 0: wildcard action s3:*']);
     expect(
-      findPolicyProblems(functionPolicy({ logGroupArn: 'arn:l', readSecretArns: ['arn:aws:secretsmanager:r:1:secret:*'] })),
+      findPolicyProblems({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: 's3:*', Resource: 'arn:aws:s3:::b' }],
+      }),
+    ).toEqual(['statement 0: wildcard action s3:*']);
+    expect(
+      findPolicyProblems(
+        functionPolicy({ logGroupArn: 'arn:l', readSecretArns: ['arn:aws:secretsmanager:r:1:secret:*'] }),
+      ),
     ).toEqual(['ReadSecrets: secret access must name exact ARNs (got arn:aws:secretsmanager:r:1:secret:*)']);
-    expect(findPolicyProblems({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'logs:PutLogEvents', Resource: '*' }] })).toEqual([
-      'statement 0: "*" resource for actions other than Lambda\'s VPC ENI management',
-    ]);
+    expect(
+      findPolicyProblems({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: 'logs:PutLogEvents', Resource: '*' }],
+      }),
+    ).toEqual(['statement 0: "*" resource for actions other than Lambda\'s VPC ENI management']);
   });
 });
 
@@ -112,7 +137,11 @@ describe('names and addresses', () => {
   });
 
   it('plans one non-overlapping subnet per zone', () => {
-    expect([0, 1, 2].map((i) => subnetCidr('10.40.0.0/16', i))).toEqual(['10.40.0.0/20', '10.40.16.0/20', '10.40.32.0/20']);
+    expect([0, 1, 2].map((i) => subnetCidr('10.40.0.0/16', i))).toEqual([
+      '10.40.0.0/20',
+      '10.40.16.0/20',
+      '10.40.32.0/20',
+    ]);
     expect(subnetCidr('192.168.8.0/24', 1)).toBe('192.168.8.16/28');
   });
 });

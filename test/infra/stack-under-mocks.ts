@@ -32,7 +32,13 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
         address: `${inputs.identifier}.abcdefghijkl.${REGION}.rds.amazonaws.com`,
         endpoint: `${inputs.identifier}.abcdefghijkl.${REGION}.rds.amazonaws.com:5432`,
         port: 5432,
-        masterUserSecrets: [{ secretArn: arn('secretsmanager', `secret:rds!db-0123-4567-AbCdEf`), secretStatus: 'active', kmsKeyId: 'alias/aws/secretsmanager' }],
+        masterUserSecrets: [
+          {
+            secretArn: arn('secretsmanager', `secret:rds!db-0123-4567-AbCdEf`),
+            secretStatus: 'active',
+            kmsKeyId: 'alias/aws/secretsmanager',
+          },
+        ],
       };
     case 'aws:secretsmanager/secret:Secret':
       return { arn: arn('secretsmanager', `secret:${inputs.namePrefix ?? name}AbCdEf`) };
@@ -46,9 +52,17 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
         invokeArn: `arn:aws:apigateway:${REGION}:lambda:path/2015-03-31/functions/${arn('lambda', `function:${inputs.name}`)}/invocations`,
       };
     case 'aws:apigatewayv2/api:Api':
-      return { apiEndpoint: `https://abc123.execute-api.${REGION}.amazonaws.com`, executionArn: arn('execute-api', 'abc123') };
+      return {
+        apiEndpoint: `https://abc123.execute-api.${REGION}.amazonaws.com`,
+        executionArn: arn('execute-api', 'abc123'),
+      };
     case 'aws:apigatewayv2/domainName:DomainName':
-      return { domainNameConfiguration: { ...inputs.domainNameConfiguration, targetDomainName: `d-abc.execute-api.${REGION}.amazonaws.com` } };
+      return {
+        domainNameConfiguration: {
+          ...inputs.domainNameConfiguration,
+          targetDomainName: `d-abc.execute-api.${REGION}.amazonaws.com`,
+        },
+      };
     case 'aws:lambda/invocation:Invocation':
       return { result: '{"applied":["0001-initial-schema"],"pending":[],"newlyApplied":[]}' };
     case 'aws:sns/topic:Topic':
@@ -64,7 +78,11 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
   await pulumi.runtime.setMocks(
     {
       newResource(args) {
-        const state = { ...args.inputs, name: args.inputs.name ?? args.name, ...computed(args.type, args.name, args.inputs) };
+        const state = {
+          ...args.inputs,
+          name: args.inputs.name ?? args.name,
+          ...computed(args.type, args.name, args.inputs),
+        };
         const extra = pending.get(args.name) ?? { dependsOn: [], protect: false };
         resources.push({ type: args.type, name: args.name, inputs: args.inputs, ...extra });
         return { id: `${args.name}-id`, state };
@@ -87,7 +105,10 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
   monitor.registerResource = (req: any, callback: any) => {
     const names: string[] = [...req.getDependenciesList()];
     req.getPropertydependenciesMap().forEach((deps: any) => names.push(...deps.getUrnsList()));
-    pending.set(req.getName(), { dependsOn: [...new Set(names.map((urn: string) => urn.split('::').pop()!))], protect: Boolean(req.getProtect()) });
+    pending.set(req.getName(), {
+      dependsOn: [...new Set(names.map((urn: string) => urn.split('::').pop()!))],
+      protect: Boolean(req.getProtect()),
+    });
     return register(req, callback);
   };
   for (const [key, value] of Object.entries({ 'aws:region': REGION, ...config })) pulumi.runtime.setConfig(key, value);
@@ -95,7 +116,9 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
   const program = await import('../../infra/index.js');
   const outputs: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(program)) {
-    outputs[key] = pulumi.Output.isInstance(value) ? await new Promise((resolve) => (value as pulumi.Output<unknown>).apply(resolve)) : value;
+    outputs[key] = pulumi.Output.isInstance(value)
+      ? await new Promise((resolve) => (value as pulumi.Output<unknown>).apply(resolve))
+      : value;
   }
   // Let registrations made inside apply callbacks settle.
   for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 10));
@@ -107,7 +130,8 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
     byType,
     one(type, name) {
       const found = byType(type).filter((r) => name === undefined || r.name === name);
-      if (found.length !== 1) throw new Error(`expected one ${type}${name ? ` named ${name}` : ''}, found ${found.length}`);
+      if (found.length !== 1)
+        throw new Error(`expected one ${type}${name ? ` named ${name}` : ''}, found ${found.length}`);
       return found[0];
     },
   };

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
-describe('infra/ under the TypeScript settings of Pulumi\'s loader', () => {
+describe("infra/ under the TypeScript settings of Pulumi's loader", () => {
   it('passes tsc -p infra/tsconfig.json', async () => {
     const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const { stdout } = await run(process.execPath, [tsc, '-p', 'infra/tsconfig.json'], { cwd: ROOT }).catch((e) => {
@@ -19,9 +19,11 @@ describe('infra/ under the TypeScript settings of Pulumi\'s loader', () => {
   }, 120_000);
 
   it("loads Pulumi.yaml's main through Pulumi's ts-node registration and produces the stack outputs", async () => {
-    const { stdout } = await run(process.execPath, [path.join(__dirname, 'pulumi-loader.cjs')], { cwd: ROOT }).catch((e) => {
-      throw new Error(`the Pulumi loader failed:\n${e.stderr}`);
-    });
+    const { stdout } = await run(process.execPath, [path.join(__dirname, 'pulumi-loader.cjs')], { cwd: ROOT }).catch(
+      (e) => {
+        throw new Error(`the Pulumi loader failed:\n${e.stderr}`);
+      },
+    );
     const result = JSON.parse(stdout);
     expect(result.typescript).toBe('6.0.3');
     expect(result.outputs).toMatchObject({

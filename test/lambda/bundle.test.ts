@@ -22,7 +22,10 @@ let t: TestDatabase;
 const nativeRequire = createRequire(__filename);
 
 /** Load a built bundle in this process with the environment Lambda would give it. */
-function loadBundle(name: string, env: Record<string, string>): { handler: (event: unknown, context?: unknown) => Promise<any> } {
+function loadBundle(
+  name: string,
+  env: Record<string, string>,
+): { handler: (event: unknown, context?: unknown) => Promise<any> } {
   const saved = { ...process.env };
   Object.assign(process.env, env);
   try {
@@ -42,16 +45,26 @@ describe('the bundles', () => {
   it('are one file per function under 1 MB, with the RDS CA bundle beside it', () => {
     expect(Object.keys(bundles).sort()).toEqual(['admin', 'api', 'migrate']);
     for (const b of Object.values(bundles)) {
-      const top = b.breakdown.slice(0, 8).map(([pkg, bytes]) => `${pkg} ${(bytes / 1024).toFixed(0)} KiB`).join(', ');
+      const top = b.breakdown
+        .slice(0, 8)
+        .map(([pkg, bytes]) => `${pkg} ${(bytes / 1024).toFixed(0)} KiB`)
+        .join(', ');
       expect(b.bytes, `${b.name}: ${b.bytes} bytes; largest parts: ${top}`).toBeLessThan(MAX_BUNDLE_BYTES);
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
-      expect(fs.readdirSync(b.dir).filter((f) => f !== 'index.js.LEGAL.txt').sort()).toEqual(['index.js', RDS_CA_FILE_NAME]);
+      expect(
+        fs
+          .readdirSync(b.dir)
+          .filter((f) => f !== 'index.js.LEGAL.txt')
+          .sort(),
+      ).toEqual(['index.js', RDS_CA_FILE_NAME]);
     }
   });
 
   it('carry the Amazon RDS certificate authorities (current G1 roots of every region)', () => {
     const pem = fs.readFileSync(path.join(bundles.api.dir, RDS_CA_FILE_NAME), 'utf8');
-    const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!.map((c) => new X509Certificate(c));
+    const certs = pem
+      .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!
+      .map((c) => new X509Certificate(c));
     expect(certs.length).toBeGreaterThan(100);
     const subjects = certs.map((c) => c.subject);
     for (const region of ['us-east-1', 'eu-west-1', 'ap-southeast-2']) {
@@ -67,7 +80,9 @@ describe('the bundles', () => {
     try {
       const second = await bundleLambdas({ outDir: again, entries: [{ name: 'api', source: 'service/lambda.ts' }] });
       expect(second[0].sha256).toBe(bundles.api.sha256);
-      expect(fs.readFileSync(path.join(again, 'api', RDS_CA_FILE_NAME))).toEqual(fs.readFileSync(path.join(bundles.api.dir, RDS_CA_FILE_NAME)));
+      expect(fs.readFileSync(path.join(again, 'api', RDS_CA_FILE_NAME))).toEqual(
+        fs.readFileSync(path.join(bundles.api.dir, RDS_CA_FILE_NAME)),
+      );
     } finally {
       fs.rmSync(again, { recursive: true, force: true });
     }
@@ -75,7 +90,11 @@ describe('the bundles', () => {
 });
 
 describe('the built functions against PostgreSQL', () => {
-  const env = () => ({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', PUBLIC_URL: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
+  const env = () => ({
+    DATABASE_URL: t.url,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+  });
   let accessToken: string;
 
   it('migration function: applies pending migrations to an empty database, then reports', async () => {
@@ -100,19 +119,49 @@ describe('the built functions against PostgreSQL', () => {
 
   it('admin function: creates a user and an application as `lanyard-admin --stack` would', async () => {
     const { handler } = loadBundle('admin', env());
-    const user = await handler({ argv: ['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--password-stdin', '--json'], stdin: 'correct horse battery staple\n', actor: 'arn:aws:iam::123456789012:user/ops' }, { awsRequestId: 'r-1' });
+    const user = await handler(
+      {
+        argv: ['users', 'create', '--username', 'alice', '--email', 'alice@example.com', '--password-stdin', '--json'],
+        stdin: 'correct horse battery staple\n',
+        actor: 'arn:aws:iam::123456789012:user/ops',
+      },
+      { awsRequestId: 'r-1' },
+    );
     expect(user).toMatchObject({ exitCode: 0, stderr: '' });
     expect(JSON.parse(user.stdout)).toMatchObject({ username: 'alice', email: 'alice@example.com' });
-    const app = await handler({ argv: ['apps', 'register', '--name', 'ci', '--redirect-uri', 'https://ci.example.com/cb', '--scopes', 'api read_user', '--json'] });
+    const app = await handler({
+      argv: [
+        'apps',
+        'register',
+        '--name',
+        'ci',
+        '--redirect-uri',
+        'https://ci.example.com/cb',
+        '--scopes',
+        'api read_user',
+        '--json',
+      ],
+    });
     expect(app.exitCode).toBe(0);
     const { application_id, secret } = JSON.parse(app.stdout);
     expect(application_id).toMatch(/^[0-9a-f]{64}$/);
 
     // API function: the password grant through an HTTP API v2 event.
     const api = loadBundle('api', env()).handler;
-    const body = new URLSearchParams({ grant_type: 'password', username: 'alice', password: 'correct horse battery staple', client_id: application_id, client_secret: secret }).toString();
+    const body = new URLSearchParams({
+      grant_type: 'password',
+      username: 'alice',
+      password: 'correct horse battery staple',
+      client_id: application_id,
+      client_secret: secret,
+    }).toString();
     const token = await api(
-      httpApiEvent({ method: 'POST', path: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }),
+      httpApiEvent({
+        method: 'POST',
+        path: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      }),
       lambdaContext,
     );
     expect(token.statusCode).toBe(200);
@@ -131,13 +180,24 @@ describe('the built functions against PostgreSQL', () => {
     expect(health.headers['content-type']).toBe('application/json; charset=utf-8');
 
     const auth = { authorization: `Bearer ${accessToken}` };
-    const get = await handler(httpApiEvent({ method: 'GET', path: '/api/v4/notification_settings', headers: auth }), lambdaContext);
+    const get = await handler(
+      httpApiEvent({ method: 'GET', path: '/api/v4/notification_settings', headers: auth }),
+      lambdaContext,
+    );
     expect(get.statusCode).toBe(200);
     expect(JSON.parse(get.body)).toEqual({ level: 'participating', notification_email: 'alice@example.com' });
 
     const put = await handler(
       // As API Gateway sends it: the raw query string and its decoded, comma-joined parameters.
-      { ...httpApiEvent({ method: 'PUT', path: '/api/v4/notification_settings', query: 'level=watch&notification_email=alice%40example.com', headers: auth }), queryStringParameters: { level: 'watch', notification_email: 'alice@example.com' } },
+      {
+        ...httpApiEvent({
+          method: 'PUT',
+          path: '/api/v4/notification_settings',
+          query: 'level=watch&notification_email=alice%40example.com',
+          headers: auth,
+        }),
+        queryStringParameters: { level: 'watch', notification_email: 'alice@example.com' },
+      },
       lambdaContext,
     );
     expect(put.statusCode).toBe(200);
@@ -146,8 +206,17 @@ describe('the built functions against PostgreSQL', () => {
     // A comma in a query value stays a string (the OAuth `state` is opaque to us).
     const authorize = await handler(
       {
-        ...httpApiEvent({ method: 'GET', path: '/oauth/authorize', query: 'client_id=unknown&redirect_uri=https%3A%2F%2Fx.example%2Fcb&response_type=code&state=a%2Cb' }),
-        queryStringParameters: { client_id: 'unknown', redirect_uri: 'https://x.example/cb', response_type: 'code', state: 'a,b' },
+        ...httpApiEvent({
+          method: 'GET',
+          path: '/oauth/authorize',
+          query: 'client_id=unknown&redirect_uri=https%3A%2F%2Fx.example%2Fcb&response_type=code&state=a%2Cb',
+        }),
+        queryStringParameters: {
+          client_id: 'unknown',
+          redirect_uri: 'https://x.example/cb',
+          response_type: 'code',
+          state: 'a,b',
+        },
       },
       lambdaContext,
     );

@@ -24,7 +24,11 @@ describe('openLambdaDatabase with DB_SECRET_ARN', () => {
     const role = `lanyard_rot_${process.pid}`;
     await admin(`drop role if exists ${role}`);
     await admin(`create role ${role} login password 'first-password'`);
-    afterAll(() => admin(`drop owned by ${role}`).then(() => admin(`drop role if exists ${role}`)).catch(() => undefined));
+    afterAll(() =>
+      admin(`drop owned by ${role}`)
+        .then(() => admin(`drop role if exists ${role}`))
+        .catch(() => undefined),
+    );
 
     const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-x';
     let secretValue = JSON.stringify({ username: role, password: 'first-password' });
@@ -50,21 +54,27 @@ describe('openLambdaDatabase with DB_SECRET_ARN', () => {
     expect(await whoami()).toBe(role);
     expect(await whoami()).toBe(role);
     expect(gets).toBe(1); // cached
-    const { rows } = await admin(`select count(*)::int as n from pg_stat_activity where application_name = 'lanyard-rotation-test'`);
+    const { rows } = await admin(
+      `select count(*)::int as n from pg_stat_activity where application_name = 'lanyard-rotation-test'`,
+    );
     expect(rows[0].n).toBe(1); // one connection per instance
 
     // RDS rotates the password: the open connection lives on; the next new one gets 28P01 once.
     await admin(`alter role ${role} password 'second-password'`);
     secretValue = JSON.stringify({ username: role, password: 'second-password' });
     expect(await whoami()).toBe(role);
-    await admin(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lanyard-rotation-test'`);
+    await admin(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lanyard-rotation-test'`,
+    );
     await new Promise((r) => setTimeout(r, 100));
     expect(await whoami()).toBe(role);
     expect(gets).toBe(2);
 
     // A secret that is simply wrong: one re-fetch, then the authentication error surfaces.
     await admin(`alter role ${role} password 'third-password'`);
-    await admin(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lanyard-rotation-test'`);
+    await admin(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lanyard-rotation-test'`,
+    );
     await new Promise((r) => setTimeout(r, 100));
     const err = await whoami().catch((e) => e);
     expect(err.code).toBe('28P01');
@@ -72,7 +82,10 @@ describe('openLambdaDatabase with DB_SECRET_ARN', () => {
   });
 
   it('parses RDS-managed secrets and rejects malformed ones without echoing them', () => {
-    expect(parseDatabaseCredentials('{"username":"postgres","password":"p"}', 'a')).toEqual({ username: 'postgres', password: 'p' });
+    expect(parseDatabaseCredentials('{"username":"postgres","password":"p"}', 'a')).toEqual({
+      username: 'postgres',
+      password: 'p',
+    });
     expect(() => parseDatabaseCredentials('not json p4ss', 'a')).toThrow(/^secret a is not JSON$/);
     expect(() => parseDatabaseCredentials('{"password":"p"}', 'a')).toThrow('secret a lacks a username or password');
   });

@@ -23,14 +23,57 @@ const openssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, st
 
 /** A CA and a server certificate it signs for `hosts` (DNS names or IPs). */
 function makeCa(name: string) {
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.pem`]);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name}`,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.pem`,
+  ]);
 }
 function makeServerCert(name: string, ca: string, hosts: string[]) {
   const san = hosts.map((h) => (/^\d/.test(h) ? `IP:${h}` : `DNS:${h}`)).join(',');
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${hosts[0]}`, '-keyout', `${name}.key`, '-out', `${name}.csr`]);
+  openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    `/CN=${hosts[0]}`,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+  ]);
   return fs
     .writeFile(path.join(dir, `${name}.ext`), `subjectAltName=${san}\n`)
-    .then(() => openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`]));
+    .then(() =>
+      openssl([
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        `${ca}.pem`,
+        '-CAkey',
+        `${ca}.key`,
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      ]),
+    );
 }
 
 beforeAll(async () => {
@@ -64,7 +107,10 @@ afterAll(async () => {
 });
 
 function lambdaDb(host: string, caFile: string) {
-  const store: SecretStore = { get: async () => JSON.stringify({ username: 'postgres', password: PASSWORD }), put: async () => undefined };
+  const store: SecretStore = {
+    get: async () => JSON.stringify({ username: 'postgres', password: PASSWORD }),
+    put: async () => undefined,
+  };
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-tls',
@@ -83,7 +129,14 @@ function lambdaDb(host: string, caFile: string) {
 
 describe('the Lambda database connection over TLS', () => {
   it('the server refuses an unencrypted connection (the force_ssl posture)', async () => {
-    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: PASSWORD, database: 'postgres', ssl: false });
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      password: PASSWORD,
+      database: 'postgres',
+      ssl: false,
+    });
     await expect(client.connect()).rejects.toThrow(/no encryption|pg_hba\.conf rejects/);
   });
 

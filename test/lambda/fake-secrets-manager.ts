@@ -10,7 +10,9 @@ export interface FakeSecretsManager {
   close(): Promise<void>;
 }
 
-export async function startFakeSecretsManager(initial: Record<string, string | undefined> = {}): Promise<FakeSecretsManager> {
+export async function startFakeSecretsManager(
+  initial: Record<string, string | undefined> = {},
+): Promise<FakeSecretsManager> {
   const secrets = new Map(Object.entries(initial));
   const calls: FakeSecretsManager['calls'] = [];
   const server = http.createServer((req, res) => {
@@ -25,16 +27,26 @@ export async function startFakeSecretsManager(initial: Record<string, string | u
       const authorization = String(req.headers.authorization ?? '');
       const payload = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
       calls.push({ target, secretId: payload.SecretId, authorization });
-      if (!/^AWS4-HMAC-SHA256 Credential=\w+\/\d{8}\/[\w-]+\/secretsmanager\/aws4_request, SignedHeaders=[\w;-]+, Signature=[0-9a-f]{64}$/.test(authorization)) {
+      if (
+        !/^AWS4-HMAC-SHA256 Credential=\w+\/\d{8}\/[\w-]+\/secretsmanager\/aws4_request, SignedHeaders=[\w;-]+, Signature=[0-9a-f]{64}$/.test(
+          authorization,
+        )
+      ) {
         return reply(400, { __type: 'IncompleteSignatureException', message: 'bad signature' });
       }
       if (!secrets.has(payload.SecretId)) {
-        return reply(400, { __type: 'com.amazonaws.secretsmanager#ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+        return reply(400, {
+          __type: 'com.amazonaws.secretsmanager#ResourceNotFoundException',
+          message: "Secrets Manager can't find the specified secret.",
+        });
       }
       if (target === 'GetSecretValue') {
         const value = secrets.get(payload.SecretId);
         if (value === undefined) {
-          return reply(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret value for staging label: AWSCURRENT" });
+          return reply(400, {
+            __type: 'ResourceNotFoundException',
+            message: "Secrets Manager can't find the specified secret value for staging label: AWSCURRENT",
+          });
         }
         return reply(200, { ARN: payload.SecretId, SecretString: value, VersionStages: ['AWSCURRENT'] });
       }

@@ -13,14 +13,19 @@ describe('withRawQueryString', () => {
     };
     expect(withRawQueryString(event)).toEqual({
       version: '2.0',
-      rawPath: '/oauth/authorize?state=a%2Cb&redirect_uri=https%3A%2F%2Fx.example%2Fcb%3Fq%3D100%2525&scope=api+read_user',
+      rawPath:
+        '/oauth/authorize?state=a%2Cb&redirect_uri=https%3A%2F%2Fx.example%2Fcb%3Fq%3D100%2525&scope=api+read_user',
       rawQueryString: event.rawQueryString,
       headers: { host: 'h' },
     });
   });
 
   it('leaves events without a query, and other event kinds, alone', () => {
-    expect(withRawQueryString({ version: '2.0', rawPath: '/-/health', rawQueryString: '' })).toEqual({ version: '2.0', rawPath: '/-/health', rawQueryString: '' });
+    expect(withRawQueryString({ version: '2.0', rawPath: '/-/health', rawQueryString: '' })).toEqual({
+      version: '2.0',
+      rawPath: '/-/health',
+      rawQueryString: '',
+    });
     const v1 = { httpMethod: 'GET', path: '/x', queryStringParameters: { a: '1' } };
     expect(withRawQueryString(v1)).toBe(v1);
     expect(withRawQueryString(undefined)).toBeUndefined();

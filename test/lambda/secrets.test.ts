@@ -1,6 +1,11 @@
 // service/aws: the Secrets Manager client, the cached secret, and the session key ring secret.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CachedSecret, secretsManagerStore, SecretsManagerError, type SecretStore } from '../../service/aws/secret-store';
+import {
+  CachedSecret,
+  secretsManagerStore,
+  SecretsManagerError,
+  type SecretStore,
+} from '../../service/aws/secret-store';
 import { ensureKeyRingSecret, rotateKeyRingSecret, secretKeyRingSource } from '../../service/aws/session-key-ring';
 import { parseKeyRingDocument } from '../../service/domain/service-keys';
 import { startFakeSecretsManager, type FakeSecretsManager } from './fake-secrets-manager';
@@ -25,7 +30,11 @@ describe('secretsManagerStore', () => {
 
   it('answers undefined for a secret without a value, and throws typed errors otherwise', async () => {
     expect(await store.get(RING)).toBeUndefined();
-    const bad = secretsManagerStore({ region: 'eu-west-1', credentials: { accessKeyId: '', secretAccessKey: '' }, endpoint: fake.url });
+    const bad = secretsManagerStore({
+      region: 'eu-west-1',
+      credentials: { accessKeyId: '', secretAccessKey: '' },
+      endpoint: fake.url,
+    });
     const err = await bad.get(ARN).catch((e) => e);
     expect(err).toBeInstanceOf(SecretsManagerError);
     expect(err.type).toBe('IncompleteSignatureException');

@@ -46,7 +46,9 @@ describe('signRequest', () => {
     }
     const credentials = { ...EXAMPLE_CREDENTIALS, sessionToken: 'IQoJb3JpZ2luX2VjEXAMPLE//token+with/odd=chars' };
     const now = new Date('2026-11-21T09:20:00Z');
-    const body = JSON.stringify({ SecretId: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-1234-AbCdEf' });
+    const body = JSON.stringify({
+      SecretId: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-1234-AbCdEf',
+    });
     const ours = signRequest({
       method: 'POST',
       url: new URL('https://secretsmanager.eu-west-1.amazonaws.com/'),
@@ -57,7 +59,13 @@ describe('signRequest', () => {
       credentials,
       now,
     });
-    const signer = new SignatureV4({ credentials, region: 'eu-west-1', service: 'secretsmanager', sha256: Sha256, applyChecksum: false });
+    const signer = new SignatureV4({
+      credentials,
+      region: 'eu-west-1',
+      service: 'secretsmanager',
+      sha256: Sha256,
+      applyChecksum: false,
+    });
     const theirs = await signer.sign(
       {
         method: 'POST',

@@ -14,12 +14,21 @@ let web: WebClient;
 beforeEach(async () => {
   await resetDatabase(f.db);
   await makeUser(f.db, 'alice');
-  c = await makeApp(f.db, { name: 'Confidential <App> & "Co"', redirectUris: [REDIRECT_URI, 'http://127.0.0.1:8000/cb'], scopes: 'api read_user' });
+  c = await makeApp(f.db, {
+    name: 'Confidential <App> & "Co"',
+    redirectUris: [REDIRECT_URI, 'http://127.0.0.1:8000/cb'],
+    scopes: 'api read_user',
+  });
   pub = await makeApp(f.db, { name: 'Public', confidential: false });
   web = new WebClient(f.app);
 });
 
-const expectRedirectError = (res: { statusCode: number; headers: Record<string, unknown> }, error: ErrorCode, state?: string, base = REDIRECT_URI) => {
+const expectRedirectError = (
+  res: { statusCode: number; headers: Record<string, unknown> },
+  error: ErrorCode,
+  state?: string,
+  base = REDIRECT_URI,
+) => {
   expect(res.statusCode).toBe(302);
   const q = new URLSearchParams({ error, error_description: DESCRIPTIONS[error] });
   if (state !== undefined) q.set('state', state);
@@ -31,10 +40,17 @@ describe('client and redirect URI are checked first: an HTML error page, never a
     ['unknown client_id', () => authorizeUrl('f'.repeat(64), { state: 's' })],
     ['missing client_id', () => `/oauth/authorize?redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code`],
     ['missing redirect_uri', (id) => `/oauth/authorize?client_id=${id}&response_type=code&state=s`],
-    ['unregistered redirect_uri', (id) => authorizeUrl(id, { redirectUri: 'https://evil.example/callback', state: 's' })],
+    [
+      'unregistered redirect_uri',
+      (id) => authorizeUrl(id, { redirectUri: 'https://evil.example/callback', state: 's' }),
+    ],
     ['registered URI plus a path', (id) => authorizeUrl(id, { redirectUri: `${REDIRECT_URI}/x` })],
     ['a fragment', (id) => authorizeUrl(id, { redirectUri: `${REDIRECT_URI}#x` })],
-    ['bad response_type with a bad redirect_uri', (id) => authorizeUrl(id, { redirectUri: 'https://evil.example/' }).replace('response_type=code', 'response_type=token')],
+    [
+      'bad response_type with a bad redirect_uri',
+      (id) =>
+        authorizeUrl(id, { redirectUri: 'https://evil.example/' }).replace('response_type=code', 'response_type=token'),
+    ],
   ];
   for (const [name, url] of cases) {
     it(`${name} (signed out and signed in)`, async () => {
@@ -51,39 +67,75 @@ describe('client and redirect URI are checked first: an HTML error page, never a
 
   it('loopback redirect URIs may differ in port only (RFC 8252 §7.3)', async () => {
     await web.signIn('alice', PASSWORD);
-    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/cb' }))).statusCode).toBe(200);
-    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/other' }))).statusCode).toBe(400);
+    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/cb' }))).statusCode).toBe(
+      200,
+    );
+    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/other' }))).statusCode).toBe(
+      400,
+    );
     expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://localhost:8000/cb' }))).statusCode).toBe(400);
   });
 });
 
 describe('other errors redirect back with error, error_description and state', () => {
   it('unsupported_response_type (implicit grant), missing response_type', async () => {
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { state: 'st 1' }).replace('response_type=code', 'response_type=token')), 'unsupported_response_type', 'st 1');
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { state: 'st' }).replace('&response_type=code', '')), 'invalid_request', 'st');
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { state: 'st 1' }).replace('response_type=code', 'response_type=token')),
+      'unsupported_response_type',
+      'st 1',
+    );
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { state: 'st' }).replace('&response_type=code', '')),
+      'invalid_request',
+      'st',
+    );
   });
 
   it('invalid_scope: unknown scope or wider than the application', async () => {
     expectRedirectError(await web.get(authorizeUrl(c.clientId, { scope: 'sudo', state: 'a' })), 'invalid_scope', 'a');
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { scope: 'read_api', state: 'a' })), 'invalid_scope', 'a');
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { scope: 'read_api', state: 'a' })),
+      'invalid_scope',
+      'a',
+    );
   });
 
   it('PKCE: a challenge without a method, an unknown method, a method without challenge, a malformed challenge', async () => {
     const ch = 'a'.repeat(43);
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallenge: ch, state: 'p' })), 'invalid_request', 'p');
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallenge: ch, codeChallengeMethod: 'S512', state: 'p' })), 'invalid_request', 'p');
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallengeMethod: 'S256', state: 'p' })), 'invalid_request', 'p');
-    expectRedirectError(await web.get(authorizeUrl(c.clientId, { codeChallenge: 'short', codeChallengeMethod: 'plain', state: 'p' })), 'invalid_request', 'p');
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { codeChallenge: ch, state: 'p' })),
+      'invalid_request',
+      'p',
+    );
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { codeChallenge: ch, codeChallengeMethod: 'S512', state: 'p' })),
+      'invalid_request',
+      'p',
+    );
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { codeChallengeMethod: 'S256', state: 'p' })),
+      'invalid_request',
+      'p',
+    );
+    expectRedirectError(
+      await web.get(authorizeUrl(c.clientId, { codeChallenge: 'short', codeChallengeMethod: 'plain', state: 'p' })),
+      'invalid_request',
+      'p',
+    );
   });
 
   it('a public application without code_challenge: invalid_request', async () => {
     expectRedirectError(await web.get(authorizeUrl(pub.clientId, { state: 'x' })), 'invalid_request', 'x');
   });
 
-  it('keeps the redirect URI\'s own query and omits state when none was sent', async () => {
+  it("keeps the redirect URI's own query and omits state when none was sent", async () => {
     const app2 = await makeApp(f.db, { redirectUris: ['https://client.example/cb?tenant=1'] });
-    const res = await web.get(authorizeUrl(app2.clientId, { redirectUri: 'https://client.example/cb?tenant=1', scope: 'nope' }));
-    expect(res.headers.location).toBe(`https://client.example/cb?tenant=1&${new URLSearchParams({ error: 'invalid_scope', error_description: DESCRIPTIONS.invalid_scope })}`);
+    const res = await web.get(
+      authorizeUrl(app2.clientId, { redirectUri: 'https://client.example/cb?tenant=1', scope: 'nope' }),
+    );
+    expect(res.headers.location).toBe(
+      `https://client.example/cb?tenant=1&${new URLSearchParams({ error: 'invalid_scope', error_description: DESCRIPTIONS.invalid_scope })}`,
+    );
   });
 });
 
@@ -105,7 +157,9 @@ describe('sign-in round trip and consent', () => {
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.body).toContain('<strong>Confidential &lt;App&gt; &amp; &quot;Co&quot;</strong> is requesting access to your account');
+    expect(res.body).toContain(
+      '<strong>Confidential &lt;App&gt; &amp; &quot;Co&quot;</strong> is requesting access to your account',
+    );
     expect(res.body).toContain('Grants complete read/write access to the API');
     expect(res.body).toContain('Grants read-only access to your profile');
     expect(res.body).not.toContain('Grants read access to the API');
@@ -126,7 +180,11 @@ describe('sign-in round trip and consent', () => {
   it('the consent form is re-validated on post (a tampered scope is refused)', async () => {
     await web.signIn('alice', PASSWORD);
     const page = await web.get(authorizeUrl(c.clientId, { state: 's' }));
-    const res = await web.post('/oauth/authorize', { ...consentFields(page.body), scope: 'api read_api', decision: 'authorize' });
+    const res = await web.post('/oauth/authorize', {
+      ...consentFields(page.body),
+      scope: 'api read_api',
+      decision: 'authorize',
+    });
     expectRedirectError(res, 'invalid_scope', 's');
   });
 
@@ -134,7 +192,12 @@ describe('sign-in round trip and consent', () => {
     await web.signIn('alice', PASSWORD);
     const page = await web.get(authorizeUrl(c.clientId, { state: 's' }));
     const fields = consentFields(page.body);
-    for (const token of [undefined, '', 'A'.repeat(43), fields.authenticity_token.slice(0, -1) + (fields.authenticity_token.endsWith('A') ? 'B' : 'A')]) {
+    for (const token of [
+      undefined,
+      '',
+      'A'.repeat(43),
+      fields.authenticity_token.slice(0, -1) + (fields.authenticity_token.endsWith('A') ? 'B' : 'A'),
+    ]) {
       const res = await web.post('/oauth/authorize', { ...fields, authenticity_token: token, decision: 'authorize' });
       expect(res.statusCode).toBe(422);
       expect(res.headers.location).toBeUndefined();
@@ -163,7 +226,13 @@ describe('sign-in round trip and consent', () => {
     const token = await f.app.inject({
       method: 'POST',
       url: '/oauth/token',
-      payload: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: c.clientId, client_secret: c.secret },
+      payload: {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: c.clientId,
+        client_secret: c.secret,
+      },
     });
     expect(token.statusCode).toBe(200);
     const again = await web.get(authorizeUrl(c.clientId, { state: 'two' }));
@@ -174,10 +243,20 @@ describe('sign-in round trip and consent', () => {
 
   it('the code carries the granted scopes, redirect URI and PKCE challenge', async () => {
     await web.signIn('alice', PASSWORD);
-    const page = await web.get(authorizeUrl(c.clientId, { scope: 'read_user', codeChallenge: 'b'.repeat(43), codeChallengeMethod: 'plain' }));
+    const page = await web.get(
+      authorizeUrl(c.clientId, { scope: 'read_user', codeChallenge: 'b'.repeat(43), codeChallengeMethod: 'plain' }),
+    );
     await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
-    const row = await f.db.selectFrom('oauth_authorization_codes').select(['scopes', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'expires_at']).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ scopes: ['read_user'], redirect_uri: REDIRECT_URI, code_challenge: 'b'.repeat(43), code_challenge_method: 'plain' });
+    const row = await f.db
+      .selectFrom('oauth_authorization_codes')
+      .select(['scopes', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'expires_at'])
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      scopes: ['read_user'],
+      redirect_uri: REDIRECT_URI,
+      code_challenge: 'b'.repeat(43),
+      code_challenge_method: 'plain',
+    });
     expect(Math.round((row.expires_at.getTime() - Date.now()) / 1000)).toBeGreaterThan(595);
   });
 });

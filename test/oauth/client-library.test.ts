@@ -24,20 +24,33 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
   f.config.publicUrl = base; // the issuer is only known once listening
   const issuer = new URL(base);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true }));
+  as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true }),
+  );
 });
 afterAll(() => f.app.close());
 
 const opts = () => ({ [oauth.allowInsecureRequests]: true }) as const;
 
 /** The user's part: follow the authorize URL through sign-in (and TOTP) and the consent page. */
-async function userAuthorizes(authorizationUrl: URL, login: string, otp?: () => string, decision = 'authorize'): Promise<URL> {
+async function userAuthorizes(
+  authorizationUrl: URL,
+  login: string,
+  otp?: () => string,
+  decision = 'authorize',
+): Promise<URL> {
   const browser = new HttpSession(base);
   const first = await browser.request(authorizationUrl.pathname + authorizationUrl.search);
   expect(first).toMatchObject({ status: 302, location: '/users/sign_in' });
   const signInPage = await browser.request('/users/sign_in');
-  let signedIn = await browser.request('/users/sign_in', { form: { authenticity_token: csrfOf(signInPage.body), 'user[login]': login, 'user[password]': PASSWORD } });
-  if (otp) signedIn = await browser.request('/users/sign_in', { form: { authenticity_token: csrfOf(signedIn.body), 'user[otp_attempt]': otp() } });
+  let signedIn = await browser.request('/users/sign_in', {
+    form: { authenticity_token: csrfOf(signInPage.body), 'user[login]': login, 'user[password]': PASSWORD },
+  });
+  if (otp)
+    signedIn = await browser.request('/users/sign_in', {
+      form: { authenticity_token: csrfOf(signedIn.body), 'user[otp_attempt]': otp() },
+    });
   expect(signedIn.status).toBe(302);
   expect(signedIn.location).toBe(authorizationUrl.pathname + authorizationUrl.search);
   const consent = await browser.request(signedIn.location!);
@@ -90,32 +103,73 @@ describe('oauth4webapi against the real server', () => {
     expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 7200, scope: 'read_user' });
     expect(tokens.refresh_token).toMatch(/^[0-9a-f]{64}$/);
 
-    const infoRes = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${base}/oauth/token/info`), undefined, undefined, opts());
+    const infoRes = await oauth.protectedResourceRequest(
+      tokens.access_token,
+      'GET',
+      new URL(`${base}/oauth/token/info`),
+      undefined,
+      undefined,
+      opts(),
+    );
     expect(infoRes.status).toBe(200);
-    expect(await infoRes.json()).toMatchObject({ resource_owner_id: user.id, scope: ['read_user'], application: { uid: registered.clientId } });
+    expect(await infoRes.json()).toMatchObject({
+      resource_owner_id: user.id,
+      scope: ['read_user'],
+      application: { uid: registered.clientId },
+    });
 
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, opts()));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, opts()),
+    );
     remember(refreshed.access_token, refreshed.refresh_token);
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
     expect(refreshed.scope).toBe('read_user');
 
     // The code is single-use: oauth4webapi surfaces the contract's error.
-    const replay = oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, params, CALLBACK, verifier, opts()));
+    const replay = oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, auth, params, CALLBACK, verifier, opts()),
+    );
     await expect(replay).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
 
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, refreshed.refresh_token!, opts()));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, auth, refreshed.refresh_token!, opts()),
+    );
     // (oauth4webapi turns the RFC 6750 WWW-Authenticate challenge into an error; read it raw.)
-    await expect(oauth.protectedResourceRequest(refreshed.access_token, 'GET', new URL(`${base}/oauth/token/info`), undefined, undefined, opts())).rejects.toMatchObject({
+    await expect(
+      oauth.protectedResourceRequest(
+        refreshed.access_token,
+        'GET',
+        new URL(`${base}/oauth/token/info`),
+        undefined,
+        undefined,
+        opts(),
+      ),
+    ).rejects.toMatchObject({
       name: 'WWWAuthenticateChallengeError',
     });
-    const after = await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
+    const after = await fetch(`${base}/oauth/token/info`, {
+      headers: { authorization: `Bearer ${refreshed.access_token}` },
+    });
     expect(after.status).toBe(401);
-    expect(await after.json()).toEqual({ error: 'invalid_token', error_description: 'The access token is invalid', state: 'unauthorized' });
+    expect(await after.json()).toEqual({
+      error: 'invalid_token',
+      error_description: 'The access token is invalid',
+      state: 'unauthorized',
+    });
   });
 
   it('public client: PKCE with client_id only (None), refresh, revocation; a denied consent is an access_denied error', async () => {
     await makeUser(f.db, 'bob');
-    const registered = await makeApp(f.db, { name: 'CLI', redirectUris: ['http://127.0.0.1/callback'], confidential: false, scopes: 'read_api' });
+    const registered = await makeApp(f.db, {
+      name: 'CLI',
+      redirectUris: ['http://127.0.0.1/callback'],
+      confidential: false,
+      scopes: 'read_api',
+    });
     const client = { client_id: registered.clientId, token_endpoint_auth_method: 'none' };
     const verifier = oauth.generateRandomCodeVerifier();
     remember(verifier, registered.secret);
@@ -132,17 +186,33 @@ describe('oauth4webapi against the real server', () => {
     const callback = await userAuthorizes(url, 'bob');
     const params = oauth.validateAuthResponse(as, client, callback, 's');
     remember(params.get('code')!);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, CALLBACK, verifier, opts()));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, CALLBACK, verifier, opts()),
+    );
     remember(tokens.access_token, tokens.refresh_token);
     expect(tokens.scope).toBe('read_api');
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, opts()));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, opts()),
+    );
     remember(refreshed.access_token, refreshed.refresh_token);
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), refreshed.access_token, opts()));
-    expect((await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${refreshed.access_token}` } })).status).toBe(401);
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.None(), refreshed.access_token, opts()),
+    );
+    expect(
+      (await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${refreshed.access_token}` } }))
+        .status,
+    ).toBe(401);
 
     const denied = await userAuthorizes(url, 'bob', undefined, 'deny');
     expect(() => oauth.validateAuthResponse(as, client, denied, 's')).toThrow(
-      expect.objectContaining({ error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' }),
+      expect.objectContaining({
+        error: 'access_denied',
+        error_description: 'The resource owner or authorization server denied the request.',
+      }),
     );
   });
 
@@ -155,7 +225,14 @@ describe('oauth4webapi against the real server', () => {
     const tokens = await oauth.processGenericTokenEndpointResponse(
       as,
       client,
-      await oauth.genericTokenEndpointRequest(as, client, auth, 'password', { username: 'carol@example.com', password: PASSWORD, scope: 'api' }, opts()),
+      await oauth.genericTokenEndpointRequest(
+        as,
+        client,
+        auth,
+        'password',
+        { username: 'carol@example.com', password: PASSWORD, scope: 'api' },
+        opts(),
+      ),
     );
     remember(tokens.access_token);
     expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'api', expires_in: 7200 });
@@ -163,7 +240,14 @@ describe('oauth4webapi against the real server', () => {
     const refused = oauth.processGenericTokenEndpointResponse(
       as,
       client,
-      await oauth.genericTokenEndpointRequest(as, client, auth, 'password', { username: 'alice', password: PASSWORD }, opts()),
+      await oauth.genericTokenEndpointRequest(
+        as,
+        client,
+        auth,
+        'password',
+        { username: 'alice', password: PASSWORD },
+        opts(),
+      ),
     );
     await expect(refused).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
   });
@@ -172,10 +256,17 @@ describe('oauth4webapi against the real server', () => {
     // Also register an application through the web page (its secret is shown once).
     const browser = new HttpSession(base);
     const page = await browser.request('/users/sign_in');
-    await browser.request('/users/sign_in', { form: { authenticity_token: csrfOf(page.body), 'user[login]': 'carol', 'user[password]': PASSWORD } });
+    await browser.request('/users/sign_in', {
+      form: { authenticity_token: csrfOf(page.body), 'user[login]': 'carol', 'user[password]': PASSWORD },
+    });
     const apps = await browser.request('/profile/applications');
     const created = await browser.request('/profile/applications', {
-      form: { authenticity_token: csrfOf(apps.body), 'doorkeeper_application[name]': 'Via web', 'doorkeeper_application[redirect_uri]': CALLBACK, 'doorkeeper_application[scopes][]': 'api' },
+      form: {
+        authenticity_token: csrfOf(apps.body),
+        'doorkeeper_application[name]': 'Via web',
+        'doorkeeper_application[redirect_uri]': CALLBACK,
+        'doorkeeper_application[scopes][]': 'api',
+      },
     });
     expect(created.status).toBe(201);
     remember(/id="application-secret">([^<]+)</.exec(created.body)![1], csrfOf(apps.body), ...browser.cookies.values());
@@ -189,8 +280,11 @@ describe('oauth4webapi against the real server', () => {
     expect(columns.length).toBeGreaterThan(20);
     const hits: string[] = [];
     for (const { table_name, column_name } of columns) {
-      const { rows } = await sql<{ v: string }>`select ${sql.ref(column_name)}::text as v from ${sql.table(table_name)}`.execute(f.db);
-      for (const { v } of rows) for (const secret of seen) if (v?.includes(secret)) hits.push(`${table_name}.${column_name}`);
+      const { rows } = await sql<{
+        v: string;
+      }>`select ${sql.ref(column_name)}::text as v from ${sql.table(table_name)}`.execute(f.db);
+      for (const { v } of rows)
+        for (const secret of seen) if (v?.includes(secret)) hits.push(`${table_name}.${column_name}`);
     }
     // The only secret kept as is: the TOTP seed (RFC 6238 needs it to compute codes). Finding it
     // is also the scan's positive control.

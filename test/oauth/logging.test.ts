@@ -15,7 +15,11 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   const stream = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
-  app = await buildApp({ db: f.db, config: testConfig(), logger: { ...(loggerOptions('debug') as object), stream } as any });
+  app = await buildApp({
+    db: f.db,
+    config: testConfig(),
+    logger: { ...(loggerOptions('debug') as object), stream } as any,
+  });
 });
 afterAll(() => app?.close());
 
@@ -37,12 +41,29 @@ describe('logging', () => {
     const tokens = res.json();
     await app.inject({ url: `/oauth/token/info?access_token=${tokens.access_token}` });
     await app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${tokens.access_token}` } });
-    await app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, authorization: basic(c.clientId, c.secret) }, payload: form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }) });
-    await app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: form({ grant_type: 'password', username: 'alice', password: PASSWORD }) });
+    await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
+      payload: form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+    });
+    await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: FORM,
+      payload: form({ grant_type: 'password', username: 'alice', password: PASSWORD }),
+    });
 
     const log = lines.join('');
     expect(log).toContain('/oauth/token');
-    const secrets = [PASSWORD, c.secret, code, tokens.access_token, tokens.refresh_token, ...[...web.cookies.values()].flatMap((v) => v.split('.'))];
+    const secrets = [
+      PASSWORD,
+      c.secret,
+      code,
+      tokens.access_token,
+      tokens.refresh_token,
+      ...[...web.cookies.values()].flatMap((v) => v.split('.')),
+    ];
     for (const secret of secrets) expect(log).not.toContain(secret);
   });
 });

@@ -23,7 +23,12 @@ beforeEach(async () => {
 });
 
 const token = (values: Record<string, string | undefined>) =>
-  f.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, authorization: basic(c.clientId, c.secret) }, payload: form(values) });
+  f.app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
+    payload: form(values),
+  });
 const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
 const exchange = (code: string) => token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
 const refresh = (rt: string) => token({ grant_type: 'refresh_token', refresh_token: rt });
@@ -50,7 +55,11 @@ describe('authorization code replay', () => {
       expect(statuses).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
       for (const r of results.filter((r) => r.statusCode === 400)) expect(r.json()).toEqual(errorBody('invalid_grant'));
       // One token row was ever issued from the code (and the losers' replays revoked it).
-      const rows = await f.db.selectFrom('oauth_access_tokens').select(['id', 'revoked_at']).where('authorization_code_id', 'is not', null).execute();
+      const rows = await f.db
+        .selectFrom('oauth_access_tokens')
+        .select(['id', 'revoked_at'])
+        .where('authorization_code_id', 'is not', null)
+        .execute();
       expect(rows).toHaveLength(round + 1);
       expect(rows.every((r) => r.revoked_at !== null)).toBe(true);
     }
@@ -121,7 +130,14 @@ describe('refresh token rotation', () => {
       const win = winners[0].json();
       expect((await info(win.access_token)).statusCode).toBe(200);
       expect((await info(t0.access_token)).statusCode).toBe(200);
-      expect(await f.db.selectFrom('oauth_access_tokens').select('id').where('parent_id', 'is not', null).where('revoked_at', 'is', null).execute()).toHaveLength(1);
+      expect(
+        await f.db
+          .selectFrom('oauth_access_tokens')
+          .select('id')
+          .where('parent_id', 'is not', null)
+          .where('revoked_at', 'is', null)
+          .execute(),
+      ).toHaveLength(1);
       // The winner's refresh token rotates on normally.
       expect((await refresh(win.refresh_token)).statusCode).toBe(200);
       // Sent again now, after the rotation, the old refresh token is a replay: descendants revoked.

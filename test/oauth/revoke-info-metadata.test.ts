@@ -28,12 +28,26 @@ const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { 
 
 async function confidentialTokens() {
   const code = await obtainCode(web, c.clientId);
-  return (await post('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(c.clientId, c.secret) })).json();
+  return (
+    await post(
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+      { authorization: basic(c.clientId, c.secret) },
+    )
+  ).json();
 }
 async function publicTokens() {
   const v = 'p'.repeat(43);
   const code = await obtainCode(web, pub.clientId, { codeChallenge: v, codeChallengeMethod: 'plain' });
-  return (await post('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: pub.clientId, code_verifier: v })).json();
+  return (
+    await post('/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: pub.clientId,
+      code_verifier: v,
+    })
+  ).json();
 }
 
 describe('POST /oauth/revoke', () => {
@@ -42,17 +56,36 @@ describe('POST /oauth/revoke', () => {
     const res = await post('/oauth/revoke', { token: a.access_token }, { authorization: basic(c.clientId, c.secret) });
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: {} });
     expect((await info(a.access_token)).statusCode).toBe(401);
-    const refresh = await post('/oauth/token', { grant_type: 'refresh_token', refresh_token: a.refresh_token }, { authorization: basic(c.clientId, c.secret) });
+    const refresh = await post(
+      '/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: a.refresh_token },
+      { authorization: basic(c.clientId, c.secret) },
+    );
     expect(refresh.json()).toEqual(errorBody('invalid_grant'));
 
     const b = await confidentialTokens();
-    expect((await post('/oauth/revoke', { token: b.refresh_token, token_type_hint: 'refresh_token', client_id: c.clientId, client_secret: c.secret })).statusCode).toBe(200);
+    expect(
+      (
+        await post('/oauth/revoke', {
+          token: b.refresh_token,
+          token_type_hint: 'refresh_token',
+          client_id: c.clientId,
+          client_secret: c.secret,
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await info(b.access_token)).statusCode).toBe(401);
   });
 
   it('revoking a refresh token ends its whole chain (earlier access tokens too)', async () => {
     const a = await confidentialTokens();
-    const b = (await post('/oauth/token', { grant_type: 'refresh_token', refresh_token: a.refresh_token }, { authorization: basic(c.clientId, c.secret) })).json();
+    const b = (
+      await post(
+        '/oauth/token',
+        { grant_type: 'refresh_token', refresh_token: a.refresh_token },
+        { authorization: basic(c.clientId, c.secret) },
+      )
+    ).json();
     expect((await info(a.access_token)).statusCode).toBe(200);
     await post('/oauth/revoke', { token: b.refresh_token }, { authorization: basic(c.clientId, c.secret) });
     expect((await info(a.access_token)).statusCode).toBe(401);
@@ -61,15 +94,23 @@ describe('POST /oauth/revoke', () => {
 
   it('200 {} for unknown tokens (a wrong hint is only a hint)', async () => {
     for (const hint of [undefined, 'access_token', 'refresh_token', 'bogus']) {
-      const res = await post('/oauth/revoke', { token: 'f'.repeat(64), token_type_hint: hint }, { authorization: basic(c.clientId, c.secret) });
+      const res = await post(
+        '/oauth/revoke',
+        { token: 'f'.repeat(64), token_type_hint: hint },
+        { authorization: basic(c.clientId, c.secret) },
+      );
       expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: {} });
     }
     const a = await confidentialTokens();
-    await post('/oauth/revoke', { token: a.access_token, token_type_hint: 'refresh_token' }, { authorization: basic(c.clientId, c.secret) });
+    await post(
+      '/oauth/revoke',
+      { token: a.access_token, token_type_hint: 'refresh_token' },
+      { authorization: basic(c.clientId, c.secret) },
+    );
     expect((await info(a.access_token)).statusCode).toBe(401);
   });
 
-  it('403 for a confidential application\'s token without that application\'s credentials', async () => {
+  it("403 for a confidential application's token without that application's credentials", async () => {
     const a = await confidentialTokens();
     const headerSets: Array<Record<string, string>> = [{}, { authorization: basic(other.clientId, other.secret) }];
     for (const headers of headerSets) {
@@ -80,7 +121,7 @@ describe('POST /oauth/revoke', () => {
     expect((await info(a.access_token)).statusCode).toBe(200);
   });
 
-  it('a public application\'s token can be revoked with client_id alone (or nothing)', async () => {
+  it("a public application's token can be revoked with client_id alone (or nothing)", async () => {
     const a = await publicTokens();
     expect((await post('/oauth/revoke', { token: a.access_token, client_id: pub.clientId })).statusCode).toBe(200);
     expect((await info(a.access_token)).statusCode).toBe(401);
@@ -91,7 +132,11 @@ describe('POST /oauth/revoke', () => {
 
   it('wrong client credentials: 401 invalid_client; no token: 400 invalid_request', async () => {
     const a = await confidentialTokens();
-    const res = await post('/oauth/revoke', { token: a.access_token }, { authorization: basic(c.clientId, 'gloas-wrong') });
+    const res = await post(
+      '/oauth/revoke',
+      { token: a.access_token },
+      { authorization: basic(c.clientId, 'gloas-wrong') },
+    );
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: errorBody('invalid_client') });
     expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
     const res2 = await post('/oauth/revoke', {}, { authorization: basic(c.clientId, c.secret) });
@@ -107,7 +152,15 @@ describe('GET /oauth/token/info', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const body = res.json();
-    expect(Object.keys(body)).toEqual(['resource_owner_id', 'scope', 'expires_in', 'application', 'created_at', 'scopes', 'expires_in_seconds']);
+    expect(Object.keys(body)).toEqual([
+      'resource_owner_id',
+      'scope',
+      'expires_in',
+      'application',
+      'created_at',
+      'scopes',
+      'expires_in_seconds',
+    ]);
     expect(body).toEqual({
       resource_owner_id: aliceId,
       scope: ['api', 'read_user'],
@@ -119,7 +172,10 @@ describe('GET /oauth/token/info', () => {
     });
     expect(body.expires_in).toBeGreaterThan(7190);
     expect(body.expires_in).toBeLessThanOrEqual(7200);
-    await f.db.updateTable('oauth_access_tokens').set({ expires_at: new Date(Date.now() + 50_000) }).execute();
+    await f.db
+      .updateTable('oauth_access_tokens')
+      .set({ expires_at: new Date(Date.now() + 50_000) })
+      .execute();
     expect((await info(a.access_token)).json().expires_in).toBe(50);
     // ?access_token= works too (RFC 6750 §2.3).
     expect((await f.app.inject({ url: `/oauth/token/info?access_token=${a.access_token}` })).statusCode).toBe(200);
@@ -128,7 +184,11 @@ describe('GET /oauth/token/info', () => {
   it('401 invalid_token for missing, unknown, expired and revoked tokens', async () => {
     const a = await confidentialTokens();
     const b = await confidentialTokens();
-    await f.db.updateTable('oauth_access_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', 1).execute();
+    await f.db
+      .updateTable('oauth_access_tokens')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', 1)
+      .execute();
     await post('/oauth/revoke', { token: b.access_token }, { authorization: basic(c.clientId, c.secret) });
     const responses = [
       await f.app.inject({ url: '/oauth/token/info' }),

@@ -23,7 +23,13 @@ function expectTokenResponse(res: Awaited<ReturnType<typeof token>>, scope: stri
   expect(res.headers['pragma']).toBe('no-cache');
   expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   const body = res.json();
-  expect(Object.keys(body)).toEqual(['access_token', 'token_type', ...(refresh ? ['expires_in', 'refresh_token'] : ['expires_in']), 'scope', 'created_at']);
+  expect(Object.keys(body)).toEqual([
+    'access_token',
+    'token_type',
+    ...(refresh ? ['expires_in', 'refresh_token'] : ['expires_in']),
+    'scope',
+    'created_at',
+  ]);
   expect(body).toEqual({
     access_token: expect.stringMatching(/^[0-9a-f]{64}$/),
     token_type: 'bearer',
@@ -56,20 +62,46 @@ describe('grant_type=authorization_code', () => {
   it('exchanges a code (Basic auth) for the contract body; omitted scope = all of the app scopes', async () => {
     const { confidential: c, web } = ctx;
     const code = await obtainCode(web, c.clientId, { state: 's1' });
-    const body = expectTokenResponse(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(c.clientId, c.secret) }), 'api read_user', true);
-    const info = await f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${body.access_token}` } });
+    const body = expectTokenResponse(
+      await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'api read_user',
+      true,
+    );
+    const info = await f.app.inject({
+      url: '/oauth/token/info',
+      headers: { authorization: `Bearer ${body.access_token}` },
+    });
     expect(info.json().scope).toEqual(['api', 'read_user']);
   });
 
   it('accepts client credentials in the body, and JSON bodies', async () => {
     const { confidential: c, web } = ctx;
     const code = await obtainCode(web, c.clientId, { scope: 'read_user' });
-    expectTokenResponse(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: c.clientId, client_secret: c.secret }), 'read_user', true);
+    expectTokenResponse(
+      await token({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: c.clientId,
+        client_secret: c.secret,
+      }),
+      'read_user',
+      true,
+    );
     const code2 = await obtainCode(web, c.clientId);
     const res = await f.app.inject({
       method: 'POST',
       url: '/oauth/token',
-      payload: { grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT_URI, client_id: c.clientId, client_secret: c.secret },
+      payload: {
+        grant_type: 'authorization_code',
+        code: code2,
+        redirect_uri: REDIRECT_URI,
+        client_id: c.clientId,
+        client_secret: c.secret,
+      },
     });
     expectTokenResponse(res, 'api read_user', true);
   });
@@ -79,13 +111,31 @@ describe('grant_type=authorization_code', () => {
     const code = await obtainCode(web, c.clientId);
     // Right Basic, wrong body secret: Basic decides → success.
     expectTokenResponse(
-      await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: c.clientId, client_secret: 'gloas-wrong' }, { authorization: basic(c.clientId, c.secret) }),
+      await token(
+        {
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          client_id: c.clientId,
+          client_secret: 'gloas-wrong',
+        },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
       'api read_user',
       true,
     );
     // Wrong Basic, right body: Basic decides → 401 with WWW-Authenticate.
     const code2 = await obtainCode(web, c.clientId);
-    const res = await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT_URI, client_id: c.clientId, client_secret: c.secret }, { authorization: basic(c.clientId, 'gloas-wrong') });
+    const res = await token(
+      {
+        grant_type: 'authorization_code',
+        code: code2,
+        redirect_uri: REDIRECT_URI,
+        client_id: c.clientId,
+        client_secret: c.secret,
+      },
+      { authorization: basic(c.clientId, 'gloas-wrong') },
+    );
     expectError(res, 401, 'invalid_client');
     expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
   });
@@ -96,12 +146,18 @@ describe('grant_type=authorization_code', () => {
     const enc = (s: string) => [...s].map((ch) => '%' + ch.charCodeAt(0).toString(16).padStart(2, '0')).join('');
     const code = await obtainCode(web, c.clientId);
     expectTokenResponse(
-      await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: `Basic ${Buffer.from(`${enc(c.clientId)}:${enc(c.secret)}`).toString('base64')}` }),
+      await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { authorization: `Basic ${Buffer.from(`${enc(c.clientId)}:${enc(c.secret)}`).toString('base64')}` },
+      ),
       'api read_user',
       true,
     );
     // A malformed escape is invalid_client (with the Basic challenge), not a 500.
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: `Basic ${Buffer.from(`${c.clientId}:%zz`).toString('base64')}` });
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+      { authorization: `Basic ${Buffer.from(`${c.clientId}:%zz`).toString('base64')}` },
+    );
     expectError(res, 401, 'invalid_client');
     expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
     expectError(await token({ grant_type: 'password' }, { authorization: 'Basic !!!' }), 401, 'invalid_client');
@@ -112,9 +168,29 @@ describe('grant_type=authorization_code', () => {
     const verifier = 'v'.repeat(43) + '-._~' + 'A1';
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const code = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: 'S256' });
-    expectTokenResponse(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: pub.clientId, code_verifier: verifier }), 'read_user', true);
+    expectTokenResponse(
+      await token({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: pub.clientId,
+        code_verifier: verifier,
+      }),
+      'read_user',
+      true,
+    );
     const code2 = await obtainCode(web, pub.clientId, { codeChallenge: verifier, codeChallengeMethod: 'plain' });
-    expectTokenResponse(await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT_URI, client_id: pub.clientId, code_verifier: verifier }), 'read_user', true);
+    expectTokenResponse(
+      await token({
+        grant_type: 'authorization_code',
+        code: code2,
+        redirect_uri: REDIRECT_URI,
+        client_id: pub.clientId,
+        code_verifier: verifier,
+      }),
+      'read_user',
+      true,
+    );
   });
 
   it('refuses a wrong or missing code_verifier, and a verifier for a code issued without a challenge', async () => {
@@ -122,32 +198,88 @@ describe('grant_type=authorization_code', () => {
     const verifier = 'x'.repeat(64);
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const code = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: 'S256' });
-    expectError(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: pub.clientId, code_verifier: 'y'.repeat(64) }), 400, 'invalid_grant');
+    expectError(
+      await token({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: pub.clientId,
+        code_verifier: 'y'.repeat(64),
+      }),
+      400,
+      'invalid_grant',
+    );
     const code2 = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: 'S256' });
-    expectError(await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT_URI, client_id: pub.clientId }), 400, 'invalid_grant');
+    expectError(
+      await token({
+        grant_type: 'authorization_code',
+        code: code2,
+        redirect_uri: REDIRECT_URI,
+        client_id: pub.clientId,
+      }),
+      400,
+      'invalid_grant',
+    );
     // RFC 9700 §2.1.1: PKCE downgrade.
     const code3 = await obtainCode(web, c.clientId);
-    expectError(await token({ grant_type: 'authorization_code', code: code3, redirect_uri: REDIRECT_URI, code_verifier: verifier }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_grant');
+    expectError(
+      await token(
+        { grant_type: 'authorization_code', code: code3, redirect_uri: REDIRECT_URI, code_verifier: verifier },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      400,
+      'invalid_grant',
+    );
   });
 
-  it('invalid_grant: unknown code, another client\'s code, other redirect_uri, expired code', async () => {
+  it("invalid_grant: unknown code, another client's code, other redirect_uri, expired code", async () => {
     const { confidential: c, other, web } = ctx;
     const auth = { authorization: basic(c.clientId, c.secret) };
-    expectError(await token({ grant_type: 'authorization_code', code: 'f'.repeat(64), redirect_uri: REDIRECT_URI }, auth), 400, 'invalid_grant');
+    expectError(
+      await token({ grant_type: 'authorization_code', code: 'f'.repeat(64), redirect_uri: REDIRECT_URI }, auth),
+      400,
+      'invalid_grant',
+    );
     const code = await obtainCode(web, c.clientId);
-    expectError(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(other.clientId, other.secret) }), 400, 'invalid_grant');
+    expectError(
+      await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { authorization: basic(other.clientId, other.secret) },
+      ),
+      400,
+      'invalid_grant',
+    );
     const code2 = await obtainCode(web, c.clientId);
-    expectError(await token({ grant_type: 'authorization_code', code: code2, redirect_uri: 'https://client.example/other' }, auth), 400, 'invalid_grant');
+    expectError(
+      await token(
+        { grant_type: 'authorization_code', code: code2, redirect_uri: 'https://client.example/other' },
+        auth,
+      ),
+      400,
+      'invalid_grant',
+    );
     const code3 = await obtainCode(web, c.clientId);
-    await f.db.updateTable('oauth_authorization_codes').set({ expires_at: new Date(Date.now() - 1000) }).execute();
-    expectError(await token({ grant_type: 'authorization_code', code: code3, redirect_uri: REDIRECT_URI }, auth), 400, 'invalid_grant');
+    await f.db
+      .updateTable('oauth_authorization_codes')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .execute();
+    expectError(
+      await token({ grant_type: 'authorization_code', code: code3, redirect_uri: REDIRECT_URI }, auth),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('invalid_client: unknown client, wrong secret, no authentication, a confidential client without its secret', async () => {
     const { confidential: c, web } = ctx;
     const code = await obtainCode(web, c.clientId);
     const p = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI };
-    for (const extra of [{ client_id: 'f'.repeat(64), client_secret: c.secret }, { client_id: c.clientId, client_secret: 'gloas-nope' }, {}, { client_id: c.clientId }]) {
+    for (const extra of [
+      { client_id: 'f'.repeat(64), client_secret: c.secret },
+      { client_id: c.clientId, client_secret: 'gloas-nope' },
+      {},
+      { client_id: c.clientId },
+    ]) {
       const res = await token({ ...p, ...extra });
       expectError(res, 401, 'invalid_client');
       expect(res.headers['www-authenticate']).toBeUndefined();
@@ -157,21 +289,44 @@ describe('grant_type=authorization_code', () => {
   it('invalid_request: missing code or redirect_uri, missing or repeated grant_type, repeated parameters', async () => {
     const { confidential: c } = ctx;
     const auth = { authorization: basic(c.clientId, c.secret) };
-    expectError(await token({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI }, auth), 400, 'invalid_request');
+    expectError(
+      await token({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI }, auth),
+      400,
+      'invalid_request',
+    );
     expectError(await token({ grant_type: 'authorization_code', code: 'a'.repeat(64) }, auth), 400, 'invalid_request');
     expectError(await token({ code: 'a'.repeat(64) }, auth), 400, 'invalid_request');
-    const repeated = await f.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, ...auth }, payload: 'grant_type=password&grant_type=password' });
+    const repeated = await f.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, ...auth },
+      payload: 'grant_type=password&grant_type=password',
+    });
     expectError(repeated, 400, 'invalid_request');
-    const repeatedCode = await f.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...FORM, ...auth }, payload: `grant_type=authorization_code&code=a&code=b&redirect_uri=${encodeURIComponent(REDIRECT_URI)}` });
+    const repeatedCode = await f.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, ...auth },
+      payload: `grant_type=authorization_code&code=a&code=b&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`,
+    });
     expectError(repeatedCode, 400, 'invalid_request');
-    const badJson = await f.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' }, payload: '{nope' });
+    const badJson = await f.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'content-type': 'application/json' },
+      payload: '{nope',
+    });
     expectError(badJson, 400, 'invalid_request');
   });
 
   it('unsupported_grant_type: client_credentials, implicit and unknown grant types', async () => {
     const { confidential: c } = ctx;
     for (const g of ['client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code', 'nope']) {
-      expectError(await token({ grant_type: g }, { authorization: basic(c.clientId, c.secret) }), 400, 'unsupported_grant_type');
+      expectError(
+        await token({ grant_type: g }, { authorization: basic(c.clientId, c.secret) }),
+        400,
+        'unsupported_grant_type',
+      );
     }
   });
 });
@@ -179,10 +334,31 @@ describe('grant_type=authorization_code', () => {
 describe('grant_type=password', () => {
   it('issues a token without refresh_token; client credentials optional, validated when sent', async () => {
     const { confidential: c } = ctx;
-    expectTokenResponse(await token({ grant_type: 'password', username: 'alice', password: PASSWORD }), 'api read_api read_user', false);
-    expectTokenResponse(await token({ grant_type: 'password', username: 'alice@example.com', password: PASSWORD }, { authorization: basic(c.clientId, c.secret) }), 'api read_user', false);
-    expectTokenResponse(await token({ grant_type: 'password', username: 'ALICE', password: PASSWORD, scope: 'read_user' }, { authorization: basic(c.clientId, c.secret) }), 'read_user', false);
-    const res = await token({ grant_type: 'password', username: 'alice', password: PASSWORD }, { authorization: basic(c.clientId, 'gloas-bad') });
+    expectTokenResponse(
+      await token({ grant_type: 'password', username: 'alice', password: PASSWORD }),
+      'api read_api read_user',
+      false,
+    );
+    expectTokenResponse(
+      await token(
+        { grant_type: 'password', username: 'alice@example.com', password: PASSWORD },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'api read_user',
+      false,
+    );
+    expectTokenResponse(
+      await token(
+        { grant_type: 'password', username: 'ALICE', password: PASSWORD, scope: 'read_user' },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'read_user',
+      false,
+    );
+    const res = await token(
+      { grant_type: 'password', username: 'alice', password: PASSWORD },
+      { authorization: basic(c.clientId, 'gloas-bad') },
+    );
     expectError(res, 401, 'invalid_client');
     expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
   });
@@ -191,7 +367,12 @@ describe('grant_type=password', () => {
     await makeUser(f.db, 'twofa', { twoFactor: true });
     await makeUser(f.db, 'blocked', { blocked: true });
     const bodies = [];
-    for (const [username, password] of [['alice', 'wrong password'], ['nobody', PASSWORD], ['twofa', PASSWORD], ['blocked', PASSWORD]]) {
+    for (const [username, password] of [
+      ['alice', 'wrong password'],
+      ['nobody', PASSWORD],
+      ['twofa', PASSWORD],
+      ['blocked', PASSWORD],
+    ]) {
       const res = await token({ grant_type: 'password', username, password });
       expectError(res, 400, 'invalid_grant');
       bodies.push(res.body);
@@ -201,16 +382,45 @@ describe('grant_type=password', () => {
 
   it('invalid_scope: unknown scope, or wider than the application', async () => {
     const { confidential: c } = ctx;
-    expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'sudo' }), 400, 'invalid_scope');
-    expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'read_api' }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_scope');
+    expectError(
+      await token({ grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'sudo' }),
+      400,
+      'invalid_scope',
+    );
+    expectError(
+      await token(
+        { grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'read_api' },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      400,
+      'invalid_scope',
+    );
   });
 
   it('unauthorized_client: a public client naming itself by client_id alone (a client_id is no credential)', async () => {
     const { pub } = ctx;
-    expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD, client_id: pub.clientId }), 400, 'unauthorized_client');
-    expectError(await token({ grant_type: 'password', username: 'alice', password: PASSWORD }, { authorization: `Basic ${Buffer.from(`${pub.clientId}:`).toString('base64')}` }), 400, 'unauthorized_client');
+    expectError(
+      await token({ grant_type: 'password', username: 'alice', password: PASSWORD, client_id: pub.clientId }),
+      400,
+      'unauthorized_client',
+    );
+    expectError(
+      await token(
+        { grant_type: 'password', username: 'alice', password: PASSWORD },
+        { authorization: `Basic ${Buffer.from(`${pub.clientId}:`).toString('base64')}` },
+      ),
+      400,
+      'unauthorized_client',
+    );
     // Its real secret (public apps have one too) is a credential: accepted.
-    expectTokenResponse(await token({ grant_type: 'password', username: 'alice', password: PASSWORD }, { authorization: basic(pub.clientId, pub.secret) }), 'read_user', false);
+    expectTokenResponse(
+      await token(
+        { grant_type: 'password', username: 'alice', password: PASSWORD },
+        { authorization: basic(pub.clientId, pub.secret) },
+      ),
+      'read_user',
+      false,
+    );
   });
 
   it('invalid_request: missing username or password', async () => {
@@ -223,48 +433,130 @@ describe('grant_type=refresh_token', () => {
   async function tokens() {
     const { confidential: c, web } = ctx;
     const code = await obtainCode(web, c.clientId);
-    return expectTokenResponse(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(c.clientId, c.secret) }), 'api read_user', true);
+    return expectTokenResponse(
+      await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'api read_user',
+      true,
+    );
   }
 
   it('rotates: new pair; the old refresh token dies; the old access token stays valid', async () => {
     const { confidential: c } = ctx;
     const first = await tokens();
-    const second = expectTokenResponse(await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }, { authorization: basic(c.clientId, c.secret) }), 'api read_user', true);
+    const second = expectTokenResponse(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'api read_user',
+      true,
+    );
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.refresh_token).not.toBe(first.refresh_token);
     const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
     expect((await info(first.access_token)).statusCode).toBe(200);
     expect((await info(second.access_token)).statusCode).toBe(200);
     // Narrower scope on refresh.
-    const third = expectTokenResponse(await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token, scope: 'read_user' }, { authorization: basic(c.clientId, c.secret) }), 'read_user', true);
+    const third = expectTokenResponse(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: second.refresh_token, scope: 'read_user' },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'read_user',
+      true,
+    );
     // Cannot widen back beyond the refreshed token.
-    expectError(await token({ grant_type: 'refresh_token', refresh_token: third.refresh_token, scope: 'api' }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_scope');
+    expectError(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: third.refresh_token, scope: 'api' },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      400,
+      'invalid_scope',
+    );
   });
 
-  it('a confidential application\'s refresh token needs its credentials; another client gets invalid_grant', async () => {
+  it("a confidential application's refresh token needs its credentials; another client gets invalid_grant", async () => {
     const { confidential: c, other } = ctx;
     const first = await tokens();
-    expectError(await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }), 401, 'invalid_client');
-    expectError(await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }, { authorization: basic(other.clientId, other.secret) }), 400, 'invalid_grant');
-    expectError(await token({ grant_type: 'refresh_token' }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_request');
-    expectError(await token({ grant_type: 'refresh_token', refresh_token: 'f'.repeat(64) }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_grant');
+    expectError(
+      await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }),
+      401,
+      'invalid_client',
+    );
+    expectError(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        { authorization: basic(other.clientId, other.secret) },
+      ),
+      400,
+      'invalid_grant',
+    );
+    expectError(
+      await token({ grant_type: 'refresh_token' }, { authorization: basic(c.clientId, c.secret) }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: 'f'.repeat(64) },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      400,
+      'invalid_grant',
+    );
     // Still usable by its own client.
-    expectTokenResponse(await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }, { authorization: basic(c.clientId, c.secret) }), 'api read_user', true);
+    expectTokenResponse(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'api read_user',
+      true,
+    );
   });
 
   it('a public application refreshes with client_id only or nothing', async () => {
     const { pub, web } = ctx;
     const verifier = 'z'.repeat(50);
     const code = await obtainCode(web, pub.clientId, { codeChallenge: verifier, codeChallengeMethod: 'plain' });
-    const first = expectTokenResponse(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: pub.clientId, code_verifier: verifier }), 'read_user', true);
-    const second = expectTokenResponse(await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: pub.clientId }), 'read_user', true);
-    expectTokenResponse(await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token }), 'read_user', true);
+    const first = expectTokenResponse(
+      await token({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: pub.clientId,
+        code_verifier: verifier,
+      }),
+      'read_user',
+      true,
+    );
+    const second = expectTokenResponse(
+      await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: pub.clientId }),
+      'read_user',
+      true,
+    );
+    expectTokenResponse(
+      await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token }),
+      'read_user',
+      true,
+    );
   });
 
-  it('a blocked user\'s tokens cannot be refreshed', async () => {
+  it("a blocked user's tokens cannot be refreshed", async () => {
     const { confidential: c } = ctx;
     const first = await tokens();
     await f.db.updateTable('users').set({ state: 'blocked' }).execute();
-    expectError(await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }, { authorization: basic(c.clientId, c.secret) }), 400, 'invalid_grant');
+    expectError(
+      await token(
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      400,
+      'invalid_grant',
+    );
   });
 });

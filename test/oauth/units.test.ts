@@ -22,32 +22,64 @@ describe('PKCE (RFC 7636)', () => {
     const ch = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     expect(parseCodeChallenge(undefined, undefined)).toBeUndefined();
     expect(parseCodeChallenge(ch, 'S256')).toEqual({ codeChallenge: ch, codeChallengeMethod: 'S256' });
-    for (const [c, m] of [[ch, undefined], [ch, 's256'], [undefined, 'S256'], ['a b'.repeat(20), 'plain'], ['x'.repeat(129), 'plain']]) {
+    for (const [c, m] of [
+      [ch, undefined],
+      [ch, 's256'],
+      [undefined, 'S256'],
+      ['a b'.repeat(20), 'plain'],
+      ['x'.repeat(129), 'plain'],
+    ]) {
       expect(() => parseCodeChallenge(c, m)).toThrow(InvalidRequest);
     }
   });
 });
 
 describe('client credentials (RFC 6749 §2.3.1)', () => {
-  const req = (authorization?: string) => ({ headers: authorization ? { authorization } : {} }) as unknown as FastifyRequest;
+  const req = (authorization?: string) =>
+    ({ headers: authorization ? { authorization } : {} }) as unknown as FastifyRequest;
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
   it('form-decodes Basic credentials after splitting at the first colon', () => {
-    expect(readClientCredentials(req(`Basic ${b64('my+client:s%3Acr%C3%A9t+x')}`), {})).toEqual({ clientId: 'my client', clientSecret: 's:crét x', method: 'client_secret_basic', basic: true });
-    expect(readClientCredentials(req(`basic ${b64('id:a:b')}`), {})).toMatchObject({ clientId: 'id', clientSecret: 'a:b' });
-    expect(readClientCredentials(req(`Basic ${b64('id:')}`), {})).toEqual({ clientId: 'id', method: 'none', basic: true });
+    expect(readClientCredentials(req(`Basic ${b64('my+client:s%3Acr%C3%A9t+x')}`), {})).toEqual({
+      clientId: 'my client',
+      clientSecret: 's:crét x',
+      method: 'client_secret_basic',
+      basic: true,
+    });
+    expect(readClientCredentials(req(`basic ${b64('id:a:b')}`), {})).toMatchObject({
+      clientId: 'id',
+      clientSecret: 'a:b',
+    });
+    expect(readClientCredentials(req(`Basic ${b64('id:')}`), {})).toEqual({
+      clientId: 'id',
+      method: 'none',
+      basic: true,
+    });
   });
 
   it('Basic wins over body credentials; body credentials otherwise; none at all → undefined', () => {
-    expect(readClientCredentials(req(`Basic ${b64('a:b')}`), { client_id: 'c', client_secret: 'd' })).toMatchObject({ clientId: 'a', clientSecret: 'b' });
-    expect(readClientCredentials(req(), { client_id: 'c', client_secret: 'd' })).toEqual({ clientId: 'c', clientSecret: 'd', method: 'client_secret_post', basic: false });
+    expect(readClientCredentials(req(`Basic ${b64('a:b')}`), { client_id: 'c', client_secret: 'd' })).toMatchObject({
+      clientId: 'a',
+      clientSecret: 'b',
+    });
+    expect(readClientCredentials(req(), { client_id: 'c', client_secret: 'd' })).toEqual({
+      clientId: 'c',
+      clientSecret: 'd',
+      method: 'client_secret_post',
+      basic: false,
+    });
     expect(readClientCredentials(req(), { client_id: 'c' })).toEqual({ clientId: 'c', method: 'none', basic: false });
     expect(readClientCredentials(req(), {})).toBeUndefined();
     expect(readClientCredentials(req('Bearer abc'), {})).toBeUndefined();
   });
 
   it('malformed Basic → invalid_client with the Basic challenge', () => {
-    for (const h of ['Basic !!!', `Basic ${b64('no-colon')}`, `Basic ${b64(':secret')}`, `Basic ${b64('id:%E0%A4%A')}`]) {
+    for (const h of [
+      'Basic !!!',
+      `Basic ${b64('no-colon')}`,
+      `Basic ${b64(':secret')}`,
+      `Basic ${b64('id:%E0%A4%A')}`,
+    ]) {
       let err: unknown;
       try {
         readClientCredentials(req(h), {});
@@ -72,7 +104,9 @@ describe('scopes (RFC 6749 §3.3)', () => {
 
 describe('HTML', () => {
   it('escapes every interpolation; nested html passes through', () => {
-    expect(escapeHtml(`<a href="x" onclick='y'>&\`</a>`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" onclick='y'>&\`</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;&lt;/a&gt;',
+    );
     const name = '"><script>alert(1)</script>';
     expect(html`<input value="${name}">${html`<b>${name}</b>`}${[1, '<2>']}`.value).toBe(
       '<input value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"><b>&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;</b>1&lt;2&gt;',
@@ -82,7 +116,11 @@ describe('HTML', () => {
 
 describe('redirects (RFC 6749 §4.1.2)', () => {
   it('adds parameters to the registered query, custom schemes included', () => {
-    expect(redirectWith('https://a.example/cb?x=1', { code: 'c', state: 'a b&c' })).toBe('https://a.example/cb?x=1&code=c&state=a+b%26c');
-    expect(redirectWith('com.example.app:/oauth', { code: 'c', state: undefined })).toBe('com.example.app:/oauth?code=c');
+    expect(redirectWith('https://a.example/cb?x=1', { code: 'c', state: 'a b&c' })).toBe(
+      'https://a.example/cb?x=1&code=c&state=a+b%26c',
+    );
+    expect(redirectWith('com.example.app:/oauth', { code: 'c', state: undefined })).toBe(
+      'com.example.app:/oauth?code=c',
+    );
   });
 });

@@ -71,7 +71,9 @@ describe('npm start (service/server.ts)', () => {
   it('explains a malformed DATABASE_URL in one line', async () => {
     const r = await runToEnd('service/server.ts', [], { DATABASE_URL: 'not a url', PORT: '0' });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('lanyard: DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)\n');
+    expect(r.stderr).toBe(
+      'lanyard: DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)\n',
+    );
   });
 
   it('explains a DATABASE_URL with the wrong scheme in one line', async () => {
@@ -82,9 +84,14 @@ describe('npm start (service/server.ts)', () => {
 
   it('explains an unreachable database server in one line, without the password', async () => {
     const port = await freePort();
-    const r = await runToEnd('service/server.ts', [], { DATABASE_URL: `postgres://lanyard:s3cret@127.0.0.1:${port}/lanyard`, PORT: '0' });
+    const r = await runToEnd('service/server.ts', [], {
+      DATABASE_URL: `postgres://lanyard:s3cret@127.0.0.1:${port}/lanyard`,
+      PORT: '0',
+    });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`lanyard: cannot connect to 127.0.0.1:${port}/lanyard: connection refused (is PostgreSQL running?)\n`);
+    expect(r.stderr).toBe(
+      `lanyard: cannot connect to 127.0.0.1:${port}/lanyard: connection refused (is PostgreSQL running?)\n`,
+    );
   });
 
   it('explains a bad PORT in one line', async () => {

@@ -10,12 +10,24 @@ import { createUser } from '../../service/domain/users';
 
 export const TEST_PASSWORD = 'correct horse battery staple 42';
 
-export async function makeUser(db: Db, username: string, options: { admin?: boolean; blocked?: boolean; twoFactor?: boolean; email?: string } = {}): Promise<User> {
-  const user = await createUser(db, { username, email: options.email ?? `${username}@example.com`, password: TEST_PASSWORD, isAdmin: options.admin });
+export async function makeUser(
+  db: Db,
+  username: string,
+  options: { admin?: boolean; blocked?: boolean; twoFactor?: boolean; email?: string } = {},
+): Promise<User> {
+  const user = await createUser(db, {
+    username,
+    email: options.email ?? `${username}@example.com`,
+    password: TEST_PASSWORD,
+    isAdmin: options.admin,
+  });
   if (options.blocked || options.twoFactor) {
     return db
       .updateTable('users')
-      .set({ ...(options.blocked ? { state: 'blocked' as const } : {}), ...(options.twoFactor ? { otp_secret: 'JBSWY3DPEHPK3PXP' } : {}) })
+      .set({
+        ...(options.blocked ? { state: 'blocked' as const } : {}),
+        ...(options.twoFactor ? { otp_secret: 'JBSWY3DPEHPK3PXP' } : {}),
+      })
       .where('id', '=', user.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -30,7 +42,12 @@ export interface TokenOptions {
 }
 
 /** A personal access token (glpat-…) for the user; returns the plaintext. */
-export async function makePat(db: Db, user: Pick<User, 'id'>, scopes: string[], options: TokenOptions = {}): Promise<string> {
+export async function makePat(
+  db: Db,
+  user: Pick<User, 'id'>,
+  scopes: string[],
+  options: TokenOptions = {},
+): Promise<string> {
   const token = `glpat-${randomBytes(32).toString('base64url')}`;
   await db
     .insertInto('personal_access_tokens')
@@ -47,7 +64,12 @@ export async function makePat(db: Db, user: Pick<User, 'id'>, scopes: string[], 
 }
 
 /** An OAuth access token (64 hex) for the user, as the token endpoint would store it. */
-export async function makeOAuthToken(db: Db, user: Pick<User, 'id'>, scopes: string[], options: TokenOptions = {}): Promise<string> {
+export async function makeOAuthToken(
+  db: Db,
+  user: Pick<User, 'id'>,
+  scopes: string[],
+  options: TokenOptions = {},
+): Promise<string> {
   const token = randomHex();
   await db
     .insertInto('oauth_access_tokens')

@@ -7,7 +7,12 @@ export function httpApiEvent(opts: {
   body?: string;
   isBase64Encoded?: boolean;
 }) {
-  const headers = { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7', ...(opts.headers ?? {}) };
+  const headers = {
+    host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-for': '203.0.113.7',
+    ...(opts.headers ?? {}),
+  };
   return {
     version: '2.0',
     routeKey: '$default',

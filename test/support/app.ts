@@ -10,7 +10,11 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 export async function buildTestApp(db: Db, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
-  const app = await buildApp({ db, config: testConfig(overrides), logger: process.env.LOG_TESTS ? { level: 'debug' } : false });
+  const app = await buildApp({
+    db,
+    config: testConfig(overrides),
+    logger: process.env.LOG_TESTS ? { level: 'debug' } : false,
+  });
   afterAll(() => app.close());
   return app;
 }

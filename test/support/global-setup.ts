@@ -38,7 +38,9 @@ export async function teardown() {
   if (server && template && server.kind === 'external') {
     const admin = new pg.Client({ connectionString: server.adminUrl });
     await admin.connect();
-    const { rows } = await admin.query(`select datname from pg_database where datname like $1`, [`lanyard_t%_${process.pid}_%`]);
+    const { rows } = await admin.query(`select datname from pg_database where datname like $1`, [
+      `lanyard_t%_${process.pid}_%`,
+    ]);
     for (const r of rows) await admin.query(`drop database if exists "${r.datname}" with (force)`);
     await admin.query(`drop database if exists "${template}" with (force)`);
     await admin.end();

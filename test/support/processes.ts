@@ -19,7 +19,11 @@ export interface Running {
 }
 
 export function start(script: string, args: string[], env: NodeJS.ProcessEnv): Running {
-  const child = spawn(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(TSX, [script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -45,7 +49,10 @@ export function start(script: string, args: string[], env: NodeJS.ProcessEnv): R
     output: () => ({ stdout, stderr }),
     waitFor: (re, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re}; stdout=${stdout} stderr=${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for ${re}; stdout=${stdout} stderr=${stderr}`)),
+          timeoutMs,
+        );
         const check = () => {
           const m = stdout.match(re);
           if (m) {

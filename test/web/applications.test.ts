@@ -38,8 +38,17 @@ describe('/profile/applications', () => {
     expect(secret).toMatch(/^gloas-[0-9a-f]{64}$/);
     expect(res.body).not.toContain('<script>alert(1)</script>');
     expect(res.body).toContain('My &lt;script&gt;alert(1)&lt;/script&gt; app');
-    const row = await f.db.selectFrom('oauth_applications').select(['uid', 'secret_digest', 'redirect_uris', 'scopes', 'confidential', 'owner_id', 'trusted']).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ secret_digest: sha256Hex(secret), redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:9000/cb'], scopes: ['api', 'read_user'], confidential: true, trusted: false });
+    const row = await f.db
+      .selectFrom('oauth_applications')
+      .select(['uid', 'secret_digest', 'redirect_uris', 'scopes', 'confidential', 'owner_id', 'trusted'])
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      secret_digest: sha256Hex(secret),
+      redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:9000/cb'],
+      scopes: ['api', 'read_user'],
+      confidential: true,
+      trusted: false,
+    });
     // Listed afterwards, without the secret.
     const list = await web.get('/profile/applications');
     expect(list.body).toContain(row.uid);
@@ -50,41 +59,80 @@ describe('/profile/applications', () => {
   it('refuses invalid input with the form again (422): no scopes, bad redirect URI', async () => {
     const page = await web.get('/profile/applications');
     const token = WebClient.csrf(page.body);
-    const noScopes = await web.post('/profile/applications', { authenticity_token: token, [`${F}[name]`]: 'A', [`${F}[redirect_uri]`]: 'https://a.example/cb' });
+    const noScopes = await web.post('/profile/applications', {
+      authenticity_token: token,
+      [`${F}[name]`]: 'A',
+      [`${F}[redirect_uri]`]: 'https://a.example/cb',
+    });
     expect(noScopes.statusCode).toBe(422);
     expect(noScopes.body).toContain('scopes must not be empty');
-    const bad = await web.post('/profile/applications', { authenticity_token: token, [`${F}[name]`]: 'A', [`${F}[redirect_uri]`]: 'javascript:alert(1)', [`${F}[scopes][]`]: 'api' });
+    const bad = await web.post('/profile/applications', {
+      authenticity_token: token,
+      [`${F}[name]`]: 'A',
+      [`${F}[redirect_uri]`]: 'javascript:alert(1)',
+      [`${F}[scopes][]`]: 'api',
+    });
     expect(bad.statusCode).toBe(422);
     expect(bad.body).toContain('forbidden scheme');
     expect(await f.db.selectFrom('oauth_applications').select('id').execute()).toEqual([]);
   });
 
-  it('renews a secret (the old one stops working) and deletes; only the owner\'s applications', async () => {
-    const mine = await makeApp(f.db, { ownerId: (await f.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id });
+  it("renews a secret (the old one stops working) and deletes; only the owner's applications", async () => {
+    const mine = await makeApp(f.db, {
+      ownerId: (await f.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id,
+    });
     const theirs = await makeApp(f.db, { name: 'Theirs' });
     const page = await web.get('/profile/applications');
     expect(page.body).toContain(mine.clientId);
     expect(page.body).not.toContain(theirs.clientId);
     const token = WebClient.csrf(page.body);
 
-    const renewed = await web.post(`/profile/applications/${mine.clientId}/renew_secret`, { authenticity_token: token });
+    const renewed = await web.post(`/profile/applications/${mine.clientId}/renew_secret`, {
+      authenticity_token: token,
+    });
     expect(renewed.statusCode).toBe(200);
     const secret = secretOf(renewed.body)!;
     expect(secret).not.toBe(mine.secret);
-    const digest = (await f.db.selectFrom('oauth_applications').select('secret_digest').where('uid', '=', mine.clientId).executeTakeFirstOrThrow()).secret_digest;
+    const digest = (
+      await f.db
+        .selectFrom('oauth_applications')
+        .select('secret_digest')
+        .where('uid', '=', mine.clientId)
+        .executeTakeFirstOrThrow()
+    ).secret_digest;
     expect(digest).toBe(sha256Hex(secret));
 
-    expect((await web.post(`/profile/applications/${theirs.clientId}/delete`, { authenticity_token: token })).statusCode).toBe(404);
-    expect((await web.post(`/profile/applications/${theirs.clientId}/renew_secret`, { authenticity_token: token })).statusCode).toBe(404);
+    expect(
+      (await web.post(`/profile/applications/${theirs.clientId}/delete`, { authenticity_token: token })).statusCode,
+    ).toBe(404);
+    expect(
+      (await web.post(`/profile/applications/${theirs.clientId}/renew_secret`, { authenticity_token: token }))
+        .statusCode,
+    ).toBe(404);
     const del = await web.post(`/profile/applications/${mine.clientId}/delete`, { authenticity_token: token });
     expect(del.statusCode).toBe(302);
-    expect((await f.db.selectFrom('oauth_applications').select('uid').execute()).map((r) => r.uid)).toEqual([theirs.clientId]);
+    expect((await f.db.selectFrom('oauth_applications').select('uid').execute()).map((r) => r.uid)).toEqual([
+      theirs.clientId,
+    ]);
   });
 
   it('posts without a valid CSRF token change nothing (422)', async () => {
-    const mine = await makeApp(f.db, { ownerId: (await f.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id });
-    expect((await web.post('/profile/applications', { [`${F}[name]`]: 'A', [`${F}[redirect_uri]`]: 'https://a.example/cb', [`${F}[scopes][]`]: 'api' })).statusCode).toBe(422);
-    expect((await web.post(`/profile/applications/${mine.clientId}/delete`, { authenticity_token: 'A'.repeat(43) })).statusCode).toBe(422);
+    const mine = await makeApp(f.db, {
+      ownerId: (await f.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id,
+    });
+    expect(
+      (
+        await web.post('/profile/applications', {
+          [`${F}[name]`]: 'A',
+          [`${F}[redirect_uri]`]: 'https://a.example/cb',
+          [`${F}[scopes][]`]: 'api',
+        })
+      ).statusCode,
+    ).toBe(422);
+    expect(
+      (await web.post(`/profile/applications/${mine.clientId}/delete`, { authenticity_token: 'A'.repeat(43) }))
+        .statusCode,
+    ).toBe(422);
     expect((await web.post(`/profile/applications/${mine.clientId}/renew_secret`, {})).statusCode).toBe(422);
     expect(await f.db.selectFrom('oauth_applications').select('uid').execute()).toHaveLength(1);
   });

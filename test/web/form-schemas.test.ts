@@ -24,28 +24,58 @@ const html = (res: { statusCode: number; headers: Record<string, unknown> }, sta
 describe('sign-in and sign-out', () => {
   it('a repeated authenticity_token is the same 422 page as a missing one', async () => {
     const token = WebClient.csrf((await web.get('/users/sign_in')).body);
-    const res = await web.postRaw('/users/sign_in', new URLSearchParams([['authenticity_token', token], ['authenticity_token', token], ['user[login]', 'alice'], ['user[password]', PASSWORD]]).toString());
+    const res = await web.postRaw(
+      '/users/sign_in',
+      new URLSearchParams([
+        ['authenticity_token', token],
+        ['authenticity_token', token],
+        ['user[login]', 'alice'],
+        ['user[password]', PASSWORD],
+      ]).toString(),
+    );
     html(res, 422);
     expect(res.body).toContain('Invalid or missing authenticity token');
   });
 
   it('a repeated login is a failed sign-in (401 form with the generic error), not a 400', async () => {
     const token = WebClient.csrf((await web.get('/users/sign_in')).body);
-    const res = await web.postRaw('/users/sign_in', new URLSearchParams([['authenticity_token', token], ['user[login]', 'alice'], ['user[login]', 'bob'], ['user[password]', PASSWORD]]).toString());
+    const res = await web.postRaw(
+      '/users/sign_in',
+      new URLSearchParams([
+        ['authenticity_token', token],
+        ['user[login]', 'alice'],
+        ['user[login]', 'bob'],
+        ['user[password]', PASSWORD],
+      ]).toString(),
+    );
     html(res, 401);
     expect(res.body).toContain('Invalid login or password.');
   });
 
   it('undeclared fields are ignored: the sign-in still succeeds', async () => {
     const token = WebClient.csrf((await web.get('/users/sign_in')).body);
-    const res = await web.post('/users/sign_in', { authenticity_token: token, 'user[login]': 'alice', 'user[password]': PASSWORD, 'user[remember_me]': '1', commit: 'Sign in' });
+    const res = await web.post('/users/sign_in', {
+      authenticity_token: token,
+      'user[login]': 'alice',
+      'user[password]': PASSWORD,
+      'user[remember_me]': '1',
+      commit: 'Sign in',
+    });
     expect(res.statusCode).toBe(302);
   });
 
   it('sign-out with an empty body, or a JSON array, is the 422 page', async () => {
     await web.signIn('alice', PASSWORD);
     html(await f.app.inject({ method: 'POST', url: '/users/sign_out', headers: { cookie: web.cookieHeader } }), 422);
-    html(await f.app.inject({ method: 'POST', url: '/users/sign_out', headers: { cookie: web.cookieHeader }, payload: ['authenticity_token'] }), 422);
+    html(
+      await f.app.inject({
+        method: 'POST',
+        url: '/users/sign_out',
+        headers: { cookie: web.cookieHeader },
+        payload: ['authenticity_token'],
+      }),
+      422,
+    );
     expect((await web.get('/profile/applications')).statusCode).toBe(200);
   });
 });
@@ -65,7 +95,10 @@ describe('/profile/applications', () => {
       [`${F}[trusted]`]: '1',
     });
     expect(res.statusCode).toBe(201);
-    const row = await f.db.selectFrom('oauth_applications').select(['scopes', 'trusted', 'confidential']).executeTakeFirstOrThrow();
+    const row = await f.db
+      .selectFrom('oauth_applications')
+      .select(['scopes', 'trusted', 'confidential'])
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ scopes: ['read_user'], trusted: false, confidential: false });
   });
 
@@ -73,7 +106,13 @@ describe('/profile/applications', () => {
     const token = WebClient.csrf((await web.get('/profile/applications')).body);
     const res = await web.postRaw(
       '/profile/applications',
-      new URLSearchParams([['authenticity_token', token], [`${F}[name]`, 'A'], [`${F}[name]`, 'B'], [`${F}[redirect_uri]`, 'https://a.example/cb'], [`${F}[scopes][]`, 'api']]).toString(),
+      new URLSearchParams([
+        ['authenticity_token', token],
+        [`${F}[name]`, 'A'],
+        [`${F}[name]`, 'B'],
+        [`${F}[redirect_uri]`, 'https://a.example/cb'],
+        [`${F}[scopes][]`, 'api'],
+      ]).toString(),
     );
     html(res, 422);
     expect(await f.db.selectFrom('oauth_applications').select('id').execute()).toEqual([]);
@@ -92,14 +131,23 @@ describe('the consent form (POST /oauth/authorize)', () => {
     const c = await makeApp(f.db);
     await web.signIn('alice', PASSWORD);
     const fields = consentFields((await web.get(authorizeUrl(c.clientId, { state: 's' }))).body);
-    const twice = await web.postRaw('/oauth/authorize', new URLSearchParams([...Object.entries(fields), ['scope', 'api'], ['decision', 'authorize']]).toString());
+    const twice = await web.postRaw(
+      '/oauth/authorize',
+      new URLSearchParams([...Object.entries(fields), ['scope', 'api'], ['decision', 'authorize']]).toString(),
+    );
     expect(twice.statusCode).toBe(302);
-    expect(twice.headers.location).toBe(`${REDIRECT_URI}?${new URLSearchParams({ error: 'invalid_request', error_description: DESCRIPTIONS.invalid_request, state: 's' })}`);
+    expect(twice.headers.location).toBe(
+      `${REDIRECT_URI}?${new URLSearchParams({ error: 'invalid_request', error_description: DESCRIPTIONS.invalid_request, state: 's' })}`,
+    );
     const csrfTwice = await f.app.inject({
       method: 'POST',
       url: '/oauth/authorize',
       headers: { ...FORM, cookie: web.cookieHeader },
-      payload: new URLSearchParams([...Object.entries(fields), ['authenticity_token', fields.authenticity_token], ['decision', 'authorize']]).toString(),
+      payload: new URLSearchParams([
+        ...Object.entries(fields),
+        ['authenticity_token', fields.authenticity_token],
+        ['decision', 'authorize'],
+      ]).toString(),
     });
     html(csrfTwice, 422);
     expect(await f.db.selectFrom('oauth_authorization_codes').select('id').execute()).toEqual([]);

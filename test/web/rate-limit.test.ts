@@ -12,28 +12,43 @@ const f = useFixture();
 beforeEach(() => resetDatabase(f.db));
 
 const passwordGrant = (username: string, password: string, remoteAddress = '198.51.100.7') =>
-  f.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, remoteAddress, payload: form({ grant_type: 'password', username, password }) });
+  f.app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: FORM,
+    remoteAddress,
+    payload: form({ grant_type: 'password', username, password }),
+  });
 
 describe('per account', () => {
   it('10 consecutive failures lock the account for 10 minutes; the right password then fails with the same error', async () => {
     await makeUser(f.db, 'alice');
     // Failures spread over addresses and both entry points: the account counter is the user's.
-    for (let i = 0; i < 9; i++) expect((await passwordGrant('alice', `wrong-${i}`, `203.0.113.${i}`)).statusCode).toBe(400);
+    for (let i = 0; i < 9; i++)
+      expect((await passwordGrant('alice', `wrong-${i}`, `203.0.113.${i}`)).statusCode).toBe(400);
     const web = new WebClient(f.app);
     expect((await web.signIn('alice', 'wrong-9')).statusCode).toBe(401);
     const user = await f.db.selectFrom('users').select(['locked_until', 'failed_attempts']).executeTakeFirstOrThrow();
     expect(Math.round((user.locked_until!.getTime() - Date.now()) / 1000)).toBeGreaterThan(590);
 
     const locked = await passwordGrant('alice', PASSWORD);
-    expect({ status: locked.statusCode, body: locked.json() }).toEqual({ status: 400, body: errorBody('invalid_grant') });
+    expect({ status: locked.statusCode, body: locked.json() }).toEqual({
+      status: 400,
+      body: errorBody('invalid_grant'),
+    });
     const form2 = await new WebClient(f.app).signIn('alice', PASSWORD);
     expect(form2.statusCode).toBe(401);
     expect(form2.body).toContain('Invalid login or password.');
 
     // Ten minutes later the right password works again, and the count starts over.
-    await f.db.updateTable('users').set({ locked_until: new Date(Date.now() - 1000) }).execute();
+    await f.db
+      .updateTable('users')
+      .set({ locked_until: new Date(Date.now() - 1000) })
+      .execute();
     expect((await passwordGrant('alice', PASSWORD)).statusCode).toBe(200);
-    expect(await f.db.selectFrom('users').select(['failed_attempts', 'locked_until']).executeTakeFirstOrThrow()).toEqual({ failed_attempts: 0, locked_until: null });
+    expect(
+      await f.db.selectFrom('users').select(['failed_attempts', 'locked_until']).executeTakeFirstOrThrow(),
+    ).toEqual({ failed_attempts: 0, locked_until: null });
   });
 
   it('a success resets the count: failures must be consecutive', async () => {
@@ -51,7 +66,9 @@ describe('per account', () => {
       const res = await new WebClient(f.app).signIn('carol', PASSWORD, () => '000000');
       expect(res.statusCode).toBe(401);
     }
-    expect((await f.db.selectFrom('users').select('locked_until').executeTakeFirstOrThrow()).locked_until).not.toBeNull();
+    expect(
+      (await f.db.selectFrom('users').select('locked_until').executeTakeFirstOrThrow()).locked_until,
+    ).not.toBeNull();
   });
 });
 
@@ -77,7 +94,11 @@ describe('per client address', () => {
       url: '/users/sign_in',
       remoteAddress: ip,
       headers: { ...FORM, cookie: web.cookieHeader },
-      payload: form({ authenticity_token: WebClient.csrf(page.body), 'user[login]': 'alice', 'user[password]': PASSWORD }),
+      payload: form({
+        authenticity_token: WebClient.csrf(page.body),
+        'user[login]': 'alice',
+        'user[password]': PASSWORD,
+      }),
     });
     expect(formLimited.statusCode).toBe(429);
     expect(Number(formLimited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -86,7 +107,10 @@ describe('per client address', () => {
     // Another address is not affected.
     expect((await passwordGrant('alice', PASSWORD, '192.0.2.51')).statusCode).toBe(200);
     // The window passes: allowed again.
-    await f.db.updateTable('rate_limit_counters').set({ window_start: new Date(Date.now() - 61_000) }).execute();
+    await f.db
+      .updateTable('rate_limit_counters')
+      .set({ window_start: new Date(Date.now() - 61_000) })
+      .execute();
     expect((await passwordGrant('alice', PASSWORD, ip)).statusCode).toBe(200);
   });
 
@@ -94,7 +118,13 @@ describe('per client address', () => {
     const app = await makeApp(f.db);
     const ip = '192.0.2.60';
     const attempt = () =>
-      f.app.inject({ method: 'POST', url: '/oauth/token', remoteAddress: ip, headers: { ...FORM, authorization: basic(app.clientId, 'gloas-guess') }, payload: form({ grant_type: 'refresh_token', refresh_token: 'x' }) });
+      f.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        remoteAddress: ip,
+        headers: { ...FORM, authorization: basic(app.clientId, 'gloas-guess') },
+        payload: form({ grant_type: 'refresh_token', refresh_token: 'x' }),
+      });
     for (let i = 0; i < 60; i++) expect((await attempt()).statusCode).toBe(401);
     const res = await attempt();
     expect(res.statusCode).toBe(429);

@@ -49,7 +49,10 @@ describe('session key ring (service_keys)', () => {
     await loadSessionKeyRing(db);
     const old = new Date(Date.now() - (RETIRED_KEY_VERIFY_SECONDS + 60) * 1000);
     await db.updateTable('service_keys').set({ retired_at: old }).execute();
-    await db.insertInto('service_keys').values({ purpose: 'session', secret: 'a'.repeat(64) }).execute();
+    await db
+      .insertInto('service_keys')
+      .values({ purpose: 'session', secret: 'a'.repeat(64) })
+      .execute();
     const ring = await loadSessionKeyRing(db);
     expect(ring.verifying).toHaveLength(1);
     const r = await rotateSessionKey(db);
@@ -72,14 +75,22 @@ describe('externally supplied ring (JSON document)', () => {
 
   it('refuses a ring without an active key or with short secrets', () => {
     expect(() => parseKeyRingDocument('{"keys":[]}')).toThrow('no active key');
-    expect(() => parseKeyRingDocument('{"keys":[{"id":"a","secret":"abcd","created_at":"2026-01-01T00:00:00Z","retired_at":null}]}')).toThrow('256 bits');
+    expect(() =>
+      parseKeyRingDocument(
+        '{"keys":[{"id":"a","secret":"abcd","created_at":"2026-01-01T00:00:00Z","retired_at":null}]}',
+      ),
+    ).toThrow('256 bits');
     expect(() => parseKeyRingDocument('nope')).toThrow('not valid JSON');
   });
 
   it('caches loads and refreshes on demand', async () => {
     let doc = rotateKeyRingDocument(undefined).document;
     let loads = 0;
-    const source = cachedKeyRingSource(documentKeyRingSource(async () => (loads++, doc)), 60_000, 0);
+    const source = cachedKeyRingSource(
+      documentKeyRingSource(async () => (loads++, doc)),
+      60_000,
+      0,
+    );
     const a = await source.load();
     await source.load();
     expect(loads).toBe(1);

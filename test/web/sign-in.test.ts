@@ -30,9 +30,15 @@ describe('sign-in form', () => {
       expect(page.body).toContain('name="user[login]"');
       expect(page.body).toContain('name="user[password]"');
       const cookie = String(page.headers['set-cookie']);
-      expect(cookie).toMatch(/^_lanyard_session=[0-9a-f]{64}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+      expect(cookie).toMatch(
+        /^_lanyard_session=[0-9a-f]{64}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/,
+      );
       const before = web.cookies.get('_lanyard_session');
-      const res = await web.post('/users/sign_in', { authenticity_token: WebClient.csrf(page.body), 'user[login]': login, 'user[password]': PASSWORD });
+      const res = await web.post('/users/sign_in', {
+        authenticity_token: WebClient.csrf(page.body),
+        'user[login]': login,
+        'user[password]': PASSWORD,
+      });
       expect(res.statusCode).toBe(302);
       expect(res.headers.location).toBe('/profile/applications');
       expect(web.cookies.get('_lanyard_session')).not.toBe(before); // no session fixation
@@ -43,7 +49,11 @@ describe('sign-in form', () => {
   });
 
   it('the cookie is Secure when the public URL is https', async () => {
-    const app = await buildApp({ db: f.db, config: testConfig({ publicUrl: 'https://lanyard.example.com', secureCookies: true }), logger: false });
+    const app = await buildApp({
+      db: f.db,
+      config: testConfig({ publicUrl: 'https://lanyard.example.com', secureCookies: true }),
+      logger: false,
+    });
     const res = await app.inject({ url: '/users/sign_in' });
     expect(String(res.headers['set-cookie'])).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
     await app.close();
@@ -53,7 +63,11 @@ describe('sign-in form', () => {
     await makeUser(f.db, 'alice');
     await makeUser(f.db, 'bob', { blocked: true });
     const bodies = new Set<string>();
-    for (const [login, password] of [['alice', 'nope-nope'], ['nobody', PASSWORD], ['bob', PASSWORD]]) {
+    for (const [login, password] of [
+      ['alice', 'nope-nope'],
+      ['nobody', PASSWORD],
+      ['bob', PASSWORD],
+    ]) {
       const web = new WebClient(f.app);
       const res = await web.signIn(login, password);
       expect(res.statusCode).toBe(401);
@@ -68,15 +82,25 @@ describe('sign-in form', () => {
     const { otpSecret } = await makeUser(f.db, 'carol', { twoFactor: true });
     const web = new WebClient(f.app);
     const page = await web.get('/users/sign_in');
-    const step1 = await web.post('/users/sign_in', { authenticity_token: WebClient.csrf(page.body), 'user[login]': 'carol', 'user[password]': PASSWORD });
+    const step1 = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(page.body),
+      'user[login]': 'carol',
+      'user[password]': PASSWORD,
+    });
     expect(step1.statusCode).toBe(200);
     expect(step1.body).toContain('name="user[otp_attempt]"');
     expect(await signedInAs(web)).toBeUndefined(); // not signed in after the password alone
-    const wrong = await web.post('/users/sign_in', { authenticity_token: WebClient.csrf(step1.body), 'user[otp_attempt]': '000000' === totp(otpSecret!) ? '111111' : '000000' });
+    const wrong = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(step1.body),
+      'user[otp_attempt]': '000000' === totp(otpSecret!) ? '111111' : '000000',
+    });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.body).toContain('Invalid two-factor code.');
     const code = totp(otpSecret!);
-    const ok = await web.post('/users/sign_in', { authenticity_token: WebClient.csrf(wrong.body), 'user[otp_attempt]': code });
+    const ok = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(wrong.body),
+      'user[otp_attempt]': code,
+    });
     expect(ok.statusCode).toBe(302);
     expect(await signedInAs(web)).toBe('carol');
 
@@ -91,23 +115,39 @@ describe('sign-in form', () => {
     const { otpSecret } = await makeUser(f.db, 'carol', { twoFactor: true });
     const web = new WebClient(f.app);
     const page = await web.get('/users/sign_in');
-    const res = await web.post('/users/sign_in', { authenticity_token: WebClient.csrf(page.body), 'user[otp_attempt]': totp(otpSecret!) });
+    const res = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(page.body),
+      'user[otp_attempt]': totp(otpSecret!),
+    });
     expect(res.statusCode).toBe(401);
     expect(await signedInAs(web)).toBeUndefined();
   });
 
-  it('CSRF: a post without the token, with a forged one, or with another session\'s token is refused (422)', async () => {
+  it("CSRF: a post without the token, with a forged one, or with another session's token is refused (422)", async () => {
     await makeUser(f.db, 'alice');
     const web = new WebClient(f.app);
     const page = await web.get('/users/sign_in');
     const other = new WebClient(f.app);
     const otherToken = WebClient.csrf((await other.get('/users/sign_in')).body);
     for (const token of [undefined, 'x', 'A'.repeat(43), otherToken]) {
-      const res = await web.post('/users/sign_in', { authenticity_token: token, 'user[login]': 'alice', 'user[password]': PASSWORD });
+      const res = await web.post('/users/sign_in', {
+        authenticity_token: token,
+        'user[login]': 'alice',
+        'user[password]': PASSWORD,
+      });
       expect(res.statusCode).toBe(422);
     }
     // No session cookie at all.
-    const bare = await f.app.inject({ method: 'POST', url: '/users/sign_in', headers: FORM, payload: form({ authenticity_token: WebClient.csrf(page.body), 'user[login]': 'alice', 'user[password]': PASSWORD }) });
+    const bare = await f.app.inject({
+      method: 'POST',
+      url: '/users/sign_in',
+      headers: FORM,
+      payload: form({
+        authenticity_token: WebClient.csrf(page.body),
+        'user[login]': 'alice',
+        'user[password]': PASSWORD,
+      }),
+    });
     expect(bare.statusCode).toBe(422);
     expect(await signedInAs(web)).toBeUndefined();
   });
@@ -168,16 +208,31 @@ describe('after sign-in: back where the user was going, only to our own paths', 
   });
 
   it('never to another host (//evil, /\\evil, absolute URLs)', async () => {
-    for (const bad of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/\t/evil.example', '', undefined, 42]) {
+    for (const bad of [
+      '//evil.example/x',
+      '/\\evil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      '/\t/evil.example',
+      '',
+      undefined,
+      42,
+    ]) {
       expect(safeReturnTo(bad)).toBeUndefined();
     }
-    expect(safeReturnTo('/oauth/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx')).toBe('/oauth/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx');
+    expect(safeReturnTo('/oauth/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx')).toBe(
+      '/oauth/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx',
+    );
     // And through the app: a crafted return_to in the session cannot leave the site.
     await makeUser(f.db, 'alice');
     const web = new WebClient(f.app);
     await web.get('/users/sign_in');
     const id = web.cookies.get('_lanyard_session')!.split('.')[0];
-    await f.db.updateTable('web_sessions').set({ data: JSON.stringify({ return_to: '//evil.example/' }) }).where('id_digest', '=', sha256Hex(id)).execute();
+    await f.db
+      .updateTable('web_sessions')
+      .set({ data: JSON.stringify({ return_to: '//evil.example/' }) })
+      .where('id_digest', '=', sha256Hex(id))
+      .execute();
     expect((await web.signIn('alice', PASSWORD)).headers.location).toBe('/profile/applications');
   });
 });
@@ -194,7 +249,9 @@ describe('sign-out', () => {
     const res = await web.post('/users/sign_out', { authenticity_token: WebClient.csrf(page.body) });
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe('/users/sign_in');
-    expect(await f.db.selectFrom('web_sessions').select('user_id').where('user_id', 'is not', null).execute()).toEqual([]);
+    expect(await f.db.selectFrom('web_sessions').select('user_id').where('user_id', 'is not', null).execute()).toEqual(
+      [],
+    );
   });
 
   it('a user blocked after signing in is signed out on the next request', async () => {

@@ -28,7 +28,8 @@ export async function handler({ db, params, client }: GrantContext): Promise<Iss
     if (row.expires_at.getTime() <= Date.now()) return 'invalid_grant';
     if (row.redirect_uri !== redirectUri) return 'invalid_grant';
     if (row.code_challenge) {
-      if (!verifier || !verifyCodeVerifier(verifier, row.code_challenge, row.code_challenge_method!)) return 'invalid_grant';
+      if (!verifier || !verifyCodeVerifier(verifier, row.code_challenge, row.code_challenge_method!))
+        return 'invalid_grant';
     } else if (verifier) {
       // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
       return 'invalid_grant';
@@ -47,4 +48,3 @@ export async function handler({ db, params, client }: GrantContext): Promise<Iss
   if (outcome === 'invalid_grant') throw new InvalidGrant();
   return outcome;
 }
-

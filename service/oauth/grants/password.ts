@@ -36,4 +36,3 @@ export async function handler({ db, params, client, address }: GrantContext): Pr
     withRefreshToken: false,
   });
 }
-

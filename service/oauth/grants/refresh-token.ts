@@ -30,38 +30,39 @@ export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<IssuedToken> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
-  const outcome = await db.transaction().execute(async (trx): Promise<IssuedToken | 'invalid_grant' | 'invalid_client'> => {
-    const row = await lockAccessTokenByRefreshToken(trx, refreshToken);
-    if (!row || row.application_id === null) return 'invalid_grant';
-    if (client) {
-      if (client.application.id !== row.application_id) return 'invalid_grant';
-    } else {
-      const application = await findApplicationById(trx, row.application_id);
-      if (!application || application.confidential) return 'invalid_client';
-    }
-    if (row.revoked_at) return 'invalid_grant';
-    if (row.refreshed_at) {
-      if (row.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(trx, row.id);
-      return 'invalid_grant';
-    }
-    const scopes = resolveScopes(params.scope, row.scopes);
-    const user = await findUserById(trx, row.user_id);
-    if (!user || user.state !== 'active') return 'invalid_grant';
-    const issued = await issueAccessToken(trx, {
-      applicationId: row.application_id,
-      userId: row.user_id,
-      scopes,
-      withRefreshToken: true,
-      parentId: row.id,
-      familyId: row.family_id ?? row.id,
-      authorizationCodeId: row.authorization_code_id,
+  const outcome = await db
+    .transaction()
+    .execute(async (trx): Promise<IssuedToken | 'invalid_grant' | 'invalid_client'> => {
+      const row = await lockAccessTokenByRefreshToken(trx, refreshToken);
+      if (!row || row.application_id === null) return 'invalid_grant';
+      if (client) {
+        if (client.application.id !== row.application_id) return 'invalid_grant';
+      } else {
+        const application = await findApplicationById(trx, row.application_id);
+        if (!application || application.confidential) return 'invalid_client';
+      }
+      if (row.revoked_at) return 'invalid_grant';
+      if (row.refreshed_at) {
+        if (row.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(trx, row.id);
+        return 'invalid_grant';
+      }
+      const scopes = resolveScopes(params.scope, row.scopes);
+      const user = await findUserById(trx, row.user_id);
+      if (!user || user.state !== 'active') return 'invalid_grant';
+      const issued = await issueAccessToken(trx, {
+        applicationId: row.application_id,
+        userId: row.user_id,
+        scopes,
+        withRefreshToken: true,
+        parentId: row.id,
+        familyId: row.family_id ?? row.id,
+        authorizationCodeId: row.authorization_code_id,
+      });
+      // Last, so the stamp is as close to the commit as possible (see "replay vs. race").
+      await markRefreshed(trx, row.id);
+      return issued;
     });
-    // Last, so the stamp is as close to the commit as possible (see "replay vs. race").
-    await markRefreshed(trx, row.id);
-    return issued;
-  });
   if (outcome === 'invalid_grant') throw new InvalidGrant();
   if (outcome === 'invalid_client') throw new InvalidClient();
   return outcome;
 }
-

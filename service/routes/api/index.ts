@@ -22,16 +22,36 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
       openapi: '3.0.3',
       info: {
         title: 'Lanyard REST API (GitLab-compatible /api/v4)',
-        description: 'Personal access tokens (PRIVATE-TOKEN header or ?private_token=) or OAuth 2.0 access tokens (Authorization: Bearer or ?access_token=).',
+        description:
+          'Personal access tokens (PRIVATE-TOKEN header or ?private_token=) or OAuth 2.0 access tokens (Authorization: Bearer or ?access_token=).',
         version: '4',
       },
       servers: [{ url: config.publicUrl }],
       components: {
         securitySchemes: {
-          private_token_header: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN', description: 'A personal access token' },
-          private_token_query: { type: 'apiKey', in: 'query', name: 'private_token', description: 'A personal access token' },
-          bearer: { type: 'http', scheme: 'bearer', description: 'An OAuth 2.0 access token or a personal access token' },
-          access_token_query: { type: 'apiKey', in: 'query', name: 'access_token', description: 'An OAuth 2.0 access token or a personal access token' },
+          private_token_header: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'PRIVATE-TOKEN',
+            description: 'A personal access token',
+          },
+          private_token_query: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'private_token',
+            description: 'A personal access token',
+          },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An OAuth 2.0 access token or a personal access token',
+          },
+          access_token_query: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'access_token',
+            description: 'An OAuth 2.0 access token or a personal access token',
+          },
           oauth2: {
             type: 'oauth2',
             flows: {
@@ -45,7 +65,13 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
           },
         },
       },
-      security: [{ private_token_header: [] }, { private_token_query: [] }, { bearer: [] }, { access_token_query: [] }, { oauth2: ['api'] }],
+      security: [
+        { private_token_header: [] },
+        { private_token_query: [] },
+        { bearer: [] },
+        { access_token_query: [] },
+        { oauth2: ['api'] },
+      ],
     },
   });
   await app.register(openapiRoutes);

@@ -16,7 +16,14 @@ import {
   type NotificationSource,
 } from '../../domain/notification-settings';
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
-import { authErrorResponses, badRequestResponse, booleanParam, eventsSchema, idParams, notFoundResponse } from './schemas';
+import {
+  authErrorResponses,
+  badRequestResponse,
+  booleanParam,
+  eventsSchema,
+  idParams,
+  notFoundResponse,
+} from './schemas';
 
 const levelSchema = { type: 'string', enum: [...NOTIFICATION_LEVELS] } as const;
 
@@ -41,8 +48,17 @@ const updateParams = (global: boolean) =>
     type: 'object',
     properties: {
       level: { type: 'string', description: `One of ${NOTIFICATION_LEVELS.join(', ')}` },
-      ...(global ? { notification_email: { type: 'string', description: 'The primary or a verified secondary e-mail of the user' } } : {}),
-      ...Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, booleanParam(`Enable/disable the ${e} e-mail (level custom)`)])),
+      ...(global
+        ? {
+            notification_email: {
+              type: 'string',
+              description: 'The primary or a verified secondary e-mail of the user',
+            },
+          }
+        : {}),
+      ...Object.fromEntries(
+        NOTIFICATION_EVENTS.map((e) => [e, booleanParam(`Enable/disable the ${e} e-mail (level custom)`)]),
+      ),
     },
   }) as const;
 
@@ -100,7 +116,9 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
       url,
       {
         schema: {
-          summary: global ? 'Update the global notification settings and e-mail' : `Update the notification settings of a ${kind}`,
+          summary: global
+            ? 'Update the global notification settings and e-mail'
+            : `Update the notification settings of a ${kind}`,
           tags,
           ...(params ? { params } : {}),
           querystring: updateParams(global),

@@ -13,12 +13,17 @@ const errorResponse = (description: string) => ({ description, type: 'object', p
 
 /** The error responses every authenticated route can give (contract §4). */
 export const authErrorResponses = {
-  401: errorResponse('Missing, unknown, expired or revoked token: {"message":"401 Unauthorized"} or {"error":"invalid_token",…}'),
-  403: errorResponse('Insufficient scope ({"error":"insufficient_scope",…}) or blocked user ({"message":"403 Forbidden"})'),
+  401: errorResponse(
+    'Missing, unknown, expired or revoked token: {"message":"401 Unauthorized"} or {"error":"invalid_token",…}',
+  ),
+  403: errorResponse(
+    'Insufficient scope ({"error":"insufficient_scope",…}) or blocked user ({"message":"403 Forbidden"})',
+  ),
 } as const;
 
 export const badRequestResponse = errorResponse('Invalid parameter: {"error":"<param> is invalid"} or {"message":…}');
-export const notFoundResponse = (what: string) => errorResponse(`{"message":"404 ${what} Not Found"}: missing, or not visible to the user`);
+export const notFoundResponse = (what: string) =>
+  errorResponse(`{"message":"404 ${what} Not Found"}: missing, or not visible to the user`);
 
 /**
  * A boolean parameter: true/false/1/0, as strings (query, form) or JSON values. An enum without a
@@ -32,7 +37,10 @@ export const idParams = (what: 'group' | 'project') =>
   ({
     type: 'object',
     properties: {
-      id: { type: 'string', description: `The ID or URL-encoded full path of the ${what} (e.g. my-group%2Fsub${what === 'project' ? '%2Fmy-project' : ''})` },
+      id: {
+        type: 'string',
+        description: `The ID or URL-encoded full path of the ${what} (e.g. my-group%2Fsub${what === 'project' ? '%2Fmy-project' : ''})`,
+      },
     },
     required: ['id'],
   }) as const;

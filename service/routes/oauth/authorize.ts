@@ -7,7 +7,13 @@ import { formRouteOptions } from '../../http/form-body';
 import { mergedParams, stringParam } from '../../http/params';
 import { CSRF_FIELD } from '../../http/session';
 import { AccessDenied, InvalidRequest } from '../../oauth/errors';
-import { AUTHORIZE_PARAMETERS, errorRedirect, redirectWith, validateAuthorizeRequest, type ValidAuthorizeRequest } from '../../oauth/authorize-request';
+import {
+  AUTHORIZE_PARAMETERS,
+  errorRedirect,
+  redirectWith,
+  validateAuthorizeRequest,
+  type ValidAuthorizeRequest,
+} from '../../oauth/authorize-request';
 import { formatScopes } from '../../domain/scopes';
 import { csrfField, html, redirect, sendPage } from '../web/html';
 
@@ -90,7 +96,12 @@ ${hidden('code_challenge', req.codeChallenge)}${hidden('code_challenge_method', 
     const params = mergedParams(request);
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) {
-      return sendPage(reply, 422, 'The change you requested was rejected', html`<p>Invalid or missing authenticity token. Go back, reload the page and try again.</p>`);
+      return sendPage(
+        reply,
+        422,
+        'The change you requested was rejected',
+        html`<p>Invalid or missing authenticity token. Go back, reload the page and try again.</p>`,
+      );
     }
     const user = session?.userId ? await findUserById(db, session.userId) : undefined;
     if (!user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);

@@ -3,7 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app';
 import { findApplicationById } from '../../domain/applications';
-import { findAccessTokenByRefreshToken, findAccessTokenByToken, revokeAccessToken, revokeTokenFamily } from '../../domain/oauth-tokens';
+import {
+  findAccessTokenByRefreshToken,
+  findAccessTokenByToken,
+  revokeAccessToken,
+  revokeTokenFamily,
+} from '../../domain/oauth-tokens';
 import { mergedParams, stringParam } from '../../http/params';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidRequest, RevocationForbidden } from '../../oauth/errors';
@@ -19,7 +24,8 @@ export async function revokeRoutes(app: FastifyInstance, { db }: AppContext) {
       if (!token) throw new InvalidRequest();
       const credentials = readClientCredentials(request, params);
       // A bare client_id proves nothing: only a secret authenticates a client here.
-      const client = credentials?.clientSecret !== undefined ? await authenticateClient(db, credentials, request.ip) : undefined;
+      const client =
+        credentials?.clientSecret !== undefined ? await authenticateClient(db, credentials, request.ip) : undefined;
 
       // §2.1: the hint decides which kind is looked up first; both are tried.
       const refreshFirst = stringParam(params, 'token_type_hint') === 'refresh_token';

@@ -13,7 +13,12 @@ const tokenInfoSchema = {
     resource_owner_id: { type: 'integer' },
     scope: { type: 'array', items: { type: 'string' } },
     expires_in: { type: 'integer' },
-    application: { type: 'object', properties: { uid: { type: ['string', 'null'] } }, required: ['uid'], additionalProperties: false },
+    application: {
+      type: 'object',
+      properties: { uid: { type: ['string', 'null'] } },
+      required: ['uid'],
+      additionalProperties: false,
+    },
     created_at: { type: 'integer' },
     scopes: { type: 'array', items: { type: 'string' } },
     expires_in_seconds: { type: 'integer' },
@@ -36,7 +41,8 @@ export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) 
     const row = token ? await findAccessTokenByToken(db, token) : undefined;
     if (!row || tokenState(row) !== 'active') {
       const err = new InvalidToken();
-      err.headers['WWW-Authenticate'] = 'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
+      err.headers['WWW-Authenticate'] =
+        'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
       throw err;
     }
     const application = row.application_id === null ? undefined : await findApplicationById(db, row.application_id);

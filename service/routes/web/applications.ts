@@ -4,7 +4,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app';
 import type { User } from '../../db/schema';
-import { deleteApplication, listApplications, registerApplication, rotateApplicationSecret, type ApplicationRecord } from '../../domain/applications';
+import {
+  deleteApplication,
+  listApplications,
+  registerApplication,
+  rotateApplicationSecret,
+  type ApplicationRecord,
+} from '../../domain/applications';
 import { DomainError } from '../../domain/errors';
 import { ALL_SCOPES } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
@@ -57,7 +63,17 @@ export async function applicationRoutes(app: FastifyInstance, { db }: AppContext
     return user;
   }
 
-  async function listPage(request: FastifyRequest, reply: FastifyReply, user: User, opts: { status?: number; error?: string; values?: FormValues; shown?: { application: ApplicationRecord; secret: string } } = {}) {
+  async function listPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    user: User,
+    opts: {
+      status?: number;
+      error?: string;
+      values?: FormValues;
+      shown?: { application: ApplicationRecord; secret: string };
+    } = {},
+  ) {
     const token = await sessions.csrfToken((await sessions.read(request))!);
     const apps = await listApplications(db, user.id);
     const values = opts.values ?? { name: '', redirectUri: '', scopes: [], confidential: true };
@@ -83,7 +99,8 @@ ${csrfField(token)}
 <label><input type="checkbox" name="${F}[confidential]" value="1"${values.confidential ? html` checked` : ''}> Confidential (the application can keep its secret; uncheck for native and single-page apps, which must use PKCE)</label>
 <fieldset><legend>Scopes</legend>
 ${ALL_SCOPES.map(
-  (s) => html`<label><input type="checkbox" name="${F}[scopes][]" value="${s}"${values.scopes.includes(s) ? html` checked` : ''}> <strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s]}</label>`,
+  (s) =>
+    html`<label><input type="checkbox" name="${F}[scopes][]" value="${s}"${values.scopes.includes(s) ? html` checked` : ''}> <strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s]}</label>`,
 )}
 </fieldset>
 <button type="submit">Save application</button>
@@ -91,7 +108,9 @@ ${ALL_SCOPES.map(
 <h2>Your applications (${apps.length})</h2>
 <table id="applications"><tr><th>Name</th><th>Application ID</th><th>Callback URL</th><th>Scopes</th><th></th></tr>
 ${apps.map(
-  (a) => html`<tr><td>${a.name}</td><td><code>${a.uid}</code></td><td>${a.redirect_uris.join(' ')}</td><td>${a.scopes.join(' ')}</td>
+  (
+    a,
+  ) => html`<tr><td>${a.name}</td><td><code>${a.uid}</code></td><td>${a.redirect_uris.join(' ')}</td><td>${a.scopes.join(' ')}</td>
 <td><form method="post" action="${BASE}/${a.uid}/renew_secret">${csrfField(token)}<button type="submit">Renew secret</button></form>
 <form method="post" action="${BASE}/${a.uid}/delete">${csrfField(token)}<button type="submit">Destroy</button></form></td></tr>`,
 )}
@@ -114,9 +133,12 @@ ${apps.map(
     const values: FormValues = {
       name: stringParam(body, `${F}[name]`) ?? '',
       redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
-      scopes: (Array.isArray(rawScopes) ? rawScopes : typeof rawScopes === 'string' ? rawScopes.split(/\s+/) : []).filter(
-        (s): s is string => typeof s === 'string' && s !== '',
-      ),
+      scopes: (Array.isArray(rawScopes)
+        ? rawScopes
+        : typeof rawScopes === 'string'
+          ? rawScopes.split(/\s+/)
+          : []
+      ).filter((s): s is string => typeof s === 'string' && s !== ''),
       confidential: parseBoolean(body[`${F}[confidential]`]) ?? false,
     };
     try {
@@ -130,7 +152,8 @@ ${apps.map(
       });
       return listPage(request, reply, user, { status: 201, shown: created });
     } catch (err) {
-      if (err instanceof DomainError && err.kind === 'invalid') return listPage(request, reply, user, { status: 422, error: err.message, values });
+      if (err instanceof DomainError && err.kind === 'invalid')
+        return listPage(request, reply, user, { status: 422, error: err.message, values });
       throw err;
     }
   });

@@ -9,7 +9,14 @@ export class SafeHtml {
   }
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
 export const escapeHtml = (text: string): string => text.replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
 
 function render(value: unknown): string {
@@ -36,7 +43,8 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
  */
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -55,7 +63,10 @@ ${body}
 }
 
 export function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml, signedInAs?: string) {
-  return reply.code(status).headers(PAGE_HEADERS).send(layout(title, body, signedInAs));
+  return reply
+    .code(status)
+    .headers(PAGE_HEADERS)
+    .send(layout(title, body, signedInAs));
 }
 
 export const csrfField = (token: string) => html`<input type="hidden" name="authenticity_token" value="${token}">`;

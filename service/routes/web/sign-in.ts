@@ -20,7 +20,12 @@ const SIGN_IN_FORM = formRouteOptions({ strings: ['user[login]', 'user[password]
 const SIGN_OUT_FORM = formRouteOptions({ strings: [] });
 
 export function csrfRejected(reply: FastifyReply) {
-  return sendPage(reply, 422, 'The change you requested was rejected', html`<p class="error">Invalid or missing authenticity token. Go back, reload the page and try again.</p>`);
+  return sendPage(
+    reply,
+    422,
+    'The change you requested was rejected',
+    html`<p class="error">Invalid or missing authenticity token. Go back, reload the page and try again.</p>`,
+  );
 }
 
 export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
@@ -60,7 +65,12 @@ ${csrfField(await sessions.csrfToken(session))}
 
   function tooMany(reply: FastifyReply, retryAfter: number) {
     reply.header('retry-after', String(retryAfter));
-    return sendPage(reply, 429, 'Too many attempts', html`<p class="error" role="alert">Too many failed sign-in attempts. Try again in ${retryAfter} seconds.</p>`);
+    return sendPage(
+      reply,
+      429,
+      'Too many attempts',
+      html`<p class="error" role="alert">Too many failed sign-in attempts. Try again in ${retryAfter} seconds.</p>`,
+    );
   }
 
   async function complete(request: FastifyRequest, reply: FastifyReply, session: WebSession, userId: number) {
@@ -70,7 +80,11 @@ ${csrfField(await sessions.csrfToken(session))}
     return redirect(reply, returnTo);
   }
 
-  function failed(result: Exclude<CredentialResult, { ok: true }>, reply: FastifyReply, render: (status: number) => Promise<unknown>) {
+  function failed(
+    result: Exclude<CredentialResult, { ok: true }>,
+    reply: FastifyReply,
+    render: (status: number) => Promise<unknown>,
+  ) {
     if (result.reason === 'rate_limited') return tooMany(reply, result.retryAfter);
     return render(401);
   }
@@ -92,7 +106,8 @@ ${csrfField(await sessions.csrfToken(session))}
     const otpAttempt = stringParam(body, 'user[otp_attempt]');
     if (otpAttempt !== undefined) {
       const userId = session.data.otp_user_id;
-      const fresh = session.data.otp_started_at !== undefined && Date.now() - session.data.otp_started_at < OTP_STEP_SECONDS * 1000;
+      const fresh =
+        session.data.otp_started_at !== undefined && Date.now() - session.data.otp_started_at < OTP_STEP_SECONDS * 1000;
       if (userId === undefined || !fresh) {
         delete session.data.otp_user_id;
         delete session.data.otp_started_at;
@@ -107,7 +122,8 @@ ${csrfField(await sessions.csrfToken(session))}
     const login = stringParam(body, 'user[login]') ?? '';
     const password = stringParam(body, 'user[password]') ?? '';
     const result = await checkPassword(db, { login, password, address: request.ip });
-    if (!result.ok) return failed(result, reply, (status) => passwordForm(reply, session, status, INVALID_LOGIN, login));
+    if (!result.ok)
+      return failed(result, reply, (status) => passwordForm(reply, session, status, INVALID_LOGIN, login));
     if (twoFactorEnabled(result.user)) {
       session.data.otp_user_id = result.user.id;
       session.data.otp_started_at = Date.now();

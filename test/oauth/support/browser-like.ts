@@ -12,7 +12,8 @@ export class WebClient {
 
   private keep(res: LightMyRequestResponse) {
     for (const c of res.cookies as Array<{ name: string; value: string; expires?: Date; maxAge?: number }>) {
-      if ((c.expires && c.expires.getTime() < Date.now()) || c.maxAge === 0 || c.value === '') this.cookies.delete(c.name);
+      if ((c.expires && c.expires.getTime() < Date.now()) || c.maxAge === 0 || c.value === '')
+        this.cookies.delete(c.name);
       else this.cookies.set(c.name, c.value);
     }
     return res;
@@ -23,12 +24,21 @@ export class WebClient {
   }
 
   async post(url: string, values: Record<string, string | undefined>, headers: Record<string, string> = {}) {
-    return this.keep(await this.app.inject({ method: 'POST', url, payload: form(values), headers: { ...FORM, cookie: this.cookieHeader, ...headers } }));
+    return this.keep(
+      await this.app.inject({
+        method: 'POST',
+        url,
+        payload: form(values),
+        headers: { ...FORM, cookie: this.cookieHeader, ...headers },
+      }),
+    );
   }
 
   /** Post with the raw body (repeated fields). */
   async postRaw(url: string, body: string) {
-    return this.keep(await this.app.inject({ method: 'POST', url, payload: body, headers: { ...FORM, cookie: this.cookieHeader } }));
+    return this.keep(
+      await this.app.inject({ method: 'POST', url, payload: body, headers: { ...FORM, cookie: this.cookieHeader } }),
+    );
   }
 
   static csrf(html: string): string {
@@ -40,9 +50,16 @@ export class WebClient {
   /** Sign in through the form (and the TOTP step when `otp` is given). Returns the final response. */
   async signIn(login: string, password: string, otp?: () => string) {
     const page = await this.get('/users/sign_in');
-    let res = await this.post('/users/sign_in', { authenticity_token: WebClient.csrf(page.body), 'user[login]': login, 'user[password]': password });
+    let res = await this.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(page.body),
+      'user[login]': login,
+      'user[password]': password,
+    });
     if (otp && res.statusCode === 200) {
-      res = await this.post('/users/sign_in', { authenticity_token: WebClient.csrf(res.body), 'user[otp_attempt]': otp() });
+      res = await this.post('/users/sign_in', {
+        authenticity_token: WebClient.csrf(res.body),
+        'user[otp_attempt]': otp(),
+      });
     }
     return res;
   }
@@ -57,7 +74,11 @@ export interface AuthorizeOptions {
 }
 
 export function authorizeUrl(clientId: string, o: AuthorizeOptions = {}): string {
-  const q = new URLSearchParams({ client_id: clientId, redirect_uri: o.redirectUri ?? 'https://client.example/callback', response_type: 'code' });
+  const q = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: o.redirectUri ?? 'https://client.example/callback',
+    response_type: 'code',
+  });
   if (o.state !== undefined) q.set('state', o.state);
   if (o.scope !== undefined) q.set('scope', o.scope);
   if (o.codeChallenge !== undefined) q.set('code_challenge', o.codeChallenge);
@@ -69,7 +90,13 @@ export function authorizeUrl(clientId: string, o: AuthorizeOptions = {}): string
 export function consentFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    out[m[1]] = m[2].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+    out[m[1]] = m[2]
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#96;/g, '`')
+      .replace(/&amp;/g, '&');
   }
   return out;
 }
@@ -77,7 +104,8 @@ export function consentFields(html: string): Record<string, string> {
 /** Signed-in client: consent page → Authorize → the code from the redirect. */
 export async function obtainCode(web: WebClient, clientId: string, o: AuthorizeOptions = {}): Promise<string> {
   const page = await web.get(authorizeUrl(clientId, o));
-  if (page.statusCode !== 200) throw new Error(`authorize: ${page.statusCode} ${page.headers.location ?? page.body.slice(0, 200)}`);
+  if (page.statusCode !== 200)
+    throw new Error(`authorize: ${page.statusCode} ${page.headers.location ?? page.body.slice(0, 200)}`);
   const res = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
   const code = new URL(res.headers.location as string).searchParams.get('code');
   if (!code) throw new Error(`no code: ${res.statusCode} ${res.headers.location}`);

@@ -27,7 +27,11 @@ export function useFixture(options: { max?: number; config?: Partial<Config> } =
     fixture.handle = await createTestDatabase({ max: options.max ?? 12 });
     fixture.db = fixture.handle.db;
     fixture.config = testConfig(options.config);
-    fixture.app = await buildApp({ db: fixture.db, config: fixture.config, logger: process.env.LOG_TESTS ? { level: 'debug' } : false });
+    fixture.app = await buildApp({
+      db: fixture.db,
+      config: fixture.config,
+      logger: process.env.LOG_TESTS ? { level: 'debug' } : false,
+    });
   });
   afterAll(async () => {
     await fixture.app?.close();
@@ -38,7 +42,11 @@ export function useFixture(options: { max?: number; config?: Partial<Config> } =
 
 export const PASSWORD = 'correct horse battery staple';
 
-export async function makeUser(db: Db, username: string, opts: { twoFactor?: boolean; blocked?: boolean; password?: string } = {}) {
+export async function makeUser(
+  db: Db,
+  username: string,
+  opts: { twoFactor?: boolean; blocked?: boolean; password?: string } = {},
+) {
   let user = await createUser(db, { username, email: `${username}@example.com`, password: opts.password ?? PASSWORD });
   let otpSecret: string | undefined;
   if (opts.twoFactor) {

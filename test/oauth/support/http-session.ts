@@ -23,7 +23,12 @@ export class HttpSession {
       if (!value || /expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
-    return { status: res.status, location: res.headers.get('location') ?? undefined, headers: res.headers, body: await res.text() };
+    return {
+      status: res.status,
+      location: res.headers.get('location') ?? undefined,
+      headers: res.headers,
+      body: await res.text(),
+    };
   }
 }
 
@@ -32,7 +37,13 @@ export const csrfOf = (html: string) => /name="authenticity_token" value="([^"]+
 export function hiddenFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    out[m[1]] = m[2].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+    out[m[1]] = m[2]
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#96;/g, '`')
+      .replace(/&amp;/g, '&');
   }
   return out;
 }

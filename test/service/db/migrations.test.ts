@@ -23,7 +23,9 @@ const TABLES = [
 
 async function tables(db: any): Promise<string[]> {
   const { rows } = await sql<{ t: string }>`
-    select tablename as t from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by 1`.execute(db);
+    select tablename as t from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by 1`.execute(
+    db,
+  );
   return rows.map((r) => r.t);
 }
 
@@ -60,7 +62,9 @@ describe('migrations', () => {
 
     // Token look-ups are single indexed queries.
     const { rows: idx } = await sql<{ i: string }>`
-      select indexdef as i from pg_indexes where schemaname = 'public' and indexdef ~ '(token_digest|code_digest)' order by 1`.execute(t.db);
+      select indexdef as i from pg_indexes where schemaname = 'public' and indexdef ~ '(token_digest|code_digest)' order by 1`.execute(
+      t.db,
+    );
     expect(idx.map((r) => r.i.replace(/^.* ON public\./, ''))).toEqual([
       'oauth_access_tokens USING btree (refresh_token_digest)',
       'oauth_access_tokens USING btree (token_digest)',

@@ -4,7 +4,11 @@
 // is now one transaction (or part of the caller's). A trigger makes the audit insert fail for real.
 import { sql } from 'kysely';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { registerApplication, rotateApplicationSecret, verifyApplicationSecret } from '../../../service/domain/applications';
+import {
+  registerApplication,
+  rotateApplicationSecret,
+  verifyApplicationSecret,
+} from '../../../service/domain/applications';
 import { createGroup } from '../../../service/domain/namespaces';
 import { createPersonalAccessToken } from '../../../service/domain/personal-access-tokens';
 import { createUser, setUserPassword, setUserState } from '../../../service/domain/users';
@@ -31,7 +35,10 @@ beforeEach(async () => {
 
 describe('a domain write whose audit event fails changes nothing', () => {
   it('rotateApplicationSecret: the old secret keeps working', async () => {
-    const { application, secret } = await registerApplication(db, { name: 'App', redirectUris: ['https://a.example/cb'] });
+    const { application, secret } = await registerApplication(db, {
+      name: 'App',
+      redirectUris: ['https://a.example/cb'],
+    });
     await breakAudit();
     await expect(rotateApplicationSecret(db, application.uid, 'user:alice')).rejects.toThrow(/audit log unavailable/);
     expect(await verifyApplicationSecret(db, application.uid, secret)).toMatchObject({ uid: application.uid });
@@ -39,8 +46,12 @@ describe('a domain write whose audit event fails changes nothing', () => {
 
   it('registerApplication, createUser, createGroup: no row is left behind', async () => {
     await breakAudit();
-    await expect(registerApplication(db, { name: 'App', redirectUris: ['https://a.example/cb'] })).rejects.toThrow(/audit log unavailable/);
-    await expect(createUser(db, { username: 'bob', email: 'bob@example.com', password: 'long enough password' })).rejects.toThrow(/audit log unavailable/);
+    await expect(registerApplication(db, { name: 'App', redirectUris: ['https://a.example/cb'] })).rejects.toThrow(
+      /audit log unavailable/,
+    );
+    await expect(
+      createUser(db, { username: 'bob', email: 'bob@example.com', password: 'long enough password' }),
+    ).rejects.toThrow(/audit log unavailable/);
     await expect(createGroup(db, { path: 'acme' })).rejects.toThrow(/audit log unavailable/);
     expect(await db.selectFrom('oauth_applications').select('id').execute()).toEqual([]);
     expect(await db.selectFrom('users').select('id').execute()).toEqual([]);
@@ -52,7 +63,9 @@ describe('a domain write whose audit event fails changes nothing', () => {
     await breakAudit();
     await expect(setUserPassword(db, 'alice', 'the second password')).rejects.toThrow(/audit log unavailable/);
     await expect(setUserState(db, 'alice', 'blocked')).rejects.toThrow(/audit log unavailable/);
-    await expect(createPersonalAccessToken(db, { username: 'alice', name: 't', scopes: 'api' })).rejects.toThrow(/audit log unavailable/);
+    await expect(createPersonalAccessToken(db, { username: 'alice', name: 't', scopes: 'api' })).rejects.toThrow(
+      /audit log unavailable/,
+    );
     const user = await db.selectFrom('users').select(['password_hash', 'state']).executeTakeFirstOrThrow();
     expect(user.state).toBe('active');
     expect(await verifyPassword('the first password', user.password_hash)).toBe(true);

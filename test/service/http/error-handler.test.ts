@@ -31,7 +31,11 @@ describe('the root error handler', () => {
     app.get('/api/v4/test-throw', async () => {
       throw new TypeError("Cannot read properties of undefined (reading 'token_digest')");
     });
-    app.post('/oauth/test-validated', { schema: { body: { type: 'object', required: ['x'], properties: { x: { type: 'string' } } } } }, async () => ({}));
+    app.post(
+      '/oauth/test-validated',
+      { schema: { body: { type: 'object', required: ['x'], properties: { x: { type: 'string' } } } } },
+      async () => ({}),
+    );
     await app.ready();
   });
 
@@ -97,7 +101,12 @@ describe('the root error handler', () => {
   });
 
   it('answers malformed JSON with 400, not 500', async () => {
-    const res = await app.inject({ method: 'PUT', url: '/api/v4/test-forbidden', headers: { 'content-type': 'application/json' }, payload: '{"level":' });
+    const res = await app.inject({
+      method: 'PUT',
+      url: '/api/v4/test-forbidden',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"level":',
+    });
     expect(res.statusCode).toBe(400);
   });
 

@@ -9,7 +9,9 @@ import { testConfig } from '../../support/app';
 describe('request logging', () => {
   it('masks credential query parameters', () => {
     expect(redactUrl('/api/v4/user?private_token=glpat-abc&x=1')).toBe('/api/v4/user?private_token=[REDACTED]&x=1');
-    expect(redactUrl('/cb?code=abc&state=s&access_token=t')).toBe('/cb?code=[REDACTED]&state=s&access_token=[REDACTED]');
+    expect(redactUrl('/cb?code=abc&state=s&access_token=t')).toBe(
+      '/cb?code=[REDACTED]&state=s&access_token=[REDACTED]',
+    );
   });
 
   it('writes JSON lines with a request id and no credentials', async () => {
@@ -21,15 +23,29 @@ describe('request logging', () => {
         cb();
       },
     });
-    const app = await buildApp({ db: t.db, config: testConfig(), logger: { ...(loggerOptions('info') as object), stream } });
+    const app = await buildApp({
+      db: t.db,
+      config: testConfig(),
+      logger: { ...(loggerOptions('info') as object), stream },
+    });
     await app.inject({
       method: 'GET',
       url: '/api/v4/user?private_token=glpat-SECRETSECRETSECRET1&access_token=deadbeefcafe',
-      headers: { authorization: 'Bearer topsecretbearer', 'private-token': 'glpat-headersecret', cookie: '_lanyard_session=sessionsecret' },
+      headers: {
+        authorization: 'Bearer topsecretbearer',
+        'private-token': 'glpat-headersecret',
+        cookie: '_lanyard_session=sessionsecret',
+      },
     });
     await app.close();
     const text = lines.join('\n');
-    for (const secret of ['glpat-SECRETSECRETSECRET1', 'deadbeefcafe', 'topsecretbearer', 'glpat-headersecret', 'sessionsecret']) {
+    for (const secret of [
+      'glpat-SECRETSECRETSECRET1',
+      'deadbeefcafe',
+      'topsecretbearer',
+      'glpat-headersecret',
+      'sessionsecret',
+    ]) {
       expect(text).not.toContain(secret);
     }
     const entries = lines.map((l) => JSON.parse(l));

@@ -8,7 +8,8 @@ import { makePat, makeUser } from '../../support/api-fixtures';
 
 const INVALID_REQUEST = {
   error: 'invalid_request',
-  error_description: 'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
+  error_description:
+    'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
 };
 
 describe('NUL bytes in input', () => {
@@ -32,23 +33,39 @@ describe('NUL bytes in input', () => {
   });
 
   it('OAuth endpoints answer invalid_request', async () => {
-    const authorize = await app.inject({ method: 'GET', url: '/oauth/authorize?client_id=%00&redirect_uri=x&response_type=code' });
+    const authorize = await app.inject({
+      method: 'GET',
+      url: '/oauth/authorize?client_id=%00&redirect_uri=x&response_type=code',
+    });
     expect(authorize.statusCode).toBe(400);
     expect(authorize.json()).toEqual(INVALID_REQUEST);
-    const token = await app.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'password', username: 'a\u0000', password: 'x' } });
+    const token = await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: { grant_type: 'password', username: 'a\u0000', password: 'x' },
+    });
     expect(token.statusCode).toBe(400);
     expect(token.json()).toEqual(INVALID_REQUEST);
     expect(token.headers['cache-control']).toBe('no-store');
   });
 
   it('/api/v4 query and body parameters answer {"error":"<param> is invalid"}', async () => {
-    const res = await app.inject({ method: 'PUT', url: '/api/v4/notification_settings', headers: { 'private-token': token }, payload: { notification_email: 'a\u0000@example.com' } });
+    const res = await app.inject({
+      method: 'PUT',
+      url: '/api/v4/notification_settings',
+      headers: { 'private-token': token },
+      payload: { notification_email: 'a\u0000@example.com' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'notification_email is invalid' });
   });
 
   it('nested JSON values and keys are checked too', async () => {
-    const res = await app.inject({ method: 'POST', url: '/users/sign_in', payload: { user: { login: ['ok', 'b\u0000'] } } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/users/sign_in',
+      payload: { user: { login: ['ok', 'b\u0000'] } },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ message: 'user[login] is invalid' });
   });
