@@ -3,6 +3,7 @@
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import type { AppContext } from './app-context';
 import type { Config } from './config';
 import type { Db } from './db/schema';
 import { registerErrorHandlers } from './http/error-handler';
@@ -22,11 +23,6 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The session/CSRF key ring; default: the service_keys table (deployed: Secrets Manager). */
   keyRing?: KeyRingSource;
-}
-
-export interface AppContext {
-  db: Db;
-  config: Config;
 }
 
 export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions): Promise<FastifyInstance> {

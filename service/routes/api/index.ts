@@ -2,7 +2,7 @@
 // route below; everything but the OpenAPI document sits behind token authentication.
 import swagger from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
 import { notificationSettingsRoutes } from './notification-settings';
 import { openapiRoutes } from './openapi';

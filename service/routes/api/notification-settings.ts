@@ -2,7 +2,7 @@
 // /projects/:id/… (`:id` numeric or URL-encoded full path). Scope api, or read_api for GET.
 // Validation and the write live in domain/notification-settings; this file maps HTTP to it.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
 import { mergedParams } from '../../http/params';

@@ -1,6 +1,6 @@
 // GET /api/v4/user: the authenticated user, in GitLab's shape (scopes read_user, read_api, api).
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { principalOf, type ApiUser } from '../../http/authenticate';
 import { authErrorResponses } from './schemas';
 

@@ -1,6 +1,6 @@
 // GET /oauth/authorize (consent page) and POST /oauth/authorize (the user's decision).
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
 import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';

@@ -1,6 +1,6 @@
 // /oauth/* and /.well-known/oauth-authorization-server: one file per endpoint.
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { authorizeRoutes } from './authorize';
 import { metadataRoutes } from './metadata';
 import { revokeRoutes } from './revoke';

@@ -1,6 +1,6 @@
 // GET /.well-known/oauth-authorization-server (RFC 8414 §3). The issuer is the public base URL.
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { ALL_SCOPES } from '../../domain/scopes';
 import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
 import { GRANTS } from '../../oauth/grants';

@@ -1,7 +1,7 @@
 // POST /oauth/revoke (RFC 7009). 200 {} also for unknown tokens (§2.2: nothing to learn from
 // it); a confidential application's token needs that application's credentials (403 otherwise).
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { findApplicationById } from '../../domain/applications';
 import {
   findAccessTokenByRefreshToken,

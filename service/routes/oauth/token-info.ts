@@ -1,6 +1,6 @@
 // GET /oauth/token/info: Doorkeeper's token introspection for the bearer of the token.
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { findApplicationById } from '../../domain/applications';
 import { findAccessTokenByToken, tokenState } from '../../domain/oauth-tokens';
 import { sortScopes } from '../../domain/scopes';

@@ -1,7 +1,7 @@
 // POST /oauth/token (RFC 6749 §3.2): client authentication, then the grant named by grant_type,
 // looked up in the grant table. Success and errors carry Cache-Control: no-store (§5.1).
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { mergedParams, stringParam } from '../../http/params';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth/errors';

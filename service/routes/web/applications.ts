@@ -2,7 +2,7 @@
 // renew the secret. A secret is shown once, in the response that created it (never stored
 // in the session or anywhere else in plaintext).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import type { User } from '../../db/schema';
 import {
   deleteApplication,

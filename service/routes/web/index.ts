@@ -1,7 +1,7 @@
 // Server-rendered pages: sign-in and sign-out, /profile/applications. (The consent page is
 // GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { applicationRoutes } from './applications';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from './current-user';
 import { redirect } from './html';

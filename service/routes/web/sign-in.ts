@@ -1,6 +1,6 @@
 // /users/sign_in (password, then a TOTP step for users with 2FA) and /users/sign_out.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import { checkOtp, checkPassword, recordSignIn, type CredentialResult } from '../../domain/sign-in';
 import type { WebSession } from '../../domain/sessions';
 import { twoFactorEnabled } from '../../domain/users';
