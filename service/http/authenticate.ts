@@ -10,8 +10,7 @@ import { accessTokenExpired } from '../domain/oauth-tokens';
 import { personalAccessTokenExpired } from '../domain/personal-access-tokens';
 import { formatScopes, type Scope } from '../domain/scopes';
 import { sha256Hex } from '../domain/secrets';
-import { OAuthError } from '../oauth/errors';
-import { forbidden, unauthorized } from './errors';
+import { ApiError, forbidden, unauthorized } from './errors';
 
 /** The user columns the API may show: never a credential (password hash, OTP secret). */
 export const API_USER_COLUMNS = [
@@ -197,20 +196,31 @@ export function scopesAllowing(method: string, allowReadUser: boolean): Scope[] 
   return read ? (allowReadUser ? ['api', 'read_api', 'read_user'] : ['api', 'read_api']) : ['api'];
 }
 
-function invalidToken(description: string): OAuthError {
-  const err = new OAuthError('invalid_token', 401, description);
-  // RFC 6750 §3: a protected resource names the error in WWW-Authenticate.
-  err.headers['WWW-Authenticate'] =
-    `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"`;
-  return err;
+/** RFC 6750 §3 errors carry OAuth's body and no-store headers, as GitLab (Doorkeeper) sends them. */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+function invalidToken(description: string): ApiError {
+  return new ApiError(
+    401,
+    { error: 'invalid_token', error_description: description },
+    {
+      ...NO_STORE,
+      // RFC 6750 §3: a protected resource names the error in WWW-Authenticate.
+      'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"`,
+    },
+  );
 }
 
-function insufficientScope(required: Scope[]): OAuthError {
+function insufficientScope(required: Scope[]): ApiError {
   const scope = formatScopes(required);
-  const err = new OAuthError('insufficient_scope', 403, INSUFFICIENT_SCOPE, { scope });
-  err.headers['WWW-Authenticate'] =
-    `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${scope}"`;
-  return err;
+  return new ApiError(
+    403,
+    { error: 'insufficient_scope', error_description: INSUFFICIENT_SCOPE, scope },
+    {
+      ...NO_STORE,
+      'WWW-Authenticate': `Bearer realm="Protected by OAuth 2.0", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="${scope}"`,
+    },
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
 // GitLab {"message"} errors, {"error":"404 Not Found"} for unknown /api/v4 routes) and an
 // opaque 500 that never leaks a stack, SQL or internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../domain/errors';
+import { DomainError, RateLimitedError } from '../domain/errors';
 import { OAuthError } from '../oauth/errors';
 import { ApiError } from './errors';
 
@@ -19,6 +19,11 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     }
     if (err instanceof ApiError) {
       return reply.code(err.statusCode).headers(err.headers).send(err.body);
+    }
+    if (err instanceof RateLimitedError) {
+      // The same body on every surface today (/oauth/token and the API alike).
+      const retryAfter = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
+      return reply.code(429).headers({ 'Retry-After': retryAfter }).send({ message: 'Retry later' });
     }
     if (err instanceof DomainError) {
       const status = { invalid: 400, not_found: 404, conflict: 409, forbidden: 403 }[err.kind];

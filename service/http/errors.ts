@@ -23,7 +23,3 @@ export const forbidden = () => new ApiError(403, { message: '403 Forbidden' });
 export const apiNotFound = (what?: string) =>
   new ApiError(404, { message: what ? `404 ${what} Not Found` : '404 Not Found' });
 export const badRequest = (message: unknown) => new ApiError(400, { message });
-
-/** 429 with Retry-After (seconds). */
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new ApiError(429, { message: 'Retry later' }, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });

@@ -5,7 +5,7 @@
 import type { Db } from '../db/schema';
 import { findApplicationByUid, type ApplicationRecord } from '../domain/applications';
 import { matchRedirectUri } from '../domain/redirect-uris';
-import { stringParam } from '../http/params';
+import { stringParam } from '../shared/params';
 import { InvalidRequest, OAuthError, UnsupportedResponseType } from './errors';
 import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
 import { resolveScopes } from './scope';

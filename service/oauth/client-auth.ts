@@ -2,10 +2,10 @@
 // (wins when present) or client_id/client_secret in the body; public clients send client_id only.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
+import { RateLimitedError } from '../domain/errors';
 import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
 import { addressRetryAfter, recordAddressFailure } from '../domain/rate-limit';
-import { tooManyRequests } from '../http/errors';
-import { stringParam } from '../http/params';
+import { stringParam } from '../shared/params';
 import { InvalidClient, InvalidRequest } from './errors';
 
 export const BASIC_REALM = 'Doorkeeper';
@@ -82,7 +82,7 @@ export async function authenticateClient(
     return { application, method: 'none' };
   }
   const retryAfter = await addressRetryAfter(db, address);
-  if (retryAfter !== undefined) throw tooManyRequests(retryAfter);
+  if (retryAfter !== undefined) throw new RateLimitedError(retryAfter);
   const application = await verifyApplicationSecret(db, credentials.clientId, credentials.clientSecret);
   if (!application) {
     await recordAddressFailure(db, address);

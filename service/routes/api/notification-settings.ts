@@ -5,7 +5,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
-import { mergedParams } from '../../http/params';
+import { mergedParams } from '../../shared/params';
 import {
   getNotificationSettings,
   InvalidParameterError,

@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
 import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
-import { mergedParams, stringParam } from '../../http/params';
+import { mergedParams, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import { AccessDenied, InvalidRequest } from '../../oauth/errors';
 import {

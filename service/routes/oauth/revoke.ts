@@ -9,7 +9,7 @@ import {
   revokeAccessToken,
   revokeTokenFamily,
 } from '../../domain/oauth-tokens';
-import { mergedParams, stringParam } from '../../http/params';
+import { mergedParams, stringParam } from '../../shared/params';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidRequest, RevocationForbidden } from '../../oauth/errors';
 

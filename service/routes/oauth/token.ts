@@ -2,7 +2,7 @@
 // looked up in the grant table. Success and errors carry Cache-Control: no-store (§5.1).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { mergedParams, stringParam } from '../../http/params';
+import { mergedParams, stringParam } from '../../shared/params';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth/errors';
 import { GRANTS } from '../../oauth/grants';

@@ -14,7 +14,7 @@ import {
 import { DomainError } from '../../domain/errors';
 import { ALL_SCOPES } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
-import { parseBoolean, stringParam } from '../../http/params';
+import { parseBoolean, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import { SCOPE_DESCRIPTIONS } from '../oauth/authorize';
 import { currentUser, requireSignIn } from './current-user';

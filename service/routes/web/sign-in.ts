@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context';
 import { checkOtp, checkPassword, recordSignIn, type CredentialResult } from '../../domain/sign-in';
 import type { WebSession } from '../../domain/sessions';
 import { twoFactorEnabled } from '../../domain/users';
-import { stringParam } from '../../http/params';
+import { stringParam } from '../../shared/params';
 import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfField, html, redirect, sendPage, type SafeHtml } from './html';

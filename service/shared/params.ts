@@ -1,3 +1,4 @@
+// Request parameter readers, shared by oauth/ and the routes (neutral: neither oauth/ nor http/ owns them).
 // Parameters from the query string and a form or JSON body, merged (body wins), as GitLab and
 // Doorkeeper read them. Values are strings except where a JSON body sends other types.
 import type { FastifyRequest } from 'fastify';
