@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database, Db, User } from '../../service/db/schema';
-import { findTokenRecord } from '../../service/http/authenticate';
+import { findTokenRecord } from '../../service/domain/access-tokens';
 import { createGroup, createProject, makeOAuthToken, makePat, makeUser } from '../support/api-fixtures';
 import { buildTestApp } from '../support/app';
 import { createTestDatabase, type TestDatabase } from '../support/db';

@@ -1,7 +1,8 @@
 // GET /api/v4/user: the authenticated user, in GitLab's shape (scopes read_user, read_api, api).
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { principalOf, type ApiUser } from '../../http/authenticate';
+import type { ApiUser } from '../../domain/access-tokens';
+import { principalOf } from '../../http/authenticate';
 import { authErrorResponses } from './schemas';
 
 const str = { type: 'string' } as const;

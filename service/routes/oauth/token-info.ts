@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { findApplicationById } from '../../domain/applications';
-import { findAccessTokenByToken, tokenState } from '../../domain/oauth-tokens';
+import { findTokenRecord } from '../../domain/access-tokens';
 import { sortScopes } from '../../domain/scopes';
 import { bearerFromHeader } from '../../http/authenticate';
 import { InvalidToken } from '../../oauth/errors';
@@ -38,22 +38,23 @@ function bearerToken(authorization: string | undefined, query: unknown): string 
 export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) {
   app.get('/oauth/token/info', { schema: { response: { 200: tokenInfoSchema } } }, async (request, reply) => {
     const token = bearerToken(request.headers.authorization, request.query);
-    const row = token ? await findAccessTokenByToken(db, token) : undefined;
-    if (!row || tokenState(row) !== 'active') {
+    // The same look-up as API authentication: one rule for what an active access token is.
+    const row = token ? await findTokenRecord(db, 'oauth_access_token', token) : undefined;
+    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked) {
       const err = new InvalidToken();
       err.headers['WWW-Authenticate'] =
         'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
       throw err;
     }
-    const application = row.application_id === null ? undefined : await findApplicationById(db, row.application_id);
-    const remaining = Math.max(0, Math.round((row.expires_at.getTime() - Date.now()) / 1000));
+    const application = row.applicationId === null ? undefined : await findApplicationById(db, row.applicationId);
+    const remaining = Math.max(0, Math.round((row.expiresAt.getTime() - Date.now()) / 1000));
     const scopes = sortScopes(row.scopes);
     return reply.header('cache-control', 'no-store').send({
-      resource_owner_id: row.user_id,
+      resource_owner_id: row.user.id,
       scope: scopes,
       expires_in: remaining,
       application: { uid: application?.uid ?? null },
-      created_at: Math.floor(row.created_at.getTime() / 1000),
+      created_at: Math.floor(row.createdAt.getTime() / 1000),
       scopes,
       expires_in_seconds: remaining,
     });

@@ -1,0 +1,160 @@
+// Bearer-token look-ups (personal access tokens and OAuth access tokens): the one path from a
+// presented token to its record and owner, used by API authentication and token info. Each look-up
+// is a single indexed query by digest, joined to the user, compiled once per database.
+import { type CompiledQuery, type InferResult, sql } from 'kysely';
+import type { Db, User } from '../db/schema';
+import { accessTokenExpired } from './oauth-tokens';
+import { personalAccessTokenExpired } from './personal-access-tokens';
+import { sha256Hex } from './secrets';
+
+/** The user columns the API may show: never a credential (password hash, OTP secret). */
+export const API_USER_COLUMNS = [
+  'id',
+  'username',
+  'email',
+  'name',
+  'is_admin',
+  'state',
+  'bio',
+  'public_email',
+  'avatar_url',
+  'external',
+  'private_profile',
+  'can_create_group',
+  'can_create_project',
+  'locked_until',
+  'confirmed_at',
+  'current_sign_in_at',
+  'last_sign_in_at',
+  'created_at',
+] as const;
+
+export type ApiUser = Pick<User, (typeof API_USER_COLUMNS)[number]> & { two_factor_enabled: boolean };
+
+export type TokenKind = 'personal_access_token' | 'oauth_access_token';
+
+interface TokenRecordBase {
+  id: number;
+  scopes: string[];
+  expired: boolean;
+  revoked: boolean;
+  user: ApiUser;
+}
+
+export type TokenRecord =
+  | (TokenRecordBase & { kind: 'personal_access_token'; lastUsedAt: Date | null })
+  | (TokenRecordBase & { kind: 'oauth_access_token'; applicationId: number | null; createdAt: Date; expiresAt: Date });
+
+/** PATs are `glpat-…`; anything longer than this is not a token of ours (no query for it). */
+const MAX_TOKEN_LENGTH = 256;
+/** last_used_at is refreshed at most this often per token: not a write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const userSelection = [
+  ...API_USER_COLUMNS.map((c) => `u.${c}` as const),
+  sql<boolean>`u.otp_secret is not null`.as('two_factor_enabled'),
+] as const;
+
+function splitUser<T extends Record<string, unknown>>(row: T): ApiUser {
+  const user: Record<string, unknown> = {};
+  for (const c of API_USER_COLUMNS) user[c] = row[c];
+  user.two_factor_enabled = row.two_factor_enabled;
+  return user as ApiUser;
+}
+
+const patLookup = (db: Db, digest: string) =>
+  db
+    .selectFrom('personal_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select(['t.id as token_id', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at', ...userSelection])
+    .where('t.token_digest', '=', digest);
+
+const oauthLookup = (db: Db, digest: string) =>
+  db
+    .selectFrom('oauth_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select([
+      't.id as token_id',
+      't.scopes',
+      't.expires_at',
+      't.revoked_at',
+      't.application_id',
+      't.created_at as token_created_at',
+      ...userSelection,
+    ])
+    .where('t.token_digest', '=', digest);
+
+type PatRow = InferResult<ReturnType<typeof patLookup>>[number];
+type OAuthRow = InferResult<ReturnType<typeof oauthLookup>>[number];
+
+/**
+ * The two look-ups, compiled once per database: building and compiling a Kysely query costs
+ * about as much as the indexed look-up itself, and only the digest (the one parameter) varies.
+ */
+const compiledLookups = new WeakMap<Db, { pat: CompiledQuery<PatRow>; oauth: CompiledQuery<OAuthRow> }>();
+
+function lookupQuery<K extends 'pat' | 'oauth'>(db: Db, kind: K, digest: string) {
+  let compiled = compiledLookups.get(db);
+  if (!compiled) {
+    compiled = { pat: patLookup(db, '').compile(), oauth: oauthLookup(db, '').compile() };
+    compiledLookups.set(db, compiled);
+  }
+  const query = compiled[kind];
+  return { ...query, parameters: [digest] } as typeof query;
+}
+
+/** A presented token's record and owner, or undefined when no token of that kind matches. */
+export async function findTokenRecord(
+  db: Db,
+  kind: TokenKind,
+  token: string,
+  now = new Date(),
+): Promise<TokenRecord | undefined> {
+  if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
+  const digest = sha256Hex(token);
+  if (kind === 'personal_access_token') {
+    const row = (await db.executeQuery(lookupQuery(db, 'pat', digest))).rows[0];
+    if (!row) return undefined;
+    return {
+      kind,
+      id: row.token_id,
+      scopes: row.scopes,
+      expired: personalAccessTokenExpired(row.expires_at, now),
+      revoked: row.revoked_at !== null,
+      lastUsedAt: row.last_used_at,
+      user: splitUser(row),
+    };
+  }
+  const row = (await db.executeQuery(lookupQuery(db, 'oauth', digest))).rows[0];
+  if (!row) return undefined;
+  return {
+    kind,
+    id: row.token_id,
+    scopes: row.scopes,
+    expired: accessTokenExpired(row, now.getTime()),
+    revoked: row.revoked_at !== null,
+    applicationId: row.application_id,
+    createdAt: row.token_created_at,
+    expiresAt: row.expires_at,
+    user: splitUser(row),
+  };
+}
+
+/**
+ * Record a personal access token's use, at most once per resolution window: the update is
+ * conditional, so concurrent requests of one token write at most once.
+ */
+export async function touchPersonalAccessToken(db: Db, id: number, lastUsedAt: Date | null, now: Date): Promise<void> {
+  if (lastUsedAt && now.getTime() - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+  await db
+    .updateTable('personal_access_tokens')
+    .set({ last_used_at: now })
+    .where('id', '=', id)
+    .where((eb) =>
+      eb.or([
+        eb('last_used_at', 'is', null),
+        eb('last_used_at', '<', new Date(now.getTime() - LAST_USED_RESOLUTION_MS)),
+      ]),
+    )
+    .execute();
+}
