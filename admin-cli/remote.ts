@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { LambdaClientConfig } from '@aws-sdk/client-lambda';
-import { isInvocationResult, type AdminInvocation, type AdminInvocationResult } from '../service/admin/protocol';
+import { isInvocationResult, type AdminInvocation, type AdminInvocationResult } from './function/protocol';
 import { UsageError, UserError } from './errors';
 import type { RemoteArgs } from './remote-args';
 

@@ -24,7 +24,7 @@ export const LAMBDA_ENTRIES: readonly LambdaEntry[] = [
   { name: 'api', source: 'service/lambda.ts' },
   { name: 'migrate', source: 'service/lambda-migrate.ts' },
   // The admin CLI's server side (built by the CLI work): the function `--stack` invokes.
-  { name: 'admin', source: 'service/admin/handler.ts' },
+  { name: 'admin', source: 'admin-cli/function/handler.ts' },
 ];
 
 export const DEFAULT_OUT_DIR = path.join(ROOT, 'dist', 'lambda');

@@ -1,7 +1,7 @@
 // The AWS SDK stubbed at its API boundary: a request handler that receives the signed HTTP
 // requests the real LambdaClient/STSClient build, and answers them as AWS would. Invocations of
-// the admin function run the real handler (service/admin) in-process against the test database.
-import type { AdminInvocation } from '../../service/admin/protocol';
+// the admin function run the real handler (admin-cli/function) in-process against the test database.
+import type { AdminInvocation } from '../../admin-cli/function/protocol';
 
 export interface SentRequest {
   method: string;

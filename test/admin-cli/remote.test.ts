@@ -1,21 +1,21 @@
 // The remote path end to end, in-process: the CLI parses and gathers inputs on the operator's side,
 // the real LambdaClient signs an Invoke request (stubbed at the HTTP boundary), the real admin
-// function entry (service/admin/handler.ts) runs the same command code against PostgreSQL, and the
+// function entry (admin-cli/function/handler.ts) runs the same command code against PostgreSQL, and the
 // CLI prints what it returned.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../admin-cli/cli';
-import { createAdminHandler } from '../../service/admin/admin-handler';
-import { secretSessionKeyService } from '../../service/admin/session-keys';
+import { createAdminHandler } from '../../admin-cli/function/admin-handler';
+import { secretSessionKeyService } from '../../admin-cli/function/session-keys';
 import { secretsManagerStore } from '../../service/aws/secret-store';
 import { ensureKeyRingSecret } from '../../service/aws/session-key-ring';
 import { parseKeyRingDocument } from '../../service/domain/service-keys';
 import { startFakeSecretsManager } from '../lambda/fake-secrets-manager';
 import { bufferedIo } from '../../admin-cli/io';
 import { lambdaTransport } from '../../admin-cli/remote';
-import type { AdminInvocationResult } from '../../service/admin/protocol';
+import type { AdminInvocationResult } from '../../admin-cli/function/protocol';
 import type { Db } from '../../service/db/schema';
 import { findUserByUsername } from '../../service/domain/users';
 import { verifyPassword } from '../../service/domain/passwords';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   // The deployed entry reads its database like the API function does; here: DATABASE_URL.
   process.env.DATABASE_URL = testDb.url;
   process.env.LOG_LEVEL = 'silent';
-  ({ handler } = await import('../../service/admin/handler.js'));
+  ({ handler } = await import('../../admin-cli/function/handler.js'));
   aws = fakeAws((event, context) => handler(event, context));
 });
 beforeEach(async () => {

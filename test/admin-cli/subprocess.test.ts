@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAdminHandler } from '../../service/admin/admin-handler';
+import { createAdminHandler } from '../../admin-cli/function/admin-handler';
 import type { Db } from '../../service/db/schema';
 import { verifyApplicationSecret } from '../../service/domain/applications';
 import { loadSessionKeyRing } from '../../service/domain/service-keys';

@@ -2,9 +2,9 @@
 // `--function`/`--stack` invokes it with {argv, stdin?, actor?} and prints the {exitCode, stdout,
 // stderr} it returns. IAM-only: no API Gateway route reaches it. Its database comes the same way
 // as the API function's (aws/database.ts: Secrets Manager credentials, TLS to RDS, one connection).
-import { openLambdaDatabase } from '../aws/database';
-import { secretsManagerOptions, secretsManagerStore } from '../aws/secret-store';
-import { loadConfig } from '../config';
+import { openLambdaDatabase } from '../../service/aws/database';
+import { secretsManagerOptions, secretsManagerStore } from '../../service/aws/secret-store';
+import { loadConfig } from '../../service/config';
 import { createAdminHandler } from './admin-handler';
 import { secretSessionKeyService } from './session-keys';
 

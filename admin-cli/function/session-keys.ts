@@ -1,9 +1,9 @@
 // `secrets rotate session-key` in a deployed stack: the key ring lives in a Secrets Manager secret
 // (SESSION_KEYS_SECRET_ARN) that the API function reads, so rotate it there, not in the database.
-import type { AdminServices } from '../../admin-cli/command';
-import type { SecretStore } from '../aws/secret-store';
-import { rotateKeyRingSecret } from '../aws/session-key-ring';
-import { recordAudit } from '../domain/audit';
+import type { AdminServices } from '../command';
+import type { SecretStore } from '../../service/aws/secret-store';
+import { rotateKeyRingSecret } from '../../service/aws/session-key-ring';
+import { recordAudit } from '../../service/domain/audit';
 
 export function secretSessionKeyService(store: SecretStore, arn: string): AdminServices['rotateSessionKey'] {
   return async (db, actor) => {

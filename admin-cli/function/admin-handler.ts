@@ -1,12 +1,12 @@
 // The admin function's logic: run one CLI command in-process — the same yargs table and command
 // modules as `lanyard-admin` — against the stack's database, capture what it prints, and record
 // one audit event per invocation. Built by a factory so tests drive it with a test database.
-import { runCli } from '../../admin-cli/cli';
-import type { AdminServices } from '../../admin-cli/command';
-import { bufferedIo } from '../../admin-cli/io';
-import { databaseTarget } from '../../admin-cli/target';
-import type { Db } from '../db/schema';
-import { recordAudit } from '../domain/audit';
+import { runCli } from '../cli';
+import type { AdminServices } from '../command';
+import { bufferedIo } from '../io';
+import { databaseTarget } from '../target';
+import type { Db } from '../../service/db/schema';
+import { recordAudit } from '../../service/domain/audit';
 import { invocationProblem, type AdminInvocation, type AdminInvocationResult } from './protocol';
 
 export interface AdminHandlerOptions {
