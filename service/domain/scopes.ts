@@ -4,6 +4,13 @@ import { invalid } from './errors';
 export const ALL_SCOPES = ['api', 'read_api', 'read_user'] as const;
 export type Scope = (typeof ALL_SCOPES)[number];
 
+/** The scopes in words, as GitLab describes them (the consent page and the applications form). */
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  api: 'Grants complete read/write access to the API, including all groups and projects.',
+  read_api: 'Grants read access to the API, including all groups and projects.',
+  read_user: 'Grants read-only access to your profile through the /user API endpoint.',
+};
+
 export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s);
 
 /** Split a space- (or comma-) separated scope string; undefined when any scope is unknown or it is empty. */

@@ -7,7 +7,7 @@ import { InvalidClient, InvalidRequest, InvalidScope } from '../../service/oauth
 import { parseCodeChallenge, verifyCodeVerifier } from '../../service/oauth/pkce';
 import { resolveScopes } from '../../service/oauth/scope';
 import { redirectWith } from '../../service/oauth/authorize-request';
-import { escapeHtml, html } from '../../service/routes/web/html';
+import { escapeHtml, html } from '../../service/pages/html';
 
 describe('PKCE (RFC 7636)', () => {
   it('verifies the Appendix B example', () => {

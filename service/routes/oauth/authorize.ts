@@ -14,15 +14,8 @@ import {
   validateAuthorizeRequest,
   type ValidAuthorizeRequest,
 } from '../../oauth/authorize-request';
-import { formatScopes } from '../../domain/scopes';
-import { csrfField, html, redirect, sendPage } from '../web/html';
-
-/** The scopes in words, as GitLab describes them. */
-export const SCOPE_DESCRIPTIONS: Record<string, string> = {
-  api: 'Grants complete read/write access to the API, including all groups and projects.',
-  read_api: 'Grants read access to the API, including all groups and projects.',
-  read_user: 'Grants read-only access to your profile through the /user API endpoint.',
-};
+import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
+import { csrfField, csrfRejected, html, redirect, sendPage } from '../../pages/html';
 
 const SIGN_IN_PATH = '/users/sign_in';
 
@@ -79,7 +72,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       'Authorize application',
       html`<p><strong>${req.application.name}</strong> is requesting access to your account.</p>
 <p>This application will be able to:</p>
-<ul id="scopes">${req.scopes.map((s) => html`<li><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s] ?? s}</li>`)}</ul>
+<ul id="scopes">${req.scopes.map((s) => html`<li><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s as Scope] ?? s}</li>`)}</ul>
 <form method="post" action="/oauth/authorize">
 ${csrfField(token)}
 ${hidden('client_id', req.application.uid)}${hidden('redirect_uri', req.redirectUri)}${hidden('state', req.state)}
@@ -96,12 +89,7 @@ ${hidden('code_challenge', req.codeChallenge)}${hidden('code_challenge_method', 
     const params = mergedParams(request);
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) {
-      return sendPage(
-        reply,
-        422,
-        'The change you requested was rejected',
-        html`<p>Invalid or missing authenticity token. Go back, reload the page and try again.</p>`,
-      );
+      return csrfRejected(reply);
     }
     const user = session?.userId ? await findUserById(db, session.userId) : undefined;
     if (!user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);

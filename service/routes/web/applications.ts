@@ -12,14 +12,12 @@ import {
   type ApplicationRecord,
 } from '../../domain/applications';
 import { DomainError } from '../../domain/errors';
-import { ALL_SCOPES } from '../../domain/scopes';
+import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { parseBoolean, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
-import { SCOPE_DESCRIPTIONS } from '../oauth/authorize';
 import { currentUser, requireSignIn } from './current-user';
-import { csrfField, html, redirect, sendPage, type SafeHtml } from './html';
-import { csrfRejected } from './sign-in';
+import { csrfField, csrfRejected, html, redirect, sendPage, type SafeHtml } from '../../pages/html';
 
 const BASE = '/profile/applications';
 const F = 'doorkeeper_application';

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { applicationRoutes } from './applications';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from './current-user';
-import { redirect } from './html';
+import { redirect } from '../../pages/html';
 import { signInRoutes } from './sign-in';
 
 export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {

@@ -7,7 +7,7 @@ import { twoFactorEnabled } from '../../domain/users';
 import { stringParam } from '../../shared/params';
 import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
-import { csrfField, html, redirect, sendPage, type SafeHtml } from './html';
+import { csrfField, csrfRejected, html, redirect, sendPage, type SafeHtml } from '../../pages/html';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, safeReturnTo, SIGN_IN_PATH } from './current-user';
 
 /** How long the TOTP step may follow the password step. */
@@ -18,15 +18,6 @@ const INVALID_OTP = 'Invalid two-factor code.';
 /** The password step's fields, or the TOTP step's. */
 const SIGN_IN_FORM = formRouteOptions({ strings: ['user[login]', 'user[password]', 'user[otp_attempt]'] });
 const SIGN_OUT_FORM = formRouteOptions({ strings: [] });
-
-export function csrfRejected(reply: FastifyReply) {
-  return sendPage(
-    reply,
-    422,
-    'The change you requested was rejected',
-    html`<p class="error">Invalid or missing authenticity token. Go back, reload the page and try again.</p>`,
-  );
-}
 
 export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;

@@ -1,5 +1,6 @@
-// Server-rendered HTML: a tagged template that escapes every interpolated value (only values
-// built by `html` itself pass through raw), one page layout, and the headers every page sends.
+// Server-rendered pages, shared by routes/web and routes/oauth: a tagged template that escapes every
+// interpolated value (only values built by `html` itself pass through raw), one page layout, the
+// headers every page sends, and the pages both surfaces answer with (the CSRF refusal).
 import type { FastifyReply } from 'fastify';
 
 export class SafeHtml {
@@ -74,4 +75,14 @@ export const csrfField = (token: string) => html`<input type="hidden" name="auth
 /** A 302 that is never cached (Location may carry a code). */
 export function redirect(reply: FastifyReply, location: string) {
   return reply.code(302).header('cache-control', 'no-store').header('location', location).send();
+}
+
+/** A form posted without a valid CSRF token (GitLab's 422 page): nothing was changed. */
+export function csrfRejected(reply: FastifyReply) {
+  return sendPage(
+    reply,
+    422,
+    'The change you requested was rejected',
+    html`<p class="error">Invalid or missing authenticity token. Go back, reload the page and try again.</p>`,
+  );
 }
