@@ -1,5 +1,6 @@
 // Configuration, parsed and validated once. Nothing else in the service reads process.env.
 import path from 'node:path';
+import { parseBoolean } from './domain/booleans';
 
 export interface Config {
   host: string;
@@ -74,7 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     home: path.resolve(env.LANYARD_HOME?.trim() || '.lanyard'),
     logLevel,
     secureCookies: publicUrl.startsWith('https:'),
-    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    trustProxy: parseBoolean(env.TRUST_PROXY) ?? false,
     dbPoolMax: Number(poolText),
     aws: loadAwsConfig(env),
     ...overrides,

@@ -1,20 +1,11 @@
 // Admin: the function `lanyard-admin --stack` invokes. IAM-only (lambda:InvokeFunction, audited
 // in CloudTrail), no HTTP route and no resource policy, so nothing reaches it from the internet.
 import * as pulumi from '@pulumi/pulumi';
-import { createServiceFunction } from './service-function';
+import { createServiceFunction, type FunctionArgs, functionArgs } from './service-function';
 
-export interface AdminArgs {
-  functionName: string;
-  bundleDir: string;
-  subnetIds: pulumi.Input<string>[];
-  securityGroupId: pulumi.Input<string>;
-  environment: Record<string, pulumi.Input<string>>;
-  readSecretArns: pulumi.Input<string>[];
+export interface AdminArgs extends FunctionArgs {
   /** The key ring (`secrets rotate session-key`). */
   writeSecretArns: pulumi.Input<string>[];
-  logRetentionDays: number;
-  tags: Record<string, string>;
-  dependsOn?: pulumi.Input<pulumi.Resource>[];
 }
 
 export class Admin extends pulumi.ComponentResource {
@@ -26,20 +17,11 @@ export class Admin extends pulumi.ComponentResource {
     const { fn } = createServiceFunction(
       name,
       {
-        functionName: args.functionName,
+        ...functionArgs(args),
         description: 'Lanyard administration (invoked by lanyard-admin --stack; IAM only)',
-        bundleDir: args.bundleDir,
         memoryMb: 512,
         timeoutSeconds: 60,
         reservedConcurrency: 2,
-        subnetIds: args.subnetIds,
-        securityGroupId: args.securityGroupId,
-        environment: args.environment,
-        readSecretArns: args.readSecretArns,
-        writeSecretArns: args.writeSecretArns,
-        logRetentionDays: args.logRetentionDays,
-        tags: args.tags,
-        dependsOn: args.dependsOn,
       },
       this,
     );

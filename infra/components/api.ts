@@ -4,24 +4,15 @@
 // connection budget (one connection per instance).
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
-import { createServiceFunction } from './service-function';
+import { createServiceFunction, type FunctionArgs, functionArgs } from './service-function';
 
-export interface ApiArgs {
-  functionName: string;
-  bundleDir: string;
+export interface ApiArgs extends FunctionArgs {
   memoryMb: number;
   reservedConcurrency: number;
-  subnetIds: pulumi.Input<string>[];
-  securityGroupId: pulumi.Input<string>;
-  /** Non-secret settings: secret ARNs, the database host. */
-  environment: Record<string, pulumi.Input<string>>;
-  readSecretArns: pulumi.Input<string>[];
   throttleRateLimit: number;
   throttleBurstLimit: number;
-  logRetentionDays: number;
   domainName?: string;
   certificateArn?: string;
-  tags: Record<string, string>;
   /** The migration invocation: traffic moves only after the schema is current. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }
@@ -77,19 +68,12 @@ export class Api extends pulumi.ComponentResource {
     const { fn } = createServiceFunction(
       name,
       {
-        functionName: args.functionName,
+        ...functionArgs(args),
         description: 'Lanyard API (Fastify behind API Gateway HTTP API)',
-        bundleDir: args.bundleDir,
         memoryMb: args.memoryMb,
         timeoutSeconds: API_TIMEOUT_SECONDS,
         reservedConcurrency: args.reservedConcurrency,
-        subnetIds: args.subnetIds,
-        securityGroupId: args.securityGroupId,
         environment: { ...args.environment, PUBLIC_URL: publicUrl },
-        readSecretArns: args.readSecretArns,
-        logRetentionDays: args.logRetentionDays,
-        tags: args.tags,
-        dependsOn: args.dependsOn,
       },
       this,
     );

@@ -4,21 +4,13 @@
 // API function (which depends on it) changes. Reserved concurrency 1: never two at once.
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
-import { createServiceFunction } from './service-function';
+import { createServiceFunction, type FunctionArgs, functionArgs } from './service-function';
 
-export interface MigrationsArgs {
-  functionName: string;
-  bundleDir: string;
+export interface MigrationsArgs extends FunctionArgs {
   /** hashMigrations(migrations/). */
   migrationsHash: string;
-  subnetIds: pulumi.Input<string>[];
-  securityGroupId: pulumi.Input<string>;
-  environment: Record<string, pulumi.Input<string>>;
-  readSecretArns: pulumi.Input<string>[];
   /** The key ring secret, seeded on the first deploy. */
   writeSecretArns: pulumi.Input<string>[];
-  logRetentionDays: number;
-  tags: Record<string, string>;
   /** The database must exist (and accept connections) before the invocation. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }
@@ -35,20 +27,11 @@ export class Migrations extends pulumi.ComponentResource {
     const { fn } = createServiceFunction(
       name,
       {
-        functionName: args.functionName,
+        ...functionArgs(args),
         description: 'Lanyard schema migrations (invoked by the deploy)',
-        bundleDir: args.bundleDir,
         memoryMb: 512,
         timeoutSeconds: 300,
         reservedConcurrency: 1,
-        subnetIds: args.subnetIds,
-        securityGroupId: args.securityGroupId,
-        environment: args.environment,
-        readSecretArns: args.readSecretArns,
-        writeSecretArns: args.writeSecretArns,
-        logRetentionDays: args.logRetentionDays,
-        tags: args.tags,
-        dependsOn: args.dependsOn,
       },
       this,
     );

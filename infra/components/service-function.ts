@@ -9,23 +9,45 @@ import { functionPolicy, lambdaAssumeRolePolicy } from '../policies';
 export const RUNTIME = 'nodejs22.x';
 export const ARCHITECTURE = 'arm64';
 
-export interface ServiceFunctionArgs {
+/** What the stack decides for every function (infra/index.ts); the Api, Migrations and Admin args extend it. */
+export interface FunctionArgs {
   functionName: string;
-  description: string;
   /** The bundle directory (dist/lambda/<name>) holding index.js and rds-ca.pem. */
   bundleDir: string;
-  memoryMb: number;
-  timeoutSeconds: number;
-  /** -1: no reservation. */
-  reservedConcurrency: number;
   subnetIds: pulumi.Input<string>[];
   securityGroupId: pulumi.Input<string>;
+  /** Non-secret settings: secret ARNs, the database host. */
   environment: Record<string, pulumi.Input<string>>;
   readSecretArns: pulumi.Input<string>[];
   writeSecretArns?: pulumi.Input<string>[];
   logRetentionDays: number;
   tags: Record<string, string>;
   dependsOn?: pulumi.Input<pulumi.Resource>[];
+}
+
+/** What each component decides for its own function. */
+export interface ServiceFunctionArgs extends FunctionArgs {
+  description: string;
+  memoryMb: number;
+  timeoutSeconds: number;
+  /** -1: no reservation. */
+  reservedConcurrency: number;
+}
+
+/** The FunctionArgs members of a component's args (and nothing else of them). */
+export function functionArgs(args: FunctionArgs): FunctionArgs {
+  return {
+    functionName: args.functionName,
+    bundleDir: args.bundleDir,
+    subnetIds: args.subnetIds,
+    securityGroupId: args.securityGroupId,
+    environment: args.environment,
+    readSecretArns: args.readSecretArns,
+    writeSecretArns: args.writeSecretArns,
+    logRetentionDays: args.logRetentionDays,
+    tags: args.tags,
+    dependsOn: args.dependsOn,
+  };
 }
 
 export interface ServiceFunction {

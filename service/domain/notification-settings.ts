@@ -6,6 +6,7 @@
 import type { DbOrTrx, NotificationLevel, NotificationSettingsTable, User } from '../db/schema';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../db/schema';
 import type { Selectable } from 'kysely';
+import { parseBoolean } from './booleans';
 import { DomainError, invalid } from './errors';
 import { verifiedEmails } from './users';
 
@@ -65,13 +66,6 @@ export function parseNotificationLevel(value: unknown): NotificationLevel {
   throw invalid(`'${typeof value === 'string' ? value : JSON.stringify(value)}' is not a valid level`);
 }
 
-/** Booleans as the contract accepts them: true/false/1/0, as strings or JSON values. */
-function parseFlag(v: unknown): boolean | undefined {
-  if (v === true || v === 'true' || v === 1 || v === '1') return true;
-  if (v === false || v === 'false' || v === 0 || v === '0') return false;
-  return undefined;
-}
-
 /**
  * Parse request parameters (query, form or JSON, already merged) into an update. Checks in
  * GitLab's order: parameter types first (flags, e-mail), then the level. Unknown parameters are
@@ -84,7 +78,7 @@ export function parseNotificationSettingsUpdate(
   const events: Partial<NotificationEvents> = {};
   for (const event of NOTIFICATION_EVENTS) {
     if (params[event] === undefined) continue;
-    const value = parseFlag(params[event]);
+    const value = parseBoolean(params[event]);
     if (value === undefined) throw new InvalidParameterError(event);
     events[event] = value;
   }

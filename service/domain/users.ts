@@ -9,6 +9,35 @@ import { newTotpSecret, otpauthUri } from './totp';
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
 const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
+/**
+ * Every column of a user row, named (never selectAll/returningAll): a column added to `users` is not
+ * read until it is listed here. The credential columns are named apart so their reach stays visible;
+ * sign-in and 2FA need them, the API reads users through API_USER_COLUMNS (access-tokens.ts) instead.
+ */
+export const USER_CREDENTIAL_COLUMNS = ['password_hash', 'otp_secret', 'otp_last_step', 'failed_attempts'] as const;
+export const USER_COLUMNS = [
+  'id',
+  'username',
+  'email',
+  'name',
+  'is_admin',
+  'state',
+  'bio',
+  'public_email',
+  'avatar_url',
+  'external',
+  'private_profile',
+  'can_create_group',
+  'can_create_project',
+  'locked_until',
+  'confirmed_at',
+  'current_sign_in_at',
+  'last_sign_in_at',
+  'created_at',
+  'updated_at',
+  ...USER_CREDENTIAL_COLUMNS,
+] as const;
+
 export const isValidEmail = (email: string): boolean => EMAIL_RE.test(email) && email.length <= 254;
 
 const UNIQUE_MESSAGES = {
@@ -51,7 +80,7 @@ export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<U
           password_hash: passwordHash,
           is_admin: input.isAdmin ?? false,
         })
-        .returningAll()
+        .returning(USER_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordAudit(trx, {
         actor: input.actor ?? 'system',
@@ -83,12 +112,12 @@ async function isEmailTaken(db: DbOrTrx, email: string): Promise<boolean> {
 }
 
 export const findUserById = (db: DbOrTrx, id: number): Promise<User | undefined> =>
-  db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
 
 export const findUserByUsername = (db: DbOrTrx, username: string): Promise<User | undefined> =>
   db
     .selectFrom('users')
-    .selectAll()
+    .select(USER_COLUMNS)
     .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
     .executeTakeFirst();
 
@@ -97,7 +126,7 @@ export const findUserByLogin = (db: DbOrTrx, login: string): Promise<User | unde
   const key = login.trim().toLowerCase();
   return db
     .selectFrom('users')
-    .selectAll()
+    .select(USER_COLUMNS)
     .where((eb) => eb.or([eb(eb.fn('lower', ['username']), '=', key), eb(eb.fn('lower', ['email']), '=', key)]))
     .executeTakeFirst();
 };
@@ -108,7 +137,8 @@ export async function getUserByUsername(db: DbOrTrx, username: string): Promise<
   return user;
 }
 
-export const listUsers = (db: DbOrTrx): Promise<User[]> => db.selectFrom('users').selectAll().orderBy('id').execute();
+export const listUsers = (db: DbOrTrx): Promise<User[]> =>
+  db.selectFrom('users').select(USER_COLUMNS).orderBy('id').execute();
 
 export const countUsers = async (db: DbOrTrx): Promise<number> =>
   Number(
@@ -132,7 +162,7 @@ export async function setUserState(
       .updateTable('users')
       .set({ state, updated_at: new Date(), ...(state === 'active' ? { failed_attempts: 0, locked_until: null } : {}) })
       .where('id', '=', user.id)
-      .returningAll()
+      .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
     await recordAudit(db, {
       actor,
@@ -159,7 +189,7 @@ export async function setUserPassword(
       .updateTable('users')
       .set({ password_hash: passwordHash, failed_attempts: 0, locked_until: null, updated_at: new Date() })
       .where('id', '=', user.id)
-      .returningAll()
+      .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
     await recordAudit(trx, { actor, action: 'user.set_password', targetType: 'user', targetId: user.id });
     return updated;
@@ -228,7 +258,7 @@ export async function setTwoFactor(
       .updateTable('users')
       .set({ otp_secret: secret, otp_last_step: null, updated_at: new Date() })
       .where('id', '=', user.id)
-      .returningAll()
+      .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
     await recordAudit(db, {
       actor,

@@ -19,10 +19,3 @@ export function stringParam(params: Record<string, unknown>, name: string): stri
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return undefined;
 }
-
-/** Booleans accept true/false/1/0 as strings or JSON values; anything else is undefined. */
-export function parseBoolean(v: unknown): boolean | undefined {
-  if (v === true || v === 'true' || v === 1 || v === '1') return true;
-  if (v === false || v === 'false' || v === 0 || v === '0') return false;
-  return undefined;
-}

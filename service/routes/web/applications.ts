@@ -14,7 +14,8 @@ import {
 import { DomainError } from '../../domain/errors';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
-import { parseBoolean, stringParam } from '../../shared/params';
+import { parseBoolean } from '../../domain/booleans';
+import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import { currentUser, requireSignIn } from './current-user';
 import { csrfField, csrfRejected, html, redirect, sendPage, type SafeHtml } from '../../pages/html';
