@@ -49,12 +49,12 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
   const wantsJson = argv.some((a) => a === '--json' || a === '--json=true');
   let outcome: Outcome | undefined;
 
-  const execute = async (command: AdminCommand, args: Record<string, any>): Promise<Outcome> => {
+  const execute = async (command: AdminCommand, args: Record<string, unknown>): Promise<Outcome> => {
     const remote = wantsRemote(args);
     if (remote && !options.remote)
       throw new UsageError('--function and --stack cannot be used here (inside the admin function)');
     const password = command.password ? await readPassword(args, io) : undefined;
-    if (command.confirm) await confirm(command.confirm(args), args.yes, io);
+    if (command.confirm) await confirm(command.confirm(args), args.yes === true, io);
     if (remote) {
       const transport = options.remote!;
       const fn = await transport.resolve(args, env);
@@ -144,7 +144,7 @@ function osUser(): string {
   }
 }
 
-type Run = (command: AdminCommand, args: Record<string, any>) => Promise<void>;
+type Run = (command: AdminCommand, args: Record<string, unknown>) => Promise<void>;
 
 /** Mount the command table on a fresh yargs instance (one per run: the Lambda runs many). */
 export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {

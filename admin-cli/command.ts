@@ -22,7 +22,7 @@ export interface CommandContext {
   services: AdminServices;
 }
 
-export interface AdminCommand<A = any> {
+export interface AdminCommand<A = unknown> {
   /** The words leading to it, the last with its positionals: ['users', 'show <username>']. */
   path: readonly string[];
   describe: string;
@@ -32,7 +32,7 @@ export interface AdminCommand<A = any> {
   /** Reads a password: --password (warns), --password-stdin, or a hidden prompt on a terminal. */
   password?: boolean;
   /** Destructive: the question asked on a terminal; elsewhere --yes is required. */
-  confirm?: (args: A) => string;
+  confirm?(args: A): string;
   /** false: run outside a per-command transaction (migrations take their own locks). */
   transaction?: boolean;
   /** false: may run against a database whose migrations are pending (db migrate/status). */

@@ -39,8 +39,12 @@ export function bufferedIo(options: { stdin?: string; answers?: string[] } = {})
     get err() {
       return err;
     },
-    stdout: (text) => void (out += text),
-    stderr: (text) => void (err += text),
+    stdout: (text) => {
+      out += text;
+    },
+    stderr: (text) => {
+      err += text;
+    },
     readStdin: async () => options.stdin ?? '',
     interactive: answers !== undefined,
     promptHidden: answers && ask,

@@ -44,7 +44,7 @@ export function record(fields: ReadonlyArray<readonly [string, unknown]>): strin
   return fields
     .map(([key, value]) => {
       const lines = cell(value).split('\n');
-      return lines.map((l, i) => (i === 0 ? `${pad(key + ':', w + 1)}  ${l}` : `${' '.repeat(w + 3)}${l}`)).join('\n');
+      return lines.map((l, i) => (i === 0 ? `${pad(`${key}:`, w + 1)}  ${l}` : `${' '.repeat(w + 3)}${l}`)).join('\n');
     })
     .join('\n');
 }

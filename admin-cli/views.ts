@@ -2,7 +2,7 @@
 // CLI, the admin Lambda and the web pages describe a user/application/token the same way.
 import type { User, DbOrTrx } from '../service/db/schema';
 import { applicationSummary, type ApplicationRecord } from '../service/domain/applications';
-import { personalAccessTokenSummary } from '../service/domain/personal-access-tokens';
+import type { personalAccessTokenSummary } from '../service/domain/personal-access-tokens';
 import { listUserEmails, userSummary } from '../service/domain/users';
 import { recordOf, table, type Result } from './output';
 

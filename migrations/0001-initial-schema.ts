@@ -1,5 +1,5 @@
 // The initial data model. Frozen in time: never import application code from a migration.
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`

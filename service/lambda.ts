@@ -26,5 +26,7 @@ const proxyPromise = buildApp({ db: database.db, config, keyRing }).then(async (
 // Reported by the first invocation (a rejected init promise must not crash the runtime early).
 proxyPromise.catch(() => undefined);
 
-export const handler = async (event: unknown, context: unknown) =>
-  (await proxyPromise)(withRawQueryString(event) as any, context as any);
+type Proxy = Awaited<typeof proxyPromise>;
+
+export const handler = async (event: Parameters<Proxy>[0], context: Parameters<Proxy>[1]) =>
+  (await proxyPromise)(withRawQueryString(event), context);

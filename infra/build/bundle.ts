@@ -146,7 +146,7 @@ function sizeBreakdown(metafile: esbuild.Metafile): SizeBreakdown {
 
 /** The Amazon RDS root and regional CAs (every region, RSA2048/RSA4096/ECC384 G1 and 2019). */
 export function rdsCaPem(): string {
-  return rdsCertificates.map((c) => c.trim()).join('\n') + '\n';
+  return `${rdsCertificates.map((c) => c.trim()).join('\n')}\n`;
 }
 
 async function main(): Promise<void> {

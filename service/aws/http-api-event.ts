@@ -15,7 +15,7 @@ export interface HttpApiV2Event {
 
 export function withRawQueryString<E>(event: E): E {
   const e = event as HttpApiV2Event;
-  if (!e || e.version !== '2.0' || typeof e.rawPath !== 'string') return event;
+  if (e?.version !== '2.0' || typeof e.rawPath !== 'string') return event;
   const { queryStringParameters: _decoded, ...rest } = e;
   return { ...rest, rawPath: e.rawQueryString ? `${e.rawPath}?${e.rawQueryString}` : e.rawPath } as E;
 }

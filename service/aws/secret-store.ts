@@ -43,7 +43,15 @@ const agent = new https.Agent({ keepAlive: true, maxSockets: 2 });
 
 export function secretsManagerStore(options: SecretsManagerOptions): SecretStore {
   const url = new URL(options.endpoint ?? `https://secretsmanager.${options.region}.amazonaws.com/`);
-  const call = async (target: string, payload: object): Promise<any> => {
+  /** The JSON members this client reads from Secrets Manager answers (success and error bodies). */
+  interface SecretsManagerAnswer {
+    SecretString?: string;
+    SecretBinary?: string;
+    __type?: string;
+    message?: string;
+    Message?: string;
+  }
+  const call = async (target: string, payload: object): Promise<SecretsManagerAnswer> => {
     const body = JSON.stringify(payload);
     const headers = signRequest({
       method: 'POST',
@@ -55,7 +63,7 @@ export function secretsManagerStore(options: SecretsManagerOptions): SecretStore
       credentials: options.credentials,
     });
     const { statusCode, text } = await post(url, headers, body, options.timeoutMs ?? 5_000);
-    const parsed = text ? JSON.parse(text) : {};
+    const parsed: SecretsManagerAnswer = text ? JSON.parse(text) : {};
     if (statusCode >= 200 && statusCode < 300) return parsed;
     // {"__type":"com.amazonaws.secretsmanager#ResourceNotFoundException","message":"…"}
     const type = String(parsed.__type ?? 'UnknownError')
@@ -144,7 +152,9 @@ export class CachedSecret<T> {
     });
     this.#inFlight = fetching;
     fetching.then(
-      () => void (this.#current = fetching),
+      () => {
+        this.#current = fetching;
+      },
       () => undefined, // keep the previous value (if any); the caller sees the error
     );
     return fetching;

@@ -56,7 +56,7 @@ export function describeConnectionError(err: unknown, connectionString?: string)
   if (connectionString) {
     try {
       const u = new URL(connectionString);
-      where = `${u.hostname}${u.port ? ':' + u.port : ''}${u.pathname}`;
+      where = `${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
     } catch {
       return 'DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)';
     }

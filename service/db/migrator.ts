@@ -6,7 +6,7 @@ import type { DbOrTrx } from './schema';
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export function createMigrator(db: DbOrTrx): Migrator {
-  return new Migrator({ db: db as any, provider });
+  return new Migrator({ db, provider });
 }
 
 export interface MigrationStatus {
@@ -30,7 +30,7 @@ export async function migrateToLatest(db: DbOrTrx): Promise<MigrationStatus & { 
     const e = new Error(
       `migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? error}`,
     );
-    (e as any).cause = error;
+    (e as Error & { cause?: unknown }).cause = error;
     throw e;
   }
   const status = await migrationStatus(db);

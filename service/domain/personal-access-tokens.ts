@@ -30,7 +30,7 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
     if (expiresAt !== null) {
       const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
       const parsed = d ? new Date(`${expiresAt}T00:00:00Z`) : undefined;
-      if (!d || !parsed || isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt) {
+      if (!d || !parsed || Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt) {
         throw invalid(`expires-at "${expiresAt}" is not a date (YYYY-MM-DD)`);
       }
       const today = (input.now ?? new Date()).toISOString().slice(0, 10);

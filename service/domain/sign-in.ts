@@ -57,7 +57,7 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
   const retryAfter = await addressRetryAfter(db, address);
   if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
   const user = await findUserById(db, userId);
-  if (!user || !user.otp_secret) return { ok: false, reason: 'invalid' };
+  if (!user?.otp_secret) return { ok: false, reason: 'invalid' };
   if (isLocked(user)) {
     await recordAddressFailure(db, address);
     return { ok: false, reason: 'locked' };

@@ -21,10 +21,10 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       censor: '[REDACTED]',
     },
     serializers: {
-      req(req: any) {
+      req(req: { method: string; url: string; ip: string }) {
         return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip };
       },
-      res(res: any) {
+      res(res: { statusCode: number }) {
         return { statusCode: res.statusCode };
       },
     },

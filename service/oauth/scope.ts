@@ -7,6 +7,6 @@ import { InvalidScope } from './errors';
 export function resolveScopes(requested: string | undefined, allowed: readonly string[]): string[] {
   if (requested === undefined || requested.trim() === '') return sortScopes(allowed);
   const parsed = parseScopeString(requested);
-  if (!parsed || !parsed.every((s) => allowed.includes(s))) throw new InvalidScope();
+  if (!parsed?.every((s) => allowed.includes(s))) throw new InvalidScope();
   return sortScopes(parsed);
 }

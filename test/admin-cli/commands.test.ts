@@ -612,7 +612,12 @@ describe('secrets rotate session-key', () => {
   it('uses the service it is given (the admin Lambda keeps the ring in Secrets Manager)', async () => {
     const calls: string[] = [];
     const res = await run(['secrets', 'rotate', 'session-key', '--json'], {
-      services: { rotateSessionKey: async (_db, actor) => (calls.push(actor), { rotated: true }) },
+      services: {
+        rotateSessionKey: async (_db, actor) => {
+          calls.push(actor);
+          return { rotated: true };
+        },
+      },
     });
     expect(res.json).toEqual({ rotated: true });
     expect(calls).toEqual([ACTOR]);

@@ -64,6 +64,6 @@ const program = require(path.resolve(main));
       '\n',
   );
 })().catch((err) => {
-  process.stderr.write(String(err && err.stack ? err.stack : err) + '\n');
+  process.stderr.write(`${String(err?.stack ? err.stack : err)}\n`);
   process.exit(1);
 });

@@ -57,7 +57,7 @@ describe('Pulumi.yaml and Pulumi.dev.yaml', () => {
   const blocks = (file: string) => {
     const text = fs.readFileSync(path.join(root, file), 'utf8');
     return Object.fromEntries(
-      [...text.matchAll(/^  lanyard:(\w+):(.*)$((?:\n    .*)*)/gm)].map((m) => [
+      [...text.matchAll(/^ {2}lanyard:(\w+):(.*)$((?:\n {4}.*)*)/gm)].map((m) => [
         m[1],
         { inline: m[2].trim(), body: m[3] },
       ]),
@@ -69,9 +69,9 @@ describe('Pulumi.yaml and Pulumi.dev.yaml', () => {
     expect(Object.keys(declared).sort()).toEqual([...CONFIG_KEYS].sort());
     const defaults = parseStackConfig('x', {}) as unknown as Record<string, unknown>;
     for (const key of CONFIG_KEYS) {
-      const text = /\n    default: (.*)/.exec(declared[key].body)?.[1];
+      const text = /\n {4}default: (.*)/.exec(declared[key].body)?.[1];
       expect(text, key).toBeDefined();
-      expect(/\n    description: ./.test(declared[key].body), key).toBe(true);
+      expect(/\n {4}description: ./.test(declared[key].body), key).toBe(true);
       const value =
         text === '""'
           ? undefined

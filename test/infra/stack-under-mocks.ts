@@ -104,7 +104,9 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
   const register = monitor.registerResource.bind(monitor);
   monitor.registerResource = (req: any, callback: any) => {
     const names: string[] = [...req.getDependenciesList()];
-    req.getPropertydependenciesMap().forEach((deps: any) => names.push(...deps.getUrnsList()));
+    req.getPropertydependenciesMap().forEach((deps: any) => {
+      names.push(...deps.getUrnsList());
+    });
     pending.set(req.getName(), {
       dependsOn: [...new Set(names.map((urn: string) => urn.split('::').pop()!))],
       protect: Boolean(req.getProtect()),

@@ -2,7 +2,7 @@
 // and a rotated password picked up by re-fetching once on 28P01 — never more than once.
 import pg from 'pg';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { openLambdaDatabase, parseDatabaseCredentials } from '../../service/aws/database';
 import type { SecretStore } from '../../service/aws/secret-store';
 import { loadConfig } from '../../service/config';
@@ -33,7 +33,13 @@ describe('openLambdaDatabase with DB_SECRET_ARN', () => {
     const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-x';
     let secretValue = JSON.stringify({ username: role, password: 'first-password' });
     let gets = 0;
-    const store: SecretStore = { get: async () => (gets++, secretValue), put: async () => undefined };
+    const store: SecretStore = {
+      get: async () => {
+        gets++;
+        return secretValue;
+      },
+      put: async () => undefined,
+    };
     const u = new URL(t.url);
     const config = loadConfig({
       LOG_LEVEL: 'silent',
@@ -46,7 +52,7 @@ describe('openLambdaDatabase with DB_SECRET_ARN', () => {
       AWS_SECRET_ACCESS_KEY: 'x',
     });
     const database = openLambdaDatabase(config, { applicationName: 'lanyard-rotation-test', store, ssl: false });
-    afterAll(() => database.destroy());
+    onTestFinished(() => database.destroy());
     await database.credentialsReady;
     expect(gets).toBe(1);
 

@@ -16,7 +16,10 @@ let as: Awaited<ReturnType<O['processDiscoveryResponse']>>;
 const CALLBACK = 'http://127.0.0.1:8976/callback';
 /** Every secret value the flows see: none may appear in the database. */
 const seen = new Set<string>();
-const remember = (...values: Array<string | undefined>) => values.forEach((v) => v && seen.add(v));
+const remember = (...values: Array<string | undefined>) =>
+  values.forEach((v) => {
+    if (v) seen.add(v);
+  });
 
 beforeAll(async () => {
   oauth = await import('oauth4webapi');

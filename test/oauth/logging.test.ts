@@ -14,7 +14,12 @@ const lines: string[] = [];
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  const stream = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
+  const stream = new Writable({
+    write: (chunk, _enc, cb) => {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
   app = await buildApp({
     db: f.db,
     config: testConfig(),

@@ -30,16 +30,16 @@ export function start(script: string, args: string[], env: NodeJS.ProcessEnv): R
   const listeners = new Set<() => void>();
   child.stdout!.on('data', (d) => {
     stdout += d;
-    listeners.forEach((l) => l());
+    for (const l of listeners) l();
   });
   child.stderr!.on('data', (d) => {
     stderr += d;
-    listeners.forEach((l) => l());
+    for (const l of listeners) l();
   });
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
       children.delete(child);
-      listeners.forEach((l) => l());
+      for (const l of listeners) l();
       resolve(code);
     }),
   );

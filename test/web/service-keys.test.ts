@@ -87,7 +87,10 @@ describe('externally supplied ring (JSON document)', () => {
     let doc = rotateKeyRingDocument(undefined).document;
     let loads = 0;
     const source = cachedKeyRingSource(
-      documentKeyRingSource(async () => (loads++, doc)),
+      documentKeyRingSource(async () => {
+        loads++;
+        return doc;
+      }),
       60_000,
       0,
     );

@@ -35,7 +35,7 @@ export async function handler({ db, params, client }: GrantContext): Promise<Iss
       return 'invalid_grant';
     }
     const user = await findUserById(trx, row.user_id);
-    if (!user || user.state !== 'active') return 'invalid_grant';
+    if (user?.state !== 'active') return 'invalid_grant';
     await markAuthorizationCodeUsed(trx, row.id);
     return issueAccessToken(trx, {
       applicationId: application.id,

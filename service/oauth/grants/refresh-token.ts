@@ -48,7 +48,7 @@ export async function handler({ db, params, client, receivedAt }: GrantContext):
       }
       const scopes = resolveScopes(params.scope, row.scopes);
       const user = await findUserById(trx, row.user_id);
-      if (!user || user.state !== 'active') return 'invalid_grant';
+      if (user?.state !== 'active') return 'invalid_grant';
       const issued = await issueAccessToken(trx, {
         applicationId: row.application_id,
         userId: row.user_id,

@@ -44,7 +44,7 @@ describe('the root error handler', () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.headers['pragma']).toBe('no-cache');
+    expect(res.headers.pragma).toBe('no-cache');
     expect(res.json()).toEqual({
       error: 'invalid_grant',
       error_description:
