@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOpt
 import type { AppContext } from './app-context';
 import type { Config } from './config';
 import type { Db } from './db/schema';
+import { apiJsonContentType, isApiPath } from './http/api-content-type';
 import { registerErrorHandlers } from './http/error-handler';
 import { genReqId, loggerOptions } from './http/logging';
 import { rejectNulBytes } from './http/reject-nul';
@@ -35,12 +36,19 @@ export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions)
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // Router-level failures (a malformed %-escape in the path) go through the root error handler
     // like every other client error, instead of Fastify's default body.
-    frameworkErrors: (err, _request, reply: FastifyReply) => {
-      reply.code(err.statusCode ?? 400).send({ message: '400 Bad request' });
+    // (Hooks do not run for them, so the /api/v4 Content-Type is set here too.)
+    frameworkErrors: (err, request, reply: FastifyReply) => {
+      const body = { message: '400 Bad request' };
+      reply.code(err.statusCode ?? 400);
+      // Fastify appends a charset to a JSON type unless a reply serializer is set; onSend hooks
+      // (which fix /api/v4's type everywhere else) do not run for router-level failures.
+      if (isApiPath(request.url)) reply.serializer(JSON.stringify).header('content-type', 'application/json');
+      reply.send(body);
     },
     bodyLimit: 1024 * 1024,
   });
   registerErrorHandlers(app);
+  apiJsonContentType(app);
   rejectNulBytes(app);
   await app.register(formbody);
   await app.register(cookie);

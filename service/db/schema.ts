@@ -132,19 +132,27 @@ export interface MembersTable {
   created_at: Timestamp;
 }
 
+/** GitLab's NotificationSetting::EMAIL_EVENTS, in its order (the order of `events` on the wire). */
 export const NOTIFICATION_EVENTS = [
+  'new_release',
   'new_note',
   'new_issue',
   'reopen_issue',
   'close_issue',
   'reassign_issue',
+  'issue_due',
   'new_merge_request',
+  'push_to_merge_request',
   'reopen_merge_request',
   'close_merge_request',
   'reassign_merge_request',
+  'change_reviewer_merge_request',
   'merge_merge_request',
   'failed_pipeline',
+  'fixed_pipeline',
   'success_pipeline',
+  'moved_project',
+  'merge_when_pipeline_succeeds',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

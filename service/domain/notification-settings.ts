@@ -1,5 +1,5 @@
 // Notification settings (contract §4): the global setting of a user (level + notification e-mail)
-// and one per group or project (level), each with the 12 e-mail event flags used by level
+// and one per group or project (level), each with the 19 e-mail event flags (GitLab 17/18) used by level
 // `custom`. All validation lives here, shared by the API and the admin CLI. An update is
 // validated completely before anything is written, then written as one upsert statement, so a
 // rejected update changes nothing and concurrent updates never interleave.

@@ -4,10 +4,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, RateLimitedError } from '../domain/errors';
 import { OAuthError } from '../oauth/errors';
+import { isApiPath } from './api-content-type';
 import { ApiError } from './errors';
 
 const isOAuthPath = (url: string) => url.startsWith('/oauth/');
-const isApiPath = (url: string) => url === '/api/v4' || url.startsWith('/api/v4/') || url.startsWith('/api/v4?');
 
 export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {

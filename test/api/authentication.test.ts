@@ -121,7 +121,7 @@ describe('§4 errors', () => {
       const { status, body, res } = await whoAmI(req);
       expect(status).toBe(401);
       expect(body).toEqual(UNAUTHORIZED);
-      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['content-type']).toBe('application/json');
     }
   });
 

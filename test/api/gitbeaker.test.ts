@@ -49,7 +49,7 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number; des
   );
   expect(err).toBeInstanceOf(GitbeakerRequestError);
   const cause = (err as GitbeakerRequestError).cause as { description: string; response: Response };
-  expect(cause.response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(cause.response.headers.get('content-type')).toBe('application/json');
   return { status: cause.response.status, description: cause.description };
 }
 
@@ -246,7 +246,7 @@ describe('§4 errors on the wire (plain fetch against the same server)', () => {
       expect([path, res.status, res.headers.get('content-type'), await res.json()]).toEqual([
         path,
         status,
-        'application/json; charset=utf-8',
+        'application/json',
         body,
       ]);
     }

@@ -47,11 +47,11 @@ describe('global', () => {
     const { token, user } = await newUser();
     const res = await request(token, 'GET', '/notification_settings');
     expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-type']).toBe('application/json');
     expect(res.body).toBe(JSON.stringify({ level: 'participating', notification_email: user.email }));
   });
 
-  it('PUT sets the level and a verified secondary e-mail; custom shows all 12 events', async () => {
+  it('PUT sets the level and a verified secondary e-mail; custom shows all 19 events', async () => {
     const { token, user } = await newUser();
     await addUserEmail(db, user.username, `${user.username}.work@example.com`);
     let res = await request(
@@ -264,6 +264,52 @@ describe.each([
     expect(res.body).toBe('{"level":"watch"}');
     // The global setting is untouched.
     expect((await request(token, 'GET', '/notification_settings')).json().level).toBe('participating');
+  });
+
+  it('accepts, stores and returns all 19 flags, including the 7 of GitLab 17/18 (literal names)', async () => {
+    const { token } = await newUser();
+    const { id } = target();
+    const gitlab18 = {
+      new_release: true,
+      issue_due: true,
+      push_to_merge_request: true,
+      change_reviewer_merge_request: true,
+      fixed_pipeline: true,
+      moved_project: true,
+      merge_when_pipeline_succeeds: true,
+    };
+    const res = await request(token, 'PUT', `/${kind}/${id}/notification_settings`, { level: 'custom', ...gitlab18 });
+    expect(res.statusCode).toBe(200);
+    const expected = {
+      level: 'custom',
+      events: {
+        new_release: true,
+        new_note: false,
+        new_issue: false,
+        reopen_issue: false,
+        close_issue: false,
+        reassign_issue: false,
+        issue_due: true,
+        new_merge_request: false,
+        push_to_merge_request: true,
+        reopen_merge_request: false,
+        close_merge_request: false,
+        reassign_merge_request: false,
+        change_reviewer_merge_request: true,
+        merge_merge_request: false,
+        failed_pipeline: false,
+        fixed_pipeline: true,
+        success_pipeline: false,
+        moved_project: true,
+        merge_when_pipeline_succeeds: true,
+      },
+    };
+    // GitLab's order of the events, byte for byte.
+    expect(res.body).toBe(JSON.stringify(expected));
+    expect((await request(token, 'GET', `/${kind}/${id}/notification_settings`)).body).toBe(JSON.stringify(expected));
+    const bad = await request(token, 'PUT', `/${kind}/${id}/notification_settings?moved_project=maybe&level=watch`);
+    expect([bad.statusCode, bad.json()]).toEqual([400, { error: 'moved_project is invalid' }]);
+    expect((await request(token, 'GET', `/${kind}/${id}/notification_settings`)).body).toBe(JSON.stringify(expected));
   });
 
   it('reads parameters from the query string, a form body and a JSON body', async () => {

@@ -70,7 +70,7 @@ describe('tokens from POST /oauth/token', () => {
     expect(revoke.status).toBe(200);
     const res = await fetch(`${host}/api/v4/user?access_token=${access_token}`);
     expect(res.status).toBe(401);
-    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('content-type')).toBe('application/json');
     expect(await res.json()).toEqual({
       error: 'invalid_token',
       error_description: 'Token was revoked. You have to re-authorize from the user.',

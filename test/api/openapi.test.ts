@@ -38,7 +38,7 @@ describe('GET /api/v4/openapi.json', () => {
   it('is served without authentication as JSON', async () => {
     const res = await app.inject({ url: '/api/v4/openapi.json' });
     expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-type']).toBe('application/json');
     expect(res.json().openapi).toBe('3.0.3');
   });
 
@@ -84,7 +84,7 @@ describe('GET /api/v4/openapi.json', () => {
     );
     expect(Object.keys(put.requestBody.content)).toEqual(expect.arrayContaining(['application/json']));
     expect(Object.keys(put.responses).sort()).toEqual(['200', '400', '401', '403', '404']);
-    expect(put.responses['200'].content['application/json'].schema.properties.events.required).toHaveLength(12);
+    expect(put.responses['200'].content['application/json'].schema.properties.events.required).toHaveLength(19);
     expect(doc.paths['/api/v4/user'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty(
       'two_factor_enabled',
     );

@@ -33,7 +33,7 @@ describe('GET /api/v4/user', () => {
       .execute();
     const res = await me(await makePat(db, user, ['read_user']));
     expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-type']).toBe('application/json');
     const body = res.json();
     expect(body).toEqual({
       id: user.id,

@@ -175,7 +175,7 @@ describe('edges', () => {
       headers: { 'private-token': users.member.token },
     });
     expect(res.statusCode).toBe(400);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-type']).toBe('application/json');
     expect(res.json()).toEqual({ message: '400 Bad request' });
   });
 

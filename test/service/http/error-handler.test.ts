@@ -89,7 +89,7 @@ describe('the root error handler', () => {
     for (const url of ['/api/v4/nope', '/api/v4/projects/1/nope?x=1', '/api/v4']) {
       const res = await app.inject({ method: 'GET', url });
       expect(res.statusCode).toBe(404);
-      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['content-type']).toBe('application/json');
       expect(res.json()).toEqual({ error: '404 Not Found' });
     }
   });
