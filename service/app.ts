@@ -33,7 +33,9 @@ export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions)
     trustProxy: config.trustProxy,
     // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub%2Fproject): one param,
     // and deep nesting makes it long (Fastify's default limit of 100 would answer 414).
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Up to 16 KB, so that an absurd id is the API's own 404 rather than a router 414 (Node's
+    // 16 KB header limit answers anything longer).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16 * 1024 },
     // Router-level failures (a malformed %-escape in the path) go through the root error handler
     // like every other client error, instead of Fastify's default body.
     // (Hooks do not run for them, so the /api/v4 Content-Type is set here too.)

@@ -235,7 +235,7 @@ describe('§4 errors on the wire (plain fetch against the same server)', () => {
         { message: '403 Forbidden' },
       ],
       [
-        '/api/v4/projects',
+        '/api/v4/projects/1/nope',
         { headers: { 'private-token': await makePat(db, alice, ['api']) } },
         404,
         { error: '404 Not Found' },

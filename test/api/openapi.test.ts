@@ -62,9 +62,13 @@ describe('GET /api/v4/openapi.json', () => {
     expect(actual.length).toBeGreaterThanOrEqual(7);
     expect(documented).toEqual(actual);
     expect(documented).toEqual([
+      'GET /api/v4/groups',
+      'GET /api/v4/groups/{id}',
       'GET /api/v4/groups/{id}/notification_settings',
       'GET /api/v4/notification_settings',
       'GET /api/v4/openapi.json',
+      'GET /api/v4/projects',
+      'GET /api/v4/projects/{id}',
       'GET /api/v4/projects/{id}/notification_settings',
       'GET /api/v4/user',
       'PUT /api/v4/groups/{id}/notification_settings',
