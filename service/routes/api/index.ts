@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
+import { metadataRoutes, metadataSchema } from './metadata';
 import { namespaceRoutes } from './namespaces';
 import { notificationSettingsRoutes } from './notification-settings';
 import { openapiRoutes } from './openapi';
@@ -76,12 +77,13 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
       ],
     },
   });
-  for (const schema of [groupSchema, namespaceSchema, projectSchema]) app.addSchema(schema);
+  for (const schema of [groupSchema, namespaceSchema, projectSchema, metadataSchema]) app.addSchema(schema);
   await app.register(openapiRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', apiAuthentication(db));
     await authenticated.register(userRoutes, ctx);
     await authenticated.register(notificationSettingsRoutes, ctx);
     await authenticated.register(namespaceRoutes, ctx);
+    await authenticated.register(metadataRoutes);
   });
 };

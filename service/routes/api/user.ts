@@ -41,6 +41,9 @@ const currentUserProperties = {
   confirmed_at: dateTime,
   last_activity_on: { type: 'string', format: 'date', nullable: true },
   email: str,
+  theme_id: { type: 'integer' },
+  color_scheme_id: { type: 'integer' },
+  projects_limit: { type: 'integer' },
   current_sign_in_at: dateTime,
   identities: { type: 'array', items: { type: 'object', properties: { provider: str, extern_uid: str } } },
   can_create_group: bool,
@@ -93,6 +96,11 @@ export function currentUserView(user: ApiUser, publicUrl: string, now = new Date
     confirmed_at: iso(user.confirmed_at),
     last_activity_on: null,
     email: user.email,
+    // GitLab's defaults: Gitlab::Themes::APPLICATION_DEFAULT, the light syntax scheme, and
+    // ApplicationSetting#default_projects_limit (Lanyard stores no per-user preference).
+    theme_id: 3,
+    color_scheme_id: 1,
+    projects_limit: 100000,
     current_sign_in_at: iso(user.current_sign_in_at),
     identities: [],
     can_create_group: user.can_create_group,
