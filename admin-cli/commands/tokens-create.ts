@@ -24,7 +24,11 @@ export default defineCommand<Args>({
     y
       .option('user', { type: 'string', demandOption: true, describe: 'The username' })
       .option('name', { type: 'string', demandOption: true, describe: 'What the token is for' })
-      .option('scopes', { type: 'string', demandOption: true, describe: 'Space-separated: api, read_api, read_user' })
+      .option('scopes', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Space-separated: api, read_api, read_user, sudo (administrators only)',
+      })
       .option('expires-at', {
         type: 'string',
         describe: 'Last day the token works, YYYY-MM-DD (UTC); default: never expires',

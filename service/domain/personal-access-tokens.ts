@@ -4,7 +4,7 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
-import { requireScopes, sortScopes } from './scopes';
+import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';
 import { getUserByUsername } from './users';
 
@@ -25,7 +25,7 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
     const name = input.name?.trim();
     if (!name) throw invalid('name must not be empty');
     if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
-    const scopes = requireScopes(input.scopes);
+    const scopes = requireScopes(input.scopes, PERSONAL_ACCESS_TOKEN_SCOPES);
     const expiresAt = input.expiresAt ?? null;
     if (expiresAt !== null) {
       const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
@@ -37,6 +37,7 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
       if (expiresAt < today) throw invalid(`expires-at ${expiresAt} is in the past`);
     }
     const user = await getUserByUsername(db, input.username);
+    if (scopes.includes(SUDO_SCOPE) && !user.is_admin) throw invalid('the sudo scope is for administrators only');
     const token = newPersonalAccessToken();
     const row = await db
       .insertInto('personal_access_tokens')

@@ -5,12 +5,23 @@
 // of the checks (expiry, revocation, scope, the user's state) and GitLab's exact error bodies.
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Db } from '../db/schema';
-import { type ApiUser, findTokenRecord, type TokenKind, touchPersonalAccessToken } from '../domain/access-tokens';
-import { formatScopes, type Scope } from '../domain/scopes';
+import {
+  API_USER_COLUMNS,
+  type ApiUser,
+  findTokenRecord,
+  type TokenKind,
+  type TokenRecord,
+  touchPersonalAccessToken,
+} from '../domain/access-tokens';
+import { formatScopes, type Scope, SUDO_SCOPE } from '../domain/scopes';
+import { findUserByIdOrUsername } from '../domain/sudo';
 import { ApiError, forbidden, unauthorized } from './errors';
 
 export interface ApiPrincipal {
+  /** The user the request acts as: the token's owner, or the user named by `Sudo`. */
   user: ApiUser;
+  /** With `Sudo`: the administrator whose token made the request. */
+  sudoedBy?: ApiUser;
   tokenKind: TokenKind;
   tokenId: number;
   scopes: string[];
@@ -90,7 +101,7 @@ function invalidToken(description: string): ApiError {
   );
 }
 
-function insufficientScope(required: Scope[]): ApiError {
+function insufficientScope(required: Array<Scope | typeof SUDO_SCOPE>): ApiError {
   const scope = formatScopes(required);
   return new ApiError(
     403,
@@ -116,8 +127,36 @@ export async function authenticateApiRequest(db: Db, request: FastifyRequest, no
   const allowed = scopesAllowing(request.method, request.routeOptions.config?.allowReadUser === true);
   if (!record.scopes.some((s) => (allowed as string[]).includes(s))) throw insufficientScope(allowed);
   if (record.user.state !== 'active') throw forbidden();
+  const sudoUser = await sudo(db, request, record);
   if (record.kind === 'personal_access_token') await touchPersonalAccessToken(db, record.id, record.lastUsedAt, now);
+  if (sudoUser) {
+    return { user: sudoUser, sudoedBy: record.user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
+  }
   return { user: record.user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
+}
+/** The `Sudo` identifier: the `sudo` query parameter, else the `Sudo` header (GitLab's order). */
+function sudoIdentifier(request: FastifyRequest): string | undefined {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const value = present(query.sudo) ? query.sudo : request.headers.sudo;
+  if (!present(value)) return undefined;
+  // A repeated parameter or header names nobody; it is refused, not guessed.
+  if (typeof value !== 'string') throw new ApiError(400, { error: 'sudo is invalid' });
+  return value;
+}
+
+/**
+ * GitLab's `sudo!` (lib/api/helpers.rb): only administrators, only with a token carrying the
+ * `sudo` scope, and the named user must exist; the request then acts as that user.
+ */
+async function sudo(db: Db, request: FastifyRequest, record: TokenRecord): Promise<ApiUser | undefined> {
+  const identifier = sudoIdentifier(request);
+  if (identifier === undefined) return undefined;
+  if (!record.user.is_admin) throw new ApiError(403, { message: '403 Forbidden - Must be admin to use sudo' });
+  if (!record.scopes.includes(SUDO_SCOPE)) throw insufficientScope([SUDO_SCOPE]);
+  const user = await findUserByIdOrUsername(db, identifier, API_USER_COLUMNS);
+  if (!user) throw new ApiError(404, { message: `404 User with ID or username '${identifier}' Not Found` });
+  if (user.state !== 'active') throw forbidden();
+  return user;
 }
 
 /** An onRequest hook: every route of the plugin it is added to requires a valid token. */
