@@ -122,7 +122,8 @@ describe('global', () => {
   it('400 {"error":"<flag> is invalid"} for an uncoercible flag, from query, form or JSON', async () => {
     const { token } = await newUser();
     const cases: Array<[string, unknown, string | undefined, string]> = [
-      ['/notification_settings?new_note=yes', undefined, undefined, 'new_note'],
+      ['/notification_settings?new_note=yess', undefined, undefined, 'new_note'],
+      ['/notification_settings?new_note=', undefined, undefined, 'new_note'],
       ['/notification_settings?success_pipeline=2', undefined, undefined, 'success_pipeline'],
       ['/notification_settings', 'level=custom&close_issue=maybe', 'application/x-www-form-urlencoded', 'close_issue'],
       ['/notification_settings', { level: 'custom', new_issue: 'nope' }, undefined, 'new_issue'],
@@ -134,6 +135,53 @@ describe('global', () => {
       const res = await request(token, 'PUT', url, payload, type);
       expect([url, payload, res.statusCode, res.json()]).toEqual([url, payload, 400, { error: `${flag} is invalid` }]);
     }
+  });
+
+  it("booleans as GitLab's Grape coerces them: yes/no, on/off, t/f, y/n in its casings", async () => {
+    const { token } = await newUser();
+    const cases: Array<[string, boolean]> = [
+      ['yes', true],
+      ['On', true],
+      ['T', true],
+      ['y', true],
+      ['TRUE', true],
+      ['no', false],
+      ['OFF', false],
+      ['f', false],
+      ['N', false],
+      ['False', false],
+    ];
+    for (const [value, expected] of cases) {
+      const res = await request(token, 'PUT', `/notification_settings?level=custom&new_note=${value}`);
+      expect([value, res.statusCode, res.json().events.new_note]).toEqual([value, 200, expected]);
+    }
+  });
+
+  it('an array where a scalar is expected is a 400 and changes nothing (level[]=, repeated, JSON array)', async () => {
+    const { token } = await newUser();
+    await request(token, 'PUT', '/notification_settings?level=watch');
+    const cases: Array<[string, unknown, string | undefined, string]> = [
+      ['/notification_settings?level[]=custom', undefined, undefined, 'level'],
+      ['/notification_settings?level=custom&level=mention', undefined, undefined, 'level'],
+      ['/notification_settings?new_note[]=true&level=custom', undefined, undefined, 'new_note'],
+      ['/notification_settings', 'level[]=custom', 'application/x-www-form-urlencoded', 'level'],
+      ['/notification_settings', { level: ['custom'] }, undefined, 'level'],
+      ['/notification_settings', { level: { x: 'custom' } }, undefined, 'level'],
+      ['/notification_settings', { notification_email: ['a@example.com'] }, undefined, 'notification_email'],
+    ];
+    for (const [url, payload, type, name] of cases) {
+      const res = await request(token, 'PUT', url, payload, type);
+      expect([url, payload, res.statusCode, res.headers['content-type'], res.json()]).toEqual([
+        url,
+        payload,
+        400,
+        'application/json',
+        { error: `${name} is invalid` },
+      ]);
+    }
+    expect((await request(token, 'GET', '/notification_settings')).json().level).toBe('watch');
+    const group = await request(token, 'PUT', `/groups/${sub.id}/notification_settings?level[]=custom`);
+    expect([group.statusCode, group.json()]).toEqual([400, { error: 'level is invalid' }]);
   });
 
   it('reads parameters from the query string, a form body and a JSON body (body wins)', async () => {

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
+import { rejectArraysForScalars } from '../../http/scalar-params';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
 import { metadataRoutes, metadataSchema } from './metadata';
 import { namespaceRoutes } from './namespaces';
@@ -81,6 +82,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   await app.register(openapiRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', apiAuthentication(db));
+    authenticated.addHook('preValidation', rejectArraysForScalars);
     await authenticated.register(userRoutes, ctx);
     await authenticated.register(notificationSettingsRoutes, ctx);
     await authenticated.register(namespaceRoutes, ctx);

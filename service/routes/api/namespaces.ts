@@ -2,7 +2,7 @@
 // with GitLab's offset pagination. Scope read_api or api. Clients fetch these before they touch a
 // group's or project's notification settings (python-gitlab's groups.get, gitbeaker's Groups.show).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import {
   GROUP_ORDERS,
   groupFullName,
@@ -15,7 +15,7 @@ import {
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
 import { principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
-import { parseBoolean } from '../../http/params';
+import { parseBoolean } from '../../domain/booleans';
 import { parsePagination, setPaginationHeaders } from '../../http/pagination';
 import { groupView, projectView } from './namespace-entities';
 import { authErrorResponses, badRequestResponse, booleanParam, idParams, notFoundResponse } from './schemas';

@@ -1,5 +1,6 @@
 // JSON schemas shared by the /api/v4 routes: they validate requests, serialise responses (as an
 // allow-list) and become the OpenAPI document, so the three never drift apart.
+import { BOOLEAN_PARAM_VALUES } from '../../domain/booleans';
 import { NOTIFICATION_EVENTS } from '../../domain/notification-settings';
 
 const errorProperties = {
@@ -26,11 +27,11 @@ export const notFoundResponse = (what: string) =>
   errorResponse(`{"message":"404 ${what} Not Found"}: missing, or not visible to the user`);
 
 /**
- * A boolean parameter: true/false/1/0, as strings (query, form) or JSON values. An enum without a
- * `type`, so that Ajv's type coercion (which would turn null or "" into false) never applies.
+ * A boolean parameter, as GitLab's Grape coerces it (true/false/1/0, yes/no, on/off, t/f, y/n, as
+ * strings or JSON values). An enum without a `type`, so that Ajv's type coercion (which would turn
+ * null or "" into false) never applies.
  */
-export const booleanParam = (description: string) =>
-  ({ description, enum: [true, false, 'true', 'false', '1', '0', 1, 0] }) as const;
+export const booleanParam = (description: string) => ({ description, enum: [...BOOLEAN_PARAM_VALUES] }) as const;
 
 /** `:id` of a group or project: a numeric id or the URL-encoded full path. */
 export const idParams = (what: 'group' | 'project') =>

@@ -1,0 +1,39 @@
+// GitLab (Grape) refuses an array where a route declares a scalar: `level[]=custom`, a repeated
+// `level=a&level=b` or a JSON `{"level":["custom"]}` is a 400 `{"error":"level is invalid"}` and
+// changes nothing. Fastify would instead ignore the `level[]` key, and its Ajv would unwrap a
+// one-element array (coerceTypes: 'array'); this hook runs before validation to stop both.
+import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import { ApiError } from './errors';
+
+type Schema = { properties?: Record<string, { type?: string; items?: unknown }> } | undefined;
+
+/** The scalar parameters a route declares in its querystring and body schemas. */
+function scalarNames(request: FastifyRequest): Set<string> {
+  const schema = request.routeOptions.schema as { querystring?: Schema; body?: Schema } | undefined;
+  const names = new Set<string>();
+  for (const part of [schema?.querystring, schema?.body]) {
+    for (const [name, prop] of Object.entries(part?.properties ?? {})) {
+      if (prop.type !== 'array' && prop.type !== 'object') names.add(name);
+    }
+  }
+  return names;
+}
+
+function check(values: unknown, scalars: Set<string>): void {
+  if (!values || typeof values !== 'object' || Array.isArray(values)) return;
+  for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
+    const bracket = key.indexOf('[');
+    const name = bracket > 0 ? key.slice(0, bracket) : key;
+    if (!scalars.has(name)) continue;
+    if (bracket > 0 || Array.isArray(value) || (value !== null && typeof value === 'object')) {
+      throw new ApiError(400, { error: `${name} is invalid` });
+    }
+  }
+}
+
+export const rejectArraysForScalars: preValidationHookHandler = async (request) => {
+  const scalars = scalarNames(request);
+  if (scalars.size === 0) return;
+  check(request.query, scalars);
+  check(request.body, scalars);
+};
