@@ -3,15 +3,20 @@
 // `Content-Type: application/json`). Skipped, with the reason, where python-gitlab is not installed.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Group, Project, User } from '../../service/db/schema';
-import { addMember, createGroup, createProject, makeOAuthToken, makePat, makeUser } from '../support/api-fixtures';
-import { buildTestApp } from '../support/app';
+import {
+  addMember,
+  createGroup,
+  createProject,
+  makeOAuthToken,
+  makePat,
+  makeUser,
+  serveOnOwnUrl,
+} from '../support/api-fixtures';
 import { createTestDatabase } from '../support/db';
 
 const PYTHON = '/usr/bin/python3';
@@ -32,17 +37,7 @@ if (!version) {
   );
 }
 
-/** A free port, so that PUBLIC_URL (and so GitLab's absolute Link URLs) is the server's real address. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 let db: Db;
-let app: FastifyInstance;
 let url: string;
 let alice: User;
 let team: Group;
@@ -53,10 +48,8 @@ let oauth: string;
 describe.skipIf(!version)('python-gitlab (Debian python3-gitlab)', () => {
   beforeAll(async () => {
     db = (await createTestDatabase()).db;
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    app = await buildTestApp(db, { publicUrl: url });
-    await app.listen({ host: '127.0.0.1', port });
+    // PUBLIC_URL is the server's own address: python-gitlab follows GitLab's absolute Link URLs.
+    ({ url } = await serveOnOwnUrl(db));
     alice = await makeUser(db, 'alice');
     await createGroup(db, { path: 'acme', name: 'Acme', visibility: 'public' });
     team = await createGroup(db, { path: 'team', name: 'Team', parent: 'acme', visibility: 'private' });

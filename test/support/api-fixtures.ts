@@ -3,10 +3,12 @@
 // server for the GitLab client library.
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import type { Db, User } from '../../service/db/schema';
 import { addMember, createGroup, createProject } from '../../service/domain/namespaces';
 import { randomHex, sha256Hex } from '../../service/domain/secrets';
 import { createUser } from '../../service/domain/users';
+import { buildTestApp } from './app';
 
 export const TEST_PASSWORD = 'correct horse battery staple 42';
 
@@ -93,4 +95,19 @@ export async function listen(app: FastifyInstance): Promise<string> {
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no TCP address');
   return `http://127.0.0.1:${address.port}`;
+}
+
+/**
+ * The real app listening on 127.0.0.1 with PUBLIC_URL set to its own address, so that GitLab's
+ * absolute pagination Link URLs lead back to it (clients follow them). Closed by buildTestApp.
+ */
+export async function serveOnOwnUrl(db: Db): Promise<{ app: FastifyInstance; url: string }> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  const url = `http://127.0.0.1:${port}`;
+  const app = await buildTestApp(db, { publicUrl: url });
+  await app.listen({ host: '127.0.0.1', port });
+  return { app, url };
 }
