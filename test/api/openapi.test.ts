@@ -90,10 +90,18 @@ describe('GET /api/v4/openapi.json', () => {
     );
     expect(Object.keys(put.requestBody.content)).toEqual(expect.arrayContaining(['application/json']));
     expect(Object.keys(put.responses).sort()).toEqual(['200', '400', '401', '403', '404']);
-    expect(put.responses['200'].content['application/json'].schema.properties.events.required).toHaveLength(19);
-    expect(doc.paths['/api/v4/user'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty(
-      'two_factor_enabled',
-    );
+    // Bodies are named components ($ref), as generators need them.
+    expect(put.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/NotificationSettings',
+    });
+    expect(doc.components.schemas.NotificationSettings.properties.events).toEqual({
+      $ref: '#/components/schemas/NotificationEvents',
+    });
+    expect(doc.components.schemas.NotificationEvents.required).toHaveLength(19);
+    expect(doc.paths['/api/v4/user'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/CurrentUser',
+    });
+    expect(doc.components.schemas.CurrentUser.properties).toHaveProperty('two_factor_enabled');
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
       'access_token_query',
       'bearer',

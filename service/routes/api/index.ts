@@ -8,9 +8,14 @@ import { rejectArraysForScalars } from '../../http/scalar-params';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
 import { metadataRoutes, metadataSchema } from './metadata';
 import { namespaceRoutes } from './namespaces';
-import { notificationSettingsRoutes } from './notification-settings';
+import {
+  globalNotificationSettingsSchema,
+  notificationSettingsRoutes,
+  notificationSettingsSchema,
+} from './notification-settings';
+import { eventsSchema } from './schemas';
 import { openapiRoutes } from './openapi';
-import { userRoutes } from './user';
+import { currentUserSchema, userRoutes } from './user';
 
 const SCOPE_DESCRIPTIONS = {
   api: 'Complete read/write access to the API',
@@ -22,6 +27,8 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   // Not `...options`: those carry this plugin's own prefix, which children must not repeat.
   const ctx: AppContext = { db, config };
   await app.register(swagger, {
+    // Shared schemas become components named by their $id (Group, Project, …), not def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
       openapi: '3.0.3',
       info: {
@@ -78,7 +85,17 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
       ],
     },
   });
-  for (const schema of [groupSchema, namespaceSchema, projectSchema, metadataSchema]) app.addSchema(schema);
+  const shared = [
+    eventsSchema,
+    globalNotificationSettingsSchema,
+    notificationSettingsSchema,
+    currentUserSchema,
+    groupSchema,
+    namespaceSchema,
+    projectSchema,
+    metadataSchema,
+  ];
+  for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', apiAuthentication(db));

@@ -16,28 +16,34 @@ import {
   type NotificationSource,
 } from '../../domain/notification-settings';
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
-import {
-  authErrorResponses,
-  badRequestResponse,
-  booleanParam,
-  eventsSchema,
-  idParams,
-  notFoundResponse,
-} from './schemas';
+import { authErrorResponses, badRequestResponse, booleanParam, idParams, notFoundResponse } from './schemas';
 
 const levelSchema = { type: 'string', enum: [...NOTIFICATION_LEVELS] } as const;
 
+/** GitLab's GlobalNotificationSetting and NotificationSetting entities (named OpenAPI components). */
+export const globalNotificationSettingsSchema = {
+  $id: 'GlobalNotificationSettings',
+  type: 'object',
+  description: "The user's global notification level and e-mail; events only with level custom",
+  properties: {
+    level: levelSchema,
+    events: { $ref: 'NotificationEvents#' },
+    notification_email: { type: 'string' },
+  },
+  // GitLab's order: level, events (custom only), notification_email.
+  required: ['level', 'notification_email'],
+} as const;
+
+export const notificationSettingsSchema = {
+  $id: 'NotificationSettings',
+  type: 'object',
+  description: "A group's or project's notification level; events only with level custom",
+  properties: { level: levelSchema, events: { $ref: 'NotificationEvents#' } },
+  required: ['level'],
+} as const;
+
 const settingsView = (global: boolean) =>
-  ({
-    type: 'object',
-    properties: {
-      level: levelSchema,
-      events: eventsSchema,
-      ...(global ? { notification_email: { type: 'string' } } : {}),
-    },
-    // GitLab's order: level, events (custom only), notification_email (global only).
-    required: ['level'],
-  }) as const;
+  ({ $ref: global ? 'GlobalNotificationSettings#' : 'NotificationSettings#' }) as const;
 
 /**
  * PUT parameters, accepted from the query string, a form body or a JSON body (merged, body wins).
@@ -66,6 +72,12 @@ const updateParams = (global: boolean) =>
 function asApiError(err: unknown): unknown {
   return err instanceof InvalidParameterError ? new ApiError(400, { error: err.message }) : err;
 }
+
+const OPERATION_NAMES = {
+  global: 'GlobalNotificationSettings',
+  group: 'GroupNotificationSettings',
+  project: 'ProjectNotificationSettings',
+} as const;
 
 export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async (app, { db }) => {
   const tags = ['notification_settings'];
@@ -99,6 +111,7 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
       url,
       {
         schema: {
+          operationId: `get${OPERATION_NAMES[kind]}`,
           summary: global ? 'Global notification settings and e-mail' : `Notification settings of a ${kind}`,
           tags,
           ...(params ? { params } : {}),
@@ -116,6 +129,7 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
       url,
       {
         schema: {
+          operationId: `update${OPERATION_NAMES[kind]}`,
           summary: global
             ? 'Update the global notification settings and e-mail'
             : `Update the notification settings of a ${kind}`,

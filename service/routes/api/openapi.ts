@@ -7,6 +7,7 @@ export const openapiRoutes: FastifyPluginAsync = async (app) => {
     '/openapi.json',
     {
       schema: {
+        operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI document',
         tags: ['meta'],
         security: [],

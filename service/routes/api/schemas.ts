@@ -47,6 +47,7 @@ export const idParams = (what: 'group' | 'project') =>
   }) as const;
 
 export const eventsSchema = {
+  $id: 'NotificationEvents',
   type: 'object',
   description: 'Only with level custom: every e-mail event flag',
   properties: Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, { type: 'boolean' }])),

@@ -56,7 +56,9 @@ const currentUserProperties = {
 } as const;
 
 export const currentUserSchema = {
+  $id: 'CurrentUser',
   type: 'object',
+  description: "The authenticated user (GitLab's API::Entities::UserPublic; is_admin for administrators)",
   properties: currentUserProperties,
   // Every field but is_admin is always sent. Listed in full and in order: the serialiser emits
   // required keys first, so this also keeps GitLab's field order.
@@ -121,10 +123,11 @@ export const userRoutes: FastifyPluginAsync<AppContext> = async (app, { config }
     {
       config: { allowReadUser: true },
       schema: {
+        operationId: 'getCurrentUser',
         summary: 'The authenticated user',
         tags: ['users'],
         querystring: { type: 'object', properties: {} },
-        response: { 200: currentUserSchema, ...authErrorResponses },
+        response: { 200: { $ref: 'CurrentUser#' }, ...authErrorResponses },
       },
     },
     async (request) => currentUserView(principalOf(request).user, config.publicUrl),
