@@ -32,7 +32,7 @@ describe('parsing', () => {
     expect(() => parseNotificationLevel(undefined)).toThrow(DomainError);
   });
 
-  it('coerces flags from true/false/1/0 (strings or JSON) and names the first bad one', () => {
+  it("coerces flags as GitLab's Grape (true/false/1/0, yes/no, on/off, t/f …) and names the first bad one", () => {
     expect(
       parseNotificationSettingsUpdate(
         { new_note: 'true', new_issue: 0, close_issue: '1', level: 'custom', other: 'ignored' },
@@ -42,7 +42,10 @@ describe('parsing', () => {
       level: 'custom',
       events: { new_note: true, new_issue: false, close_issue: true },
     });
-    for (const bad of ['yes', 'TRUE', '', null, 2, [true], {}]) {
+    expect(
+      parseNotificationSettingsUpdate({ new_note: 'yes', new_issue: 'OFF', close_issue: 'TRUE' }, { kind: 'global' }),
+    ).toEqual({ events: { new_note: true, new_issue: false, close_issue: true } });
+    for (const bad of ['yess', 'tRUE', ' true', '', null, 2, [true], {}]) {
       const err = (() => {
         try {
           parseNotificationSettingsUpdate({ level: 'bogus', reopen_issue: bad }, { kind: 'global' });
