@@ -167,9 +167,10 @@ async function checkUsers(db: DbOrTrx, request: RecipientsRequest): Promise<void
   const state = new Map(rows.map((r) => [Number(r.id), r.state]));
   for (const [name, ids] of named) {
     for (const id of ids) {
-      if (!state.has(id)) throw new RecipientsInputError(`${name} contains an unknown user: ${id}`);
+      const verb = name === 'author_id' ? 'is' : 'contains';
+      if (!state.has(id)) throw new RecipientsInputError(`${name} ${verb} an unknown user: ${id}`);
       // A blocked author may not act; a blocked participant is a caller's mistake worth knowing.
-      if (state.get(id) === 'blocked') throw new RecipientsInputError(`${name} contains a blocked user: ${id}`);
+      if (state.get(id) === 'blocked') throw new RecipientsInputError(`${name} ${verb} a blocked user: ${id}`);
     }
   }
 }
