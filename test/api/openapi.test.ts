@@ -63,10 +63,14 @@ describe('GET /api/v4/openapi.json', () => {
     expect(documented).toEqual(actual);
     expect(documented).toEqual([
       'GET /api/v4/groups/{id}/notification_settings',
+      'GET /api/v4/groups/{id}/notification_settings/effective',
       'GET /api/v4/notification_settings',
       'GET /api/v4/openapi.json',
       'GET /api/v4/projects/{id}/notification_settings',
+      'GET /api/v4/projects/{id}/notification_settings/effective',
       'GET /api/v4/user',
+      'POST /api/v4/groups/{id}/notification_recipients',
+      'POST /api/v4/projects/{id}/notification_recipients',
       'PUT /api/v4/groups/{id}/notification_settings',
       'PUT /api/v4/notification_settings',
       'PUT /api/v4/projects/{id}/notification_settings',

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
 import { notificationSettingsRoutes } from './notification-settings';
+import { notificationRecipientsRoutes } from './notification-recipients';
 import { openapiRoutes } from './openapi';
 import { userRoutes } from './user';
 
@@ -79,5 +80,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     authenticated.addHook('onRequest', apiAuthentication(db));
     await authenticated.register(userRoutes, ctx);
     await authenticated.register(notificationSettingsRoutes, ctx);
+    await authenticated.register(notificationRecipientsRoutes, ctx);
   });
 };

@@ -27,15 +27,25 @@ import {
 
 const levelSchema = { type: 'string', enum: [...NOTIFICATION_LEVELS] } as const;
 
-const settingsView = (global: boolean) =>
+const settingsView = (kind: NotificationSource['kind']) =>
   ({
     type: 'object',
     properties: {
       level: levelSchema,
       events: eventsSchema,
-      ...(global ? { notification_email: { type: 'string' } } : {}),
+      ...(kind !== 'project'
+        ? {
+            notification_email: {
+              type: 'string',
+              description:
+                kind === 'global'
+                  ? 'Where e-mails go unless a group names another'
+                  : 'Only when set: where e-mails about this group, its subgroups and projects go (inherited)',
+            },
+          }
+        : {}),
     },
-    // GitLab's order: level, events (custom only), notification_email (global only).
+    // GitLab's order: level, events (custom only), notification_email (global; a group's when set).
     required: ['level'],
   }) as const;
 
@@ -43,16 +53,19 @@ const settingsView = (global: boolean) =>
  * PUT parameters, accepted from the query string, a form body or a JSON body (merged, body wins).
  * `level` is a plain string here so that an unknown level gets GitLab's own message.
  */
-const updateParams = (global: boolean) =>
+const updateParams = (kind: NotificationSource['kind']) =>
   ({
     type: 'object',
     properties: {
       level: { type: 'string', description: `One of ${NOTIFICATION_LEVELS.join(', ')}` },
-      ...(global
+      ...(kind !== 'project'
         ? {
             notification_email: {
               type: 'string',
-              description: 'The primary or a verified secondary e-mail of the user',
+              description:
+                kind === 'global'
+                  ? 'The primary or a verified secondary e-mail of the user'
+                  : 'The primary or a verified secondary e-mail of the user, for this group and everything below it (empty: inherit)',
             },
           }
         : {}),
@@ -103,7 +116,7 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
           tags,
           ...(params ? { params } : {}),
           querystring: { type: 'object', properties: {} },
-          response: { 200: settingsView(global), ...authErrorResponses, ...notFound },
+          response: { 200: settingsView(kind), ...authErrorResponses, ...notFound },
         },
       },
       async (request) => {
@@ -121,10 +134,10 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
             : `Update the notification settings of a ${kind}`,
           tags,
           ...(params ? { params } : {}),
-          querystring: updateParams(global),
+          querystring: updateParams(kind),
           // nullable: a PUT may carry everything in the query string and no body at all.
-          body: { ...updateParams(global), nullable: true },
-          response: { 200: settingsView(global), 400: badRequestResponse, ...authErrorResponses, ...notFound },
+          body: { ...updateParams(kind), nullable: true },
+          response: { 200: settingsView(kind), 400: badRequestResponse, ...authErrorResponses, ...notFound },
         },
       },
       async (request) => {
