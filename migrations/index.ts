@@ -2,7 +2,9 @@
 // carries them and the deploy can hash them. Append only; never edit a migration that shipped.
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-initial-schema';
+import * as m0006 from './0006-notification-settings-source-indexes';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
+  '0006-notification-settings-source-indexes': m0006,
 };

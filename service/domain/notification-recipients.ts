@@ -23,6 +23,8 @@ import { sql } from 'kysely';
 import type { DbOrTrx, Group, NotificationLevel, Project, User, Visibility } from '../db/schema';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../db/schema';
 import { DomainError } from './errors';
+import { getProjectByPath } from './namespaces';
+import { getUserByUsername } from './users';
 
 /** Candidate kinds, as GitLab's recipient types; the order is the reason priority (first wins). */
 export const CANDIDATE_KINDS = ['mention', 'participating', 'watch'] as const;
@@ -235,10 +237,27 @@ export async function resolveRecipients(
   request: RecipientsRequest,
 ): Promise<Recipient[]> {
   await checkUsers(db, request);
+  const { rows } = await recipientsQuery(target, request).execute(db);
+  return rows.map((r) => ({
+    user_id: Number(r.user_id),
+    username: r.username,
+    email: r.email,
+    reason: reasonOf(r.kind, r.level),
+    level: r.level,
+    source: {
+      type: r.source_type,
+      id: r.source_id === null ? null : Number(r.source_id),
+      full_path: r.full_path,
+    },
+  }));
+}
+
+/** The resolution statement itself (exported for EXPLAIN in bench/). */
+export function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
   const { event } = request;
   const { ctes, flag } = sourcesSql(target, event);
   const visibility: Visibility = target.kind === 'project' ? target.project.visibility : target.group.visibility;
-  const { rows } = await sql<ResolvedRow>`
+  return sql<ResolvedRow>`
     with recursive ${ctes},
     glob as (
       select g.user_id, g.level, g.notification_email, ${flag('g')} as flag
@@ -268,7 +287,6 @@ export async function resolveRecipients(
         from src_settings s where s.notification_email is not null and s.source_type = 'group'
        order by s.user_id, s.depth
     ),
-    seen as (select distinct user_id from src_members),
     eff as (
       select u.id as user_id, u.username,
              coalesce(a.notification_email, g.notification_email, u.email) as email,
@@ -283,7 +301,8 @@ export async function resolveRecipients(
         left join address a on a.user_id = c.user_id
        where u.state = 'active'
          and u.id is distinct from ${request.authorId}::bigint
-         and (${visibility}::text <> 'private' or u.is_admin or exists (select 1 from seen where seen.user_id = u.id))
+         -- IN, not EXISTS: under OR only IN becomes one hashed subplan instead of a scan per user.
+         and (${visibility}::text <> 'private' or u.is_admin or u.id in (select user_id from src_members))
     )
     select distinct on (e.user_id) e.user_id, e.username, e.email, c.kind, e.level, e.source_type, e.source_id, e.full_path
       from eff e join cand c on c.user_id = e.user_id
@@ -296,19 +315,7 @@ export async function resolveRecipients(
              else false
            end
      order by e.user_id, case c.kind when 'mention' then 0 when 'participating' then 1 else 2 end
-  `.execute(db);
-  return rows.map((r) => ({
-    user_id: Number(r.user_id),
-    username: r.username,
-    email: r.email,
-    reason: reasonOf(r.kind, r.level),
-    level: r.level,
-    source: {
-      type: r.source_type,
-      id: r.source_id === null ? null : Number(r.source_id),
-      full_path: r.full_path,
-    },
-  }));
+  `;
 }
 
 /** The effective notification settings of one user on a project or group. */
@@ -380,5 +387,137 @@ export async function effectiveSettings(
       boolean
     >,
     chain,
+  };
+}
+
+/** One step of `notify explain`: what was looked at and what it decided. */
+export interface ExplainStep {
+  step: string;
+  detail: string;
+}
+
+export interface Explanation {
+  steps: ExplainStep[];
+  /** The engine's own answer for this user (the same statement as resolveRecipients). */
+  recipient: Recipient | null;
+}
+
+const describeSource = (s: SettingSource) => (s.type === 'global' ? 'global' : `${s.type} ${s.full_path}`);
+
+/**
+ * Why one user is or is not notified: each step of the decision, in the order the rules apply,
+ * and the engine's answer (the steps are computed here in TypeScript from the same rows, so a
+ * disagreement with the engine would show).
+ */
+export async function explainRecipient(
+  db: DbOrTrx,
+  target: RecipientTarget,
+  request: RecipientsRequest,
+  user: Pick<User, 'id' | 'username' | 'email' | 'state' | 'is_admin'>,
+): Promise<Explanation> {
+  const recipients = await resolveRecipients(db, target, request);
+  const recipient = recipients.find((r) => r.user_id === user.id) ?? null;
+  const steps: ExplainStep[] = [];
+  const visibility = target.kind === 'project' ? target.project.visibility : target.group.visibility;
+  const targetName =
+    target.kind === 'project' ? `project ${target.project.path_with_namespace}` : `group ${target.group.full_path}`;
+  steps.push({ step: 'event', detail: `${request.event} on ${targetName} (${visibility})` });
+
+  const { ctes } = sourcesSql(target, null);
+  const { rows: memberships } = await sql<{ source_type: string; source_id: string | number }>`
+    with recursive ${ctes} select source_type, source_id from src_members where user_id = ${user.id}
+  `.execute(db);
+  const isMember = memberships.length > 0;
+  steps.push({ step: 'state', detail: user.state === 'active' ? 'active' : 'blocked: never notified' });
+  steps.push({
+    step: 'access',
+    detail:
+      visibility !== 'private'
+        ? `${visibility}: every user may read it`
+        : user.is_admin
+          ? 'private, but an administrator reads everything'
+          : isMember
+            ? 'private; member of it or of an ancestor group'
+            : 'private and not a member: never notified',
+  });
+  steps.push({
+    step: 'own activity',
+    detail: request.authorId === user.id ? 'the author: never notified of their own activity' : 'not the author',
+  });
+
+  const eff = await effectiveSettings(db, user, target);
+  for (const link of eff.chain) {
+    steps.push({
+      step: 'setting',
+      detail: `${describeSource(link.source)}: ${link.level}${link.notification_email ? ` (e-mail ${link.notification_email})` : ''}`,
+    });
+  }
+  steps.push({ step: 'effective level', detail: `${eff.level} (from ${describeSource(eff.source)})` });
+
+  const kinds: CandidateKind[] = [];
+  if (request.mentionedIds.includes(user.id)) kinds.push('mention');
+  if (request.participantIds.includes(user.id)) kinds.push('participating');
+  const globalLevel = eff.chain.find((c) => c.source.type === 'global')?.level ?? 'participating';
+  const holdsAt = eff.chain
+    .filter((c) => c.source.type !== 'global')
+    .filter(
+      (c) =>
+        c.level === 'watch' ||
+        c.level === 'custom' ||
+        (c.level === 'global' && (globalLevel === 'watch' || globalLevel === 'custom')),
+    )
+    .map((c) => describeSource(c.source));
+  if (globalLevel === 'watch' || globalLevel === 'custom') {
+    for (const m of memberships) {
+      const has = eff.chain.some((c) => c.source.type === m.source_type && c.source.id === Number(m.source_id));
+      if (!has) holdsAt.push(`membership of ${m.source_type} ${m.source_id} (global level ${globalLevel})`);
+    }
+  }
+  if (holdsAt.length) kinds.push('watch');
+  steps.push({
+    step: 'candidate',
+    detail: kinds.length
+      ? [
+          ...(kinds.includes('mention') ? ['mentioned'] : []),
+          ...(kinds.includes('participating') ? ['participant'] : []),
+          ...(holdsAt.length ? [`watcher/custom holder at ${holdsAt.join(', ')}`] : []),
+        ].join('; ')
+      : 'neither participant, mentioned, watcher nor custom holder: not a candidate',
+  });
+  const flagOn =
+    eff.events[request.event] || ((request.event as string) === 'fixed_pipeline' && eff.events.success_pipeline);
+  for (const kind of kinds) {
+    const ok = levelAllows(eff.level, kind, request.event, flagOn);
+    steps.push({
+      step: 'level rule',
+      detail: `${eff.level} ${ok ? 'lets' : 'does not let'} a ${kind} candidate through for ${request.event}${
+        eff.level === 'custom' ? ` (flag ${request.event} ${flagOn ? 'on' : 'off'})` : ''
+      }`,
+    });
+  }
+  steps.push({
+    step: 'result',
+    detail: recipient ? `notified (${recipient.reason}) at ${recipient.email}` : 'not notified',
+  });
+  return { steps, recipient };
+}
+
+/** The admin CLI's form of a request: a project path and usernames, checked as the API checks ids. */
+export async function requestFromNames(
+  db: DbOrTrx,
+  input: { project: string; event: string; author?: string; participants?: string[]; mentioned?: string[] },
+): Promise<{ target: RecipientTarget; request: RecipientsRequest }> {
+  const event = parseEvent(input.event);
+  const project = await getProjectByPath(db, input.project);
+  const idOf = async (username: string) => (await getUserByUsername(db, username)).id;
+  const ids = async (name: string, usernames: string[] = []) => parseIds(name, await Promise.all(usernames.map(idOf)));
+  return {
+    target: { kind: 'project', project },
+    request: {
+      event,
+      authorId: input.author ? await idOf(input.author) : null,
+      participantIds: await ids('participant_ids', input.participants),
+      mentionedIds: await ids('mentioned_ids', input.mentioned),
+    },
   };
 }
