@@ -72,7 +72,10 @@ describe('the local embedded database', () => {
       expect(JSON.parse(created.out)).toEqual({ id: 1, full_path: 'acme', name: 'acme', visibility: 'private' });
       expect(created.err).toMatch(/Applied migrations to the local database: 0001-initial-schema/);
       const status = await lanyardAdmin(['db', 'status', '--json'], env);
-      expect(JSON.parse(status.out)).toEqual({ applied: ['0001-initial-schema'], pending: [] });
+      expect(JSON.parse(status.out)).toEqual({
+        applied: ['0001-initial-schema', '0006-notification-settings-source-indexes'],
+        pending: [],
+      });
       expect(status.err).not.toMatch(/Applied migrations/);
     } finally {
       await fs.rm(home, { recursive: true, force: true });
