@@ -2,7 +2,7 @@
 // and /groups/:id/notification_recipients (admin tokens), and GET …/notification_settings/effective
 // for the caller. The rules live in domain/notification-recipients; this file maps HTTP to them.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app';
+import type { AppContext } from '../../app-context';
 import {
   effectiveSettings,
   parseRecipientsRequest,
@@ -14,7 +14,7 @@ import { NOTIFICATION_EVENTS, NOTIFICATION_LEVELS } from '../../domain/notificat
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
 import { principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound, forbidden } from '../../http/errors';
-import { mergedParams } from '../../http/params';
+import { mergedParams } from '../../shared/params';
 import { authErrorResponses, badRequestResponse, eventsSchema, idParams, notFoundResponse } from './schemas';
 
 const levelSchema = { type: 'string', enum: [...NOTIFICATION_LEVELS] } as const;
