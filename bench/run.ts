@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
-const BENCHES = ['password-hash.ts', 'api-auth.ts', 'cold-start.ts'];
+const BENCHES = ['password-hash.ts', 'api-auth.ts', 'cold-start.ts', 'recipients.ts'];
 const tsx = path.join(__dirname, '..', 'node_modules', '.bin', 'tsx');
 let failed = 0;
 for (const [i, file] of BENCHES.entries()) {

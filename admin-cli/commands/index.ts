@@ -10,6 +10,8 @@ import dbMigrate from './db-migrate';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
 import membersAdd from './members-add';
+import notifyExplain from './notify-explain';
+import notifyRecipients from './notify-recipients';
 import projectsCreate from './projects-create';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
 import tokensCreate from './tokens-create';
@@ -46,6 +48,8 @@ export const COMMANDS: readonly AdminCommand[] = [
   groupsCreate,
   projectsCreate,
   membersAdd,
+  notifyRecipients,
+  notifyExplain,
   secretsRotateSessionKey,
 ];
 
@@ -58,6 +62,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   groups: 'Groups',
   projects: 'Projects',
   members: 'Group and project members',
+  notify: 'Notification recipients: who is notified of an event, and why',
   secrets: "The service's own secrets",
   'secrets rotate': 'Rotate a service secret',
 };

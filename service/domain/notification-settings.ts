@@ -35,14 +35,14 @@ export interface NotificationSettingsView {
   level: NotificationLevel;
   /** Only with level `custom`: every flag, as a boolean. */
   events?: NotificationEvents;
-  /** Only for the global setting. */
+  /** The global setting always; a group's when it names one (inherited by its subgroups and projects). */
   notification_email?: string;
 }
 
 /** A validated update; only the fields present change. */
 export interface NotificationSettingsUpdate {
   level?: NotificationLevel;
-  /** Global only. null resets to the primary e-mail. */
+  /** Global and group only. null resets (global: to the primary e-mail; group: to inheriting). */
   notificationEmail?: string | null;
   events: Partial<NotificationEvents>;
 }
@@ -69,7 +69,7 @@ export function parseNotificationLevel(value: unknown): NotificationLevel {
 /**
  * Parse request parameters (query, form or JSON, already merged) into an update. Checks in
  * GitLab's order: parameter types first (flags, e-mail), then the level. Unknown parameters are
- * ignored; `notification_email` only counts for the global setting.
+ * ignored; `notification_email` only counts for the global and group settings.
  */
 export function parseNotificationSettingsUpdate(
   params: Record<string, unknown>,
@@ -83,7 +83,7 @@ export function parseNotificationSettingsUpdate(
     events[event] = value;
   }
   const update: NotificationSettingsUpdate = { events };
-  if (source.kind === 'global' && params.notification_email !== undefined && params.notification_email !== null) {
+  if (source.kind !== 'project' && params.notification_email !== undefined && params.notification_email !== null) {
     if (typeof params.notification_email !== 'string') throw new InvalidParameterError('notification_email');
     const email = params.notification_email.trim();
     update.notificationEmail = email === '' ? null : email;
@@ -118,6 +118,7 @@ function toView(
     view.events = Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, row?.[e] ?? false])) as NotificationEvents;
   }
   if (source.kind === 'global') view.notification_email = row?.notification_email ?? user.email;
+  else if (source.kind === 'group' && row?.notification_email) view.notification_email = row.notification_email;
   return view;
 }
 
@@ -147,8 +148,8 @@ export async function updateNotificationSettings(
   update: NotificationSettingsUpdate,
 ): Promise<NotificationSettingsView> {
   let notificationEmail = update.notificationEmail;
-  if (source.kind !== 'global' && notificationEmail !== undefined)
-    throw invalid('notification_email applies to the global setting only');
+  if (source.kind === 'project' && notificationEmail !== undefined)
+    throw invalid('notification_email applies to the global and group settings only');
   if (notificationEmail) notificationEmail = await requireVerifiedNotificationEmail(db, user, notificationEmail);
 
   const changes = {

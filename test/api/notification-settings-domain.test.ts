@@ -59,7 +59,7 @@ describe('parsing', () => {
     }
   });
 
-  it('reads notification_email for the global setting only; blank resets to the primary', () => {
+  it('reads notification_email for the global and group settings (contract §4), not a project; blank resets', () => {
     expect(parseNotificationSettingsUpdate({ notification_email: ' a@example.com ' }, { kind: 'global' })).toEqual({
       events: {},
       notificationEmail: 'a@example.com',
@@ -70,7 +70,15 @@ describe('parsing', () => {
     });
     expect(parseNotificationSettingsUpdate({ notification_email: 'a@example.com' }, { kind: 'group', id: 1 })).toEqual({
       events: {},
+      notificationEmail: 'a@example.com',
     });
+    expect(parseNotificationSettingsUpdate({ notification_email: '' }, { kind: 'group', id: 1 })).toEqual({
+      events: {},
+      notificationEmail: null,
+    });
+    expect(
+      parseNotificationSettingsUpdate({ notification_email: 'a@example.com' }, { kind: 'project', id: 1 }),
+    ).toEqual({ events: {} });
     expect(() => parseNotificationSettingsUpdate({ notification_email: 5 }, { kind: 'global' })).toThrow(
       'notification_email is invalid',
     );

@@ -302,12 +302,18 @@ describe.each([
     expect(res.json()).toEqual(expected);
     res = await request(token, 'GET', `/${kind}/${id}/notification_settings`);
     expect(res.json()).toEqual(expected);
-    // A notification_email parameter does not apply here and is ignored, as in GitLab.
+    // A project's notification_email parameter is ignored, as in GitLab; a group's is checked
+    // (contract §4: group-level notification e-mail, verified e-mails only) and a bad one changes nothing.
     res = await request(
       token,
       'PUT',
       `/${kind}/${id}/notification_settings?level=watch&notification_email=nobody@example.com`,
     );
+    if (kind === 'groups') {
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ message: { notification_email: ['must be an email you have verified'] } });
+      res = await request(token, 'PUT', `/${kind}/${id}/notification_settings?level=watch`);
+    }
     expect(res.statusCode).toBe(200);
     expect(res.body).toBe('{"level":"watch"}');
     // The global setting is untouched.

@@ -127,12 +127,16 @@ describe('a client generated from /api/v4/openapi.json (swagger-typescript-api)'
     expect(new Set(ids).size).toBe(ids.length);
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
       'CurrentUser',
+      'EffectiveNotificationSettings',
       'GlobalNotificationSettings',
       'Group',
+      'GroupNotificationSettings',
       'Metadata',
       'Namespace',
       'NotificationEvents',
+      'NotificationRecipients',
       'NotificationSettings',
+      'NotificationSource',
       'Project',
     ]);
     expect(doc.paths['/api/v4/groups/{id}'].get.responses['200'].content['application/json'].schema).toEqual({

@@ -9,7 +9,14 @@ import { groupSchema, namespaceSchema, projectSchema } from './namespace-entitie
 import { metadataRoutes, metadataSchema } from './metadata';
 import { namespaceRoutes } from './namespaces';
 import {
+  effectiveNotificationSettingsSchema,
+  notificationRecipientsRoutes,
+  notificationRecipientsSchema,
+  notificationSourceSchema,
+} from './notification-recipients';
+import {
   globalNotificationSettingsSchema,
+  groupNotificationSettingsSchema,
   notificationSettingsRoutes,
   notificationSettingsSchema,
 } from './notification-settings';
@@ -88,12 +95,16 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   const shared = [
     eventsSchema,
     globalNotificationSettingsSchema,
+    groupNotificationSettingsSchema,
     notificationSettingsSchema,
     currentUserSchema,
     groupSchema,
     namespaceSchema,
     projectSchema,
     metadataSchema,
+    notificationSourceSchema,
+    notificationRecipientsSchema,
+    effectiveNotificationSettingsSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -104,5 +115,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(notificationSettingsRoutes, ctx);
     await authenticated.register(namespaceRoutes, ctx);
     await authenticated.register(metadataRoutes);
+    await authenticated.register(notificationRecipientsRoutes, ctx);
   });
 };

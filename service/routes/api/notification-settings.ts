@@ -28,37 +28,60 @@ export const globalNotificationSettingsSchema = {
   properties: {
     level: levelSchema,
     events: { $ref: 'NotificationEvents#' },
-    notification_email: { type: 'string' },
+    notification_email: { type: 'string', description: 'Where e-mails go unless a group names another' },
   },
   // GitLab's order: level, events (custom only), notification_email.
   required: ['level', 'notification_email'],
 } as const;
 
+export const groupNotificationSettingsSchema = {
+  $id: 'GroupNotificationSettings',
+  type: 'object',
+  description: "A group's notification level (events only with level custom) and, when set, its own e-mail",
+  properties: {
+    level: levelSchema,
+    events: { $ref: 'NotificationEvents#' },
+    notification_email: {
+      type: 'string',
+      description: 'Only when set: where e-mails about this group, its subgroups and projects go (inherited)',
+    },
+  },
+  required: ['level'],
+} as const;
+
 export const notificationSettingsSchema = {
   $id: 'NotificationSettings',
   type: 'object',
-  description: "A group's or project's notification level; events only with level custom",
+  description: "A project's notification level; events only with level custom",
   properties: { level: levelSchema, events: { $ref: 'NotificationEvents#' } },
   required: ['level'],
 } as const;
 
-const settingsView = (global: boolean) =>
-  ({ $ref: global ? 'GlobalNotificationSettings#' : 'NotificationSettings#' }) as const;
+const SETTINGS_VIEWS = {
+  global: 'GlobalNotificationSettings#',
+  group: 'GroupNotificationSettings#',
+  project: 'NotificationSettings#',
+} as const;
+
+const settingsView = (kind: NotificationSource['kind']) => ({ $ref: SETTINGS_VIEWS[kind] }) as const;
 
 /**
  * PUT parameters, accepted from the query string, a form body or a JSON body (merged, body wins).
  * `level` is a plain string here so that an unknown level gets GitLab's own message.
  */
-const updateParams = (global: boolean) =>
+const updateParams = (kind: NotificationSource['kind']) =>
   ({
     type: 'object',
     properties: {
       level: { type: 'string', description: `One of ${NOTIFICATION_LEVELS.join(', ')}` },
-      ...(global
+      ...(kind !== 'project'
         ? {
             notification_email: {
               type: 'string',
-              description: 'The primary or a verified secondary e-mail of the user',
+              description:
+                kind === 'global'
+                  ? 'The primary or a verified secondary e-mail of the user'
+                  : 'The primary or a verified secondary e-mail of the user, for this group and everything below it (empty: inherit)',
             },
           }
         : {}),
@@ -116,7 +139,7 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
           tags,
           ...(params ? { params } : {}),
           querystring: { type: 'object', properties: {} },
-          response: { 200: settingsView(global), ...authErrorResponses, ...notFound },
+          response: { 200: settingsView(kind), ...authErrorResponses, ...notFound },
         },
       },
       async (request) => {
@@ -135,10 +158,10 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
             : `Update the notification settings of a ${kind}`,
           tags,
           ...(params ? { params } : {}),
-          querystring: updateParams(global),
+          querystring: updateParams(kind),
           // nullable: a PUT may carry everything in the query string and no body at all.
-          body: { ...updateParams(global), nullable: true },
-          response: { 200: settingsView(global), 400: badRequestResponse, ...authErrorResponses, ...notFound },
+          body: { ...updateParams(kind), nullable: true },
+          response: { 200: settingsView(kind), 400: badRequestResponse, ...authErrorResponses, ...notFound },
         },
       },
       async (request) => {

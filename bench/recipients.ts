@@ -1,0 +1,207 @@
+// Notification recipient resolution at scale: a 6-level group tree with a project at the bottom,
+// 10,000 members spread over every level and mixed settings (global, group and project rows at
+// every level, watchers, custom holders, group e-mails). Measures resolveRecipients (the one-statement
+// engine, plus its one-query check of the named users) — p50/p99 latency and resolutions/s —
+// against a baseline measured in the same run: reading the same rows (members, users, settings of
+// the tree) with one plain SELECT.
+// Run: npx tsx bench/recipients.ts   (TEST_DATABASE_URL to use a server; else embedded PostgreSQL)
+import pg from 'pg';
+import { sql } from 'kysely';
+import { createDb } from '../service/db/create-db';
+import { migrateToLatest } from '../service/db/migrator';
+import type { Db } from '../service/db/schema';
+import { type RecipientTarget, recipientsQuery, resolveRecipients } from '../service/domain/notification-recipients';
+import { NOTIFICATION_EVENTS } from '../service/domain/notification-settings';
+import { startTestPostgres } from '../test/support/postgres-server';
+
+const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 10_000);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const GOAL_P99_MS = 25;
+const GOAL_RATE = 200;
+
+/** Build the tree with set-based SQL (seconds, not minutes). Returns the project and ancestor ids. */
+async function seed(db: Db) {
+  const groupIds: number[] = [];
+  let fullPath = '';
+  for (let depth = 0; depth < 6; depth++) {
+    fullPath = fullPath ? `${fullPath}/l${depth}` : 'l0';
+    const row = await db
+      .insertInto('groups')
+      .values({
+        parent_id: groupIds.at(-1) ?? null,
+        path: `l${depth}`,
+        name: `l${depth}`,
+        full_path: fullPath,
+        visibility: 'private',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    groupIds.push(Number(row.id));
+  }
+  const project = await db
+    .insertInto('projects')
+    .values({
+      group_id: groupIds[5],
+      path: 'app',
+      name: 'app',
+      path_with_namespace: `${fullPath}/app`,
+      visibility: 'private',
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await sql`
+    insert into users (username, email, name)
+    select 'u' || i, 'u' || i || '@example.com', 'User ' || i from generate_series(1, ${MEMBERS}) as i
+  `.execute(db);
+  // Every user is a member at one level (0..5: groups, 6: the project).
+  await sql`
+    insert into members (user_id, group_id, project_id, access_level)
+    select u.id, case when u.id % 7 < 6 then (${sql.val(groupIds)}::bigint[])[u.id % 7 + 1] end,
+           case when u.id % 7 = 6 then ${project.id}::bigint end, 30
+      from users u
+  `.execute(db);
+  const levels = ['disabled', 'participating', 'watch', 'global', 'mention', 'custom'];
+  // A global level mix like a real instance's: mostly participating, some mention/disabled,
+  // 10% watch, 5% custom.
+  const globalMix = [
+    ...Array(10).fill('participating'),
+    ...Array(3).fill('mention'),
+    ...Array(2).fill('disabled'),
+    ...Array(3).fill('watch'),
+    ...Array(2).fill('custom'),
+  ];
+  // Mixed settings: a global row for 60% of users, a group row at any level for 40%, a project
+  // row for 1 in 7; 1 in 10 global rows and 1 in 20 group rows name an e-mail.
+  await sql`
+    insert into notification_settings (user_id, level, notification_email, new_note, new_issue)
+    select id, (${sql.val(globalMix)}::text[])[1 + (id * 7) % ${globalMix.length}],
+           case when id % 10 = 0 then 'g' || id || '@example.org' end, id % 2 = 0, id % 3 = 0
+      from users where id % 5 < 3
+  `.execute(db);
+  await sql`
+    insert into notification_settings (user_id, group_id, level, notification_email, new_note, new_issue)
+    select id, (${sql.val(groupIds)}::bigint[])[1 + (id * 13) % 6], (${sql.val(levels)}::text[])[1 + (id * 11) % 6],
+           case when id % 20 = 0 then 'grp' || id || '@example.org' end, id % 3 = 0, id % 2 = 0
+      from users where id % 5 >= 3
+  `.execute(db);
+  await sql`
+    insert into notification_settings (user_id, project_id, level, new_note)
+    select id, ${project.id}, (${sql.val(levels)}::text[])[1 + (id * 17) % 6], id % 2 = 0
+      from users where id % 7 = 3
+  `.execute(db);
+  await sql`analyze`.execute(db);
+  return { project, groupIds };
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+async function latency(run: (i: number) => Promise<unknown>) {
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const t = performance.now();
+    await run(i);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+async function throughput(run: (i: number) => Promise<unknown>) {
+  let done = 0;
+  const started = performance.now();
+  const deadline = started + DURATION_MS;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      while (performance.now() < deadline) await run(worker * 100_000 + done++);
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+async function main() {
+  const server = await startTestPostgres();
+  const name = `lanyard_bench_recipients_${process.pid}`;
+  const admin = new pg.Client({ connectionString: server.adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(server.adminUrl);
+  url.pathname = `/${name}`;
+  const handle = createDb({ connectionString: url.toString(), max: CONCURRENCY + 1 });
+  try {
+    const db = handle.db;
+    await migrateToLatest(db);
+    const seeded = Date.now();
+    const { project, groupIds } = await seed(db);
+    const target: RecipientTarget = { kind: 'project', project };
+    const events = NOTIFICATION_EVENTS;
+    let recipientsSeen = 0;
+    const resolve = async (i: number) => {
+      // 20 participants and 5 mentioned users, different each time; the events rotate.
+      const participantIds = Array.from({ length: 20 }, (_, k) => 1 + ((i * 131 + k * 977) % MEMBERS));
+      const mentionedIds = Array.from({ length: 5 }, (_, k) => 1 + ((i * 71 + k * 1553 + 500) % MEMBERS));
+      const r = await resolveRecipients(db, target, {
+        event: events[i % events.length],
+        authorId: participantIds[0],
+        participantIds: [...new Set(participantIds)],
+        mentionedIds: [...new Set(mentionedIds)],
+      });
+      recipientsSeen = r.length;
+    };
+    // The baseline: the same rows (every member of the tree with their user and settings rows), one plain SELECT.
+    const baseline = async () =>
+      sql`
+        select m.user_id, u.username, u.email, u.state, ns.level, ns.notification_email, ns.group_id, ns.project_id
+          from members m join users u on u.id = m.user_id
+          left join notification_settings ns on ns.user_id = m.user_id
+         where m.group_id = any(${sql.val(groupIds)}::bigint[]) or m.project_id = ${project.id}
+      `.execute(db);
+
+    if (process.env.BENCH_EXPLAIN) {
+      const q = recipientsQuery(target, { event: 'new_note', authorId: 1, participantIds: [2, 3], mentionedIds: [4] });
+      const { rows } = await sql<{ 'QUERY PLAN': string }>`explain (analyze, buffers) ${q}`.execute(db);
+      console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
+    }
+    for (let i = 0; i < 30; i++) {
+      await resolve(i);
+      await baseline();
+    } // warm-up (plans, pool, JIT)
+    const base = await latency(baseline);
+    const engine = await latency(resolve);
+    const baseRate = await throughput(baseline);
+    const engineRate = await throughput(resolve);
+
+    console.log(
+      `${server.kind} PostgreSQL, ${MEMBERS} members in a 6-level tree (seeded in ${Date.now() - seeded} ms), ` +
+        `${SAMPLES} sequential samples, ${CONCURRENCY} in flight for ${DURATION_MS} ms (Node ${process.version})`,
+    );
+    console.log(`last resolution: ${recipientsSeen} recipients`);
+    const line = (label: string, l: { p50: number; p99: number }, rate: number) =>
+      console.log(
+        `${label.padEnd(36)} p50 ${l.p50.toFixed(2).padStart(7)} ms   p99 ${l.p99.toFixed(2).padStart(7)} ms   ${rate.toFixed(0).padStart(6)}/s`,
+      );
+    line('baseline: one plain SELECT', base, baseRate);
+    line('resolveRecipients', engine, engineRate);
+    console.log(
+      `ratio to baseline: p50 x${(engine.p50 / base.p50).toFixed(2)}, throughput x${(engineRate / baseRate).toFixed(2)}`,
+    );
+    console.log(
+      `target: recipients p99 ${engine.p99.toFixed(2)} ms (goal ≤ ${GOAL_P99_MS} ms) ${engine.p99 <= GOAL_P99_MS ? 'met' : 'missed'}`,
+    );
+    console.log(
+      `target: recipients throughput ${engineRate.toFixed(0)}/s (goal ≥ ${GOAL_RATE}/s) ${engineRate >= GOAL_RATE ? 'met' : 'missed'}`,
+    );
+  } finally {
+    await handle.destroy();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
