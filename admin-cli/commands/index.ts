@@ -12,6 +12,7 @@ import groupsCreate from './groups-create';
 import membersAdd from './members-add';
 import projectsCreate from './projects-create';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
+import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
 import tokensList from './tokens-list';
 import tokensRevoke from './tokens-revoke';
@@ -47,6 +48,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   projectsCreate,
   membersAdd,
   secretsRotateSessionKey,
+  secretsRotateSigningKey,
 ];
 
 /** Descriptions of the grouping words, by their path. */

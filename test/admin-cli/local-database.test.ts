@@ -75,7 +75,7 @@ describe('the local embedded database', () => {
       );
       const status = await lanyardAdmin(['db', 'status', '--json'], env);
       expect(JSON.parse(status.out)).toEqual({
-        applied: ['0001-initial-schema', '0002-notification-flags'],
+        applied: ['0001-initial-schema', '0002-notification-flags', '0004-openid-connect'],
         pending: [],
       });
       expect(status.err).not.toMatch(/Applied migrations/);
