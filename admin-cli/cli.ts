@@ -5,6 +5,8 @@ import os from 'node:os';
 import type { Argv } from 'yargs';
 import { migrationStatus } from '../service/db/migrator';
 import { rotateSessionKey } from '../service/domain/service-keys';
+import { loadConfig, signingKeyPolicy } from '../service/config';
+import { fileSigningKeyService } from './function/signing-keys';
 import type { AdminCommand, AdminServices, Target } from './command';
 import { COMMANDS, GROUPS } from './commands';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USER_ERROR, UsageError, UserError, isUserFacing, oneLine } from './errors';
@@ -33,7 +35,14 @@ export interface RunCliOptions {
 
 type Outcome = { result: Result } | { remote: { exitCode: number; stdout: string; stderr: string } };
 
-const defaultServices: AdminServices = { rotateSessionKey: (db, actor) => rotateSessionKey(db, actor) };
+/** Local services: the session key ring in the database, the signing key file under LANYARD_HOME. */
+const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
+  rotateSessionKey: (db, actor) => rotateSessionKey(db, actor),
+  rotateSigningKey: (db, actor) => {
+    const config = loadConfig(env);
+    return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor);
+  },
+});
 
 let yargsFactory: Promise<(args?: string[]) => Argv> | undefined;
 // yargs 18 is ESM-only; this package is CommonJS.
@@ -44,7 +53,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
   const { io } = options;
   const env = options.env ?? process.env;
   const target = options.target ?? localTarget(env, (line) => io.stderr(`${line}\n`));
-  const services = { ...defaultServices, ...options.services };
+  const services = { ...localServices(env), ...options.services };
   const actor = options.actor ?? `cli:${osUser()}`;
   const wantsJson = argv.some((a) => a === '--json' || a === '--json=true');
   let outcome: Outcome | undefined;

@@ -9,6 +9,8 @@ import type { Result } from './output';
  *  session key ring in Secrets Manager, a local run in the database). */
 export interface AdminServices {
   rotateSessionKey(db: DbOrTrx, actor: string): Promise<{ rotated: true }>;
+  /** The OpenID Connect signing key: a file under LANYARD_HOME locally, Secrets Manager deployed. */
+  rotateSigningKey(db: DbOrTrx, actor: string): Promise<{ rotated: true; kid: string }>;
 }
 
 export interface CommandContext {

@@ -64,9 +64,12 @@ const environment = {
   DB_PORT: database.port.apply(String),
   DB_NAME: database.databaseName,
   SESSION_KEYS_SECRET_ARN: secrets.sessionKeysSecretArn,
+  SIGNING_KEYS_SECRET_ARN: secrets.signingKeysSecretArn,
   LOG_LEVEL: 'info',
 };
-const readSecretArns = [database.masterSecretArn, secrets.sessionKeysSecretArn];
+const readSecretArns = [database.masterSecretArn, secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
+// Only the migration function (first key) and the admin function (rotation) write the key secrets.
+const writeSecretArns = [secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
 const placement = { subnetIds: network.subnetIds, securityGroupId: network.functionSecurityGroupId };
 
 const migrations = new Migrations('migrations', {
@@ -76,7 +79,7 @@ const migrations = new Migrations('migrations', {
   ...placement,
   environment,
   readSecretArns,
-  writeSecretArns: [secrets.sessionKeysSecretArn],
+  writeSecretArns,
   logRetentionDays: config.logRetentionDays,
   tags,
   dependsOn: [database, network],
@@ -105,7 +108,7 @@ const admin = new Admin('admin', {
   ...placement,
   environment,
   readSecretArns,
-  writeSecretArns: [secrets.sessionKeysSecretArn],
+  writeSecretArns,
   logRetentionDays: config.logRetentionDays,
   tags,
   dependsOn: [migrations.invocation],
@@ -135,6 +138,7 @@ export const migrationResult = migrations.result;
 export const databaseEndpoint = database.endpoint;
 export const databaseSecretArn = database.masterSecretArn;
 export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;
+export const signingKeysSecretArn = secrets.signingKeysSecretArn;
 export const alarmTopicArn = observability.alarmTopicArn;
 export const vpcId = network.vpcId;
 /** Read by `lanyard-admin --stack` to call the admin function in the right region. */

@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from './app-context';
-import type { Config } from './config';
+import { type Config, signingKeyPolicy } from './config';
 import type { Db } from './db/schema';
 import { apiJsonContentType, isApiPath } from './http/api-content-type';
 import { registerErrorHandlers } from './http/error-handler';
@@ -12,6 +12,8 @@ import { genReqId, loggerOptions } from './http/logging';
 import { rejectNulBytes } from './http/reject-nul';
 import { sessionPlugin } from './http/session';
 import type { KeyRingSource } from './domain/service-keys';
+import type { SigningKeySource } from './domain/signing-keys';
+import { fileSigningKeySource } from './local/signing-key-file';
 import { apiRoutes } from './routes/api';
 import { healthRoutes } from './routes/health';
 import { oauthRoutes } from './routes/oauth';
@@ -24,9 +26,17 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The session/CSRF key ring; default: the service_keys table (deployed: Secrets Manager). */
   keyRing?: KeyRingSource;
+  /** The OpenID Connect signing keys; default: LANYARD_HOME/signing-keys.json (deployed: Secrets Manager). */
+  signingKeys?: SigningKeySource;
 }
 
-export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  db,
+  config,
+  logger,
+  keyRing,
+  signingKeys,
+}: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId,
@@ -58,7 +68,11 @@ export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions)
 
   const ctx: AppContext = { db, config };
   await app.register(healthRoutes, { db });
-  await app.register(oauthRoutes, ctx);
+  await app.register(oauthRoutes, {
+    ...ctx,
+    // Created on first use, not at boot: only OpenID Connect requests need a key.
+    signingKeys: signingKeys ?? fileSigningKeySource(config.home, signingKeyPolicy(config)),
+  });
   await app.register(webRoutes, ctx);
   await app.register(apiRoutes, { ...ctx, prefix: '/api/v4' });
   return app;

@@ -18,19 +18,32 @@ export interface Config {
   trustProxy: boolean;
   /** Pool size for the database. */
   dbPoolMax: number;
+  /** ID_TOKEN_LIFETIME: seconds an ID token is valid (Doorkeeper's OpenID Connect default, as GitLab: 120). */
+  idTokenLifetimeSeconds: number;
+  /**
+   * SIGNING_KEY_CACHE_SECONDS: how long an instance may keep signing with a key after a rotation
+   * (deployed: the secret is cached this long; default 60). Retired keys stay published this much
+   * longer than the ID token lifetime.
+   */
+  signingKeyCacheSeconds: number;
   /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
   aws?: AwsConfig;
 }
 
 export interface AwsConfig {
-  /** DB_SECRET_ARN: the Secrets Manager secret holding {"username","password"} for the database. */
-  dbSecretArn: string;
+  /**
+   * DB_SECRET_ARN: the Secrets Manager secret holding {"username","password"} for the database;
+   * absent when DATABASE_URL names the database and only the key secrets come from Secrets Manager.
+   */
+  dbSecretArn?: string;
   /** DB_HOST, DB_PORT (5432), DB_NAME (lanyard). */
   dbHost: string;
   dbPort: number;
   dbName: string;
   /** SESSION_KEYS_SECRET_ARN: the session/CSRF key ring secret, when deployed with one. */
   sessionKeysSecretArn?: string;
+  /** SIGNING_KEYS_SECRET_ARN: the OpenID Connect signing key document, when deployed with one. */
+  signingKeysSecretArn?: string;
   /** DB_CA_FILE: a PEM bundle to verify the database's TLS certificate; default: the bundled RDS CAs. */
   dbCaFile?: string;
   /** AWS_REGION, as the Lambda runtime sets it. */
@@ -42,6 +55,12 @@ export interface AwsConfig {
 }
 
 export class ConfigError extends Error {}
+
+/** How long ID tokens live and signing keys are cached: what decides when a retired key drops out. */
+export const signingKeyPolicy = (config: Config) => ({
+  idTokenLifetimeSeconds: config.idTokenLifetimeSeconds,
+  cacheSeconds: config.signingKeyCacheSeconds,
+});
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -67,6 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const poolText = env.DB_POOL_MAX?.trim() || '10';
   if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
+  const idTokenLifetimeSeconds = positiveInteger(env, 'ID_TOKEN_LIFETIME', 120);
+  const signingKeyCacheSeconds = positiveInteger(env, 'SIGNING_KEY_CACHE_SECONDS', 60, true);
   return {
     host,
     port,
@@ -77,16 +98,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: parseBoolean(env.TRUST_PROXY) ?? false,
     dbPoolMax: Number(poolText),
+    idTokenLifetimeSeconds,
+    signingKeyCacheSeconds,
     aws: loadAwsConfig(env),
     ...overrides,
   };
 }
 
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
+  const text = env[name]?.trim() || String(fallback);
+  if (!(zeroAllowed ? /^\d+$/ : /^[1-9]\d*$/).test(text) || Number(text) > 86400)
+    throw new ConfigError(`${name} must be an integer from ${zeroAllowed ? 0 : 1} to 86400 (got "${text}")`);
+  return Number(text);
+}
+
 function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
-  const dbSecretArn = env.DB_SECRET_ARN?.trim();
-  if (!dbSecretArn) return undefined;
-  const dbHost = env.DB_HOST?.trim();
-  if (!dbHost) throw new ConfigError('DB_HOST is required with DB_SECRET_ARN');
+  const dbSecretArn = env.DB_SECRET_ARN?.trim() || undefined;
+  const signingKeysSecretArn = env.SIGNING_KEYS_SECRET_ARN?.trim() || undefined;
+  if (!dbSecretArn && !signingKeysSecretArn) return undefined;
+  const dbHost = env.DB_HOST?.trim() ?? '';
+  if (dbSecretArn && !dbHost) throw new ConfigError('DB_HOST is required with DB_SECRET_ARN');
   const portText = env.DB_PORT?.trim() || '5432';
   if (!/^\d+$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
     throw new ConfigError(`DB_PORT must be a number from 1 to 65535 (got "${portText}")`);
@@ -96,7 +127,7 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
   if (!region || !accessKeyId || !secretAccessKey) {
     throw new ConfigError(
-      'DB_SECRET_ARN needs AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (set by the Lambda runtime)',
+      `${dbSecretArn ? 'DB_SECRET_ARN' : 'SIGNING_KEYS_SECRET_ARN'} needs AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (set by the Lambda runtime)`,
     );
   }
   return {
@@ -105,6 +136,7 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
     dbPort: Number(portText),
     dbName: env.DB_NAME?.trim() || 'lanyard',
     sessionKeysSecretArn: env.SESSION_KEYS_SECRET_ARN?.trim() || undefined,
+    signingKeysSecretArn,
     dbCaFile: env.DB_CA_FILE?.trim() || undefined,
     region,
     secretsManagerEndpoint: env.AWS_ENDPOINT_URL_SECRETS_MANAGER?.trim() || undefined,

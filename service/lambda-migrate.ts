@@ -1,10 +1,12 @@
 // The migration function: invoked by `pulumi up` (aws.lambda.Invocation) before the API function
 // changes, and by hand when needed. Runs the shared migrator, then seeds the session key ring if
-// the deploy just created its secret. Throwing fails the invocation, and with it the deploy.
-import { loadConfig } from './config';
+// the deploy just created its secret, and writes the first OpenID Connect signing key likewise.
+// Throwing fails the invocation, and with it the deploy.
+import { loadConfig, signingKeyPolicy } from './config';
 import { openLambdaDatabase } from './aws/database';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
 import { ensureKeyRingSecret } from './aws/session-key-ring';
+import { ensureSigningKeySecret } from './aws/signing-key-secret';
 import { migrateToLatest, migrationStatus } from './db/migrator';
 
 const config = loadConfig(process.env, { trustProxy: true });
@@ -22,6 +24,8 @@ export interface MigrateResult {
   newlyApplied: string[];
   /** The session key ring secret: created now or already present (absent when not configured). */
   sessionKeyRing?: 'created' | 'present';
+  /** The OpenID Connect signing key secret: its first key written now, or already present. */
+  signingKeys?: 'created' | 'present';
 }
 
 export const handler = async (event: MigrateEvent | null | undefined): Promise<MigrateResult> => {
@@ -33,6 +37,13 @@ export const handler = async (event: MigrateEvent | null | undefined): Promise<M
     result.sessionKeyRing = await ensureKeyRingSecret(
       secretsManagerStore(secretsManagerOptions(aws)),
       aws.sessionKeysSecretArn,
+    );
+  }
+  if (aws?.signingKeysSecretArn) {
+    result.signingKeys = await ensureSigningKeySecret(
+      secretsManagerStore(secretsManagerOptions(aws)),
+      aws.signingKeysSecretArn,
+      signingKeyPolicy(config),
     );
   }
   return result;

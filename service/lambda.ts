@@ -2,14 +2,16 @@
 // `npm start`. Everything slow happens during init — the credentials fetch, Fastify's boot — so
 // the first request does not pay for it. One connection per instance (see aws/database.ts).
 // Deployed, the session/CSRF key ring is read from its Secrets Manager secret (the session
-// plugin caches it and reloads it when a signature fails to verify after a rotation).
+// plugin caches it and reloads it when a signature fails to verify after a rotation). The OpenID
+// Connect signing keys come from their own secret, cached for SIGNING_KEY_CACHE_SECONDS.
 import awsLambdaFastify from '@fastify/aws-lambda';
 import { buildApp } from './app';
-import { loadConfig } from './config';
+import { loadConfig, signingKeyPolicy } from './config';
 import { openLambdaDatabase } from './aws/database';
 import { withRawQueryString } from './aws/http-api-event';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
 import { secretKeyRingSource } from './aws/session-key-ring';
+import { secretSigningKeySource } from './aws/signing-key-secret';
 
 const config = loadConfig(process.env, { trustProxy: true });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-api' });
@@ -18,7 +20,15 @@ const keyRing = aws?.sessionKeysSecretArn
   ? secretKeyRingSource(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn)
   : undefined;
 
-const proxyPromise = buildApp({ db: database.db, config, keyRing }).then(async (app) => {
+const signingKeys = aws?.signingKeysSecretArn
+  ? secretSigningKeySource(
+      secretsManagerStore(secretsManagerOptions(aws)),
+      aws.signingKeysSecretArn,
+      signingKeyPolicy(config),
+    )
+  : undefined;
+
+const proxyPromise = buildApp({ db: database.db, config, keyRing, signingKeys }).then(async (app) => {
   const proxy = awsLambdaFastify(app, { decorateRequest: false });
   await app.ready();
   return proxy;

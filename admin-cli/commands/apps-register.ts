@@ -36,7 +36,10 @@ export default defineCommand<Args>({
         demandOption: true,
         describe: 'A callback URI (repeat for several)',
       })
-      .option('scopes', { type: 'string', describe: 'Space-separated: api, read_api, read_user (default: all)' })
+      .option('scopes', {
+        type: 'string',
+        describe: 'Space-separated: api, read_api, read_user, openid, profile, email (default: api read_api read_user)',
+      })
       .option('public', {
         type: 'boolean',
         default: false,

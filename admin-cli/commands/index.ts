@@ -14,6 +14,7 @@ import notifyExplain from './notify-explain';
 import notifyRecipients from './notify-recipients';
 import projectsCreate from './projects-create';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
+import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
 import tokensList from './tokens-list';
 import tokensRevoke from './tokens-revoke';
@@ -51,6 +52,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   notifyRecipients,
   notifyExplain,
   secretsRotateSessionKey,
+  secretsRotateSigningKey,
 ];
 
 /** Descriptions of the grouping words, by their path. */

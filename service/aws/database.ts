@@ -49,7 +49,7 @@ export interface LambdaDatabase {
 }
 
 export function openLambdaDatabase(config: Config, options: LambdaDatabaseOptions): LambdaDatabase {
-  if (config.aws) return openWithSecret(config.aws, options);
+  if (config.aws?.dbSecretArn) return openWithSecret(config.aws, config.aws.dbSecretArn, options);
   if (!config.databaseUrl) throw new ConfigError('DB_SECRET_ARN (or DATABASE_URL) is required on Lambda');
   const handle = createDb({
     connectionString: config.databaseUrl,
@@ -60,10 +60,10 @@ export function openLambdaDatabase(config: Config, options: LambdaDatabaseOption
   return { db: handle.db, destroy: handle.destroy, credentialsReady: Promise.resolve() };
 }
 
-function openWithSecret(aws: AwsConfig, options: LambdaDatabaseOptions): LambdaDatabase {
+function openWithSecret(aws: AwsConfig, dbSecretArn: string, options: LambdaDatabaseOptions): LambdaDatabase {
   const secret = new CachedSecret(
     options.store ?? secretsManagerStore(secretsManagerOptions(aws)),
-    aws.dbSecretArn,
+    dbSecretArn,
     parseDatabaseCredentials,
   );
   const ssl = options.ssl ?? { ca: rdsCaBundle(aws.dbCaFile), rejectUnauthorized: true };

@@ -80,6 +80,10 @@ export interface OAuthAuthorizationCodesTable {
   scopes: string[];
   code_challenge: string | null;
   code_challenge_method: 'S256' | 'plain' | null;
+  /** OpenID Connect: the authorization request's nonce, echoed in the ID token. */
+  nonce: ColumnType<string | null, string | null | undefined, string | null>;
+  /** OpenID Connect: when the user signed in (the ID token's auth_time). */
+  auth_time: NullableTimestamp;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;

@@ -1,8 +1,9 @@
 // Bearer-token look-ups (personal access tokens and OAuth access tokens): the one path from a
-// presented token to its record and owner, used by API authentication and token info. Each look-up
+// presented token to its record and owner, used by API authentication, token info, and (below,
+// with refresh tokens and the client) OpenID Connect userinfo and RFC 7662 introspection. Each look-up
 // is a single indexed query by digest, joined to the user, compiled once per database.
 import { type CompiledQuery, type InferResult, sql } from 'kysely';
-import type { Db, User } from '../db/schema';
+import type { Db, DbOrTrx, User } from '../db/schema';
 import { accessTokenExpired } from './oauth-tokens';
 import { personalAccessTokenExpired } from './personal-access-tokens';
 import { sha256Hex } from './secrets';
@@ -157,4 +158,94 @@ export async function touchPersonalAccessToken(db: Db, id: number, lastUsedAt: D
       ]),
     )
     .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// userinfo and introspection: what an OAuth token is, and the one rule for "live" — not expired,
+// not revoked (a used refresh token is dead too), and its user not blocked.
+
+export type TokenStatus = 'live' | 'unknown' | 'expired' | 'revoked' | 'blocked_user';
+
+export interface InspectedToken {
+  status: TokenStatus;
+  kind?: 'access_token' | 'refresh_token';
+  token?: {
+    id: number;
+    scopes: string[];
+    expiresAt: Date;
+    createdAt: Date;
+    applicationId: number | null;
+    clientId: string | null;
+    user: {
+      id: number;
+      username: string;
+      name: string;
+      email: string;
+      avatar_url: string | null;
+      confirmed_at: Date | null;
+    };
+  };
+}
+
+const lookUp = (db: DbOrTrx, column: 'token_digest' | 'refresh_token_digest', token: string) =>
+  db
+    .selectFrom('oauth_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('oauth_applications as a', 'a.id', 't.application_id')
+    .select([
+      't.id',
+      't.scopes',
+      't.expires_at',
+      't.revoked_at',
+      't.refreshed_at',
+      't.created_at',
+      't.application_id',
+      'a.uid as client_id',
+      'u.id as user_id',
+      'u.username',
+      'u.name',
+      'u.email',
+      'u.avatar_url',
+      'u.confirmed_at',
+      'u.state',
+    ])
+    .where(`t.${column}`, '=', sha256Hex(token))
+    .executeTakeFirst();
+
+/**
+ * Inspect an access token, or (for introspection, `refresh` true) a refresh token when no access
+ * token matches. Order as API authentication: unknown → expired → revoked → blocked user.
+ */
+export async function inspectOAuthToken(db: DbOrTrx, token: string, refresh = false): Promise<InspectedToken> {
+  let kind: InspectedToken['kind'] = 'access_token';
+  let row = await lookUp(db, 'token_digest', token);
+  if (!row && refresh) {
+    kind = 'refresh_token';
+    row = await lookUp(db, 'refresh_token_digest', token);
+  }
+  if (!row) return { status: 'unknown' };
+  let status: TokenStatus = 'live';
+  if (kind === 'access_token' && accessTokenExpired(row)) status = 'expired';
+  else if (row.revoked_at || (kind === 'refresh_token' && row.refreshed_at)) status = 'revoked';
+  else if (row.state !== 'active') status = 'blocked_user';
+  return {
+    status,
+    kind,
+    token: {
+      id: row.id,
+      scopes: row.scopes,
+      expiresAt: row.expires_at,
+      createdAt: row.created_at,
+      applicationId: row.application_id,
+      clientId: row.client_id,
+      user: {
+        id: row.user_id,
+        username: row.username,
+        name: row.name,
+        email: row.email,
+        avatar_url: row.avatar_url,
+        confirmed_at: row.confirmed_at,
+      },
+    },
+  };
 }

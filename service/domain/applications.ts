@@ -5,7 +5,7 @@ import type { DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
 import { requireRedirectUris } from './redirect-uris';
-import { ALL_SCOPES, requireScopes, sortScopes } from './scopes';
+import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
 
 export interface RegisterApplicationInput {
@@ -42,7 +42,8 @@ export async function registerApplication(
     if (!name) throw invalid('name must not be empty');
     if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
     const redirectUris = requireRedirectUris(input.redirectUris);
-    const scopes = input.scopes === undefined ? [...ALL_SCOPES] : requireScopes(input.scopes);
+    // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
+    const scopes = input.scopes === undefined ? [...API_SCOPES] : requireScopes(input.scopes);
     const secret = newApplicationSecret();
     const application = await db
       .insertInto('oauth_applications')

@@ -11,6 +11,10 @@ export interface NewAuthorizationCode {
   scopes: string[];
   codeChallenge?: string;
   codeChallengeMethod?: 'S256' | 'plain';
+  /** OpenID Connect: echoed in the ID token. */
+  nonce?: string;
+  /** OpenID Connect: when the user signed in. */
+  authTime?: Date;
 }
 
 /** Columns safe to select: never the digest. */
@@ -22,6 +26,8 @@ const CODE_COLUMNS = [
   'scopes',
   'code_challenge',
   'code_challenge_method',
+  'nonce',
+  'auth_time',
   'expires_at',
   'used_at',
   'created_at',
@@ -42,6 +48,8 @@ export async function createAuthorizationCode(
       scopes: input.scopes,
       code_challenge: input.codeChallenge ?? null,
       code_challenge_method: input.codeChallenge ? (input.codeChallengeMethod ?? null) : null,
+      nonce: input.nonce ?? null,
+      auth_time: input.authTime ?? null,
       expires_at: new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000),
     })
     .returning('id')
@@ -65,4 +73,14 @@ export type AuthorizationCodeRecord = NonNullable<Awaited<ReturnType<typeof lock
 
 export async function markAuthorizationCodeUsed(trx: DbOrTrx, id: number): Promise<void> {
   await trx.updateTable('oauth_authorization_codes').set({ used_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** When the user behind a grant signed in (OIDC Core §12.2: a refreshed ID token keeps auth_time). */
+export async function findAuthorizationCodeAuthTime(db: DbOrTrx, id: number): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('oauth_authorization_codes')
+    .select('auth_time')
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.auth_time ?? undefined;
 }

@@ -1,7 +1,12 @@
-// Scopes: api (all of /api/v4), read_api (GET/HEAD on /api/v4), read_user (GET/HEAD /api/v4/user).
+// Scopes: api (all of /api/v4), read_api (GET/HEAD on /api/v4), read_user (GET/HEAD /api/v4/user),
+// and the OpenID Connect scopes openid, profile, email (identity only: no /api/v4 access).
 import { invalid } from './errors';
 
-export const ALL_SCOPES = ['api', 'read_api', 'read_user'] as const;
+/** Scopes that open /api/v4 (personal access tokens hold only these). */
+export const API_SCOPES = ['api', 'read_api', 'read_user'] as const;
+/** OpenID Connect Core §5.4: identity claims, never /api/v4. */
+export const OIDC_SCOPES = ['openid', 'profile', 'email'] as const;
+export const ALL_SCOPES = [...API_SCOPES, ...OIDC_SCOPES] as const;
 export type Scope = (typeof ALL_SCOPES)[number];
 
 /** The scopes in words, as GitLab describes them (the consent page and the applications form). */
@@ -9,6 +14,10 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   api: 'Grants complete read/write access to the API, including all groups and projects.',
   read_api: 'Grants read access to the API, including all groups and projects.',
   read_user: 'Grants read-only access to your profile through the /user API endpoint.',
+  openid:
+    "Grants permission to authenticate with GitLab using OpenID Connect. Also gives read-only access to the user's profile and group memberships.",
+  profile: "Grants read-only access to the user's profile data using OpenID Connect.",
+  email: "Grants read-only access to the user's primary email address using OpenID Connect.",
 };
 
 export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s);
@@ -18,8 +27,11 @@ export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string
  * personal access tokens may carry it, so it is not among the scopes applications get by default.
  */
 export const SUDO_SCOPE = 'sudo';
-/** The scopes a personal access token may carry (sudo: administrators only). */
-export const PERSONAL_ACCESS_TOKEN_SCOPES = [...ALL_SCOPES, SUDO_SCOPE] as const;
+/**
+ * The scopes a personal access token may carry (sudo: administrators only). Not the OpenID Connect
+ * scopes: a personal access token gets no ID token and they open nothing under /api/v4.
+ */
+export const PERSONAL_ACCESS_TOKEN_SCOPES = [...API_SCOPES, SUDO_SCOPE] as const;
 
 /** Split a space- (or comma-) separated scope string; undefined when any scope is unknown or it is empty. */
 export function parseScopeString(text: string): Scope[] | undefined {

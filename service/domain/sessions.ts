@@ -14,6 +14,10 @@ export interface SessionData {
   /** Password accepted, waiting for the TOTP step: the user and when the password was checked. */
   otp_user_id?: number;
   otp_started_at?: number;
+  /** When the user signed in (ms since the epoch): the ID token's auth_time, checked against max_age. */
+  auth_time?: number;
+  /** OpenID Connect prompt=login / max_age: show the sign-in form although someone is signed in. */
+  reauthenticate?: boolean;
   /** A one-shot message for the next page (e.g. a new application secret), shown once. */
   flash?: Record<string, unknown>;
 }

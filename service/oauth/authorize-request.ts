@@ -18,7 +18,16 @@ export const AUTHORIZE_PARAMETERS = [
   'scope',
   'code_challenge',
   'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
 ] as const;
+
+/** OIDC Core §3.1.2.1 `prompt` values Lanyard honours (select_account: one account per session). */
+export type Prompt = 'none' | 'login' | 'consent';
+const PROMPTS: readonly string[] = ['none', 'login', 'consent'];
+/** A nonce is echoed in a signed token: bound its size. */
+const MAX_NONCE_LENGTH = 1024;
 
 export interface ValidAuthorizeRequest {
   kind: 'valid';
@@ -28,6 +37,11 @@ export interface ValidAuthorizeRequest {
   scopes: string[];
   codeChallenge?: string;
   codeChallengeMethod?: CodeChallengeMethod;
+  /** OpenID Connect: echoed in the ID token. */
+  nonce?: string;
+  prompt: Set<Prompt>;
+  /** OpenID Connect: the longest acceptable time since sign-in, in seconds. */
+  maxAge?: number;
 }
 
 export type AuthorizeRequest =
@@ -71,7 +85,25 @@ export async function validateAuthorizeRequest(db: Db, params: Record<string, un
     );
     // Public clients cannot keep a secret: PKCE is what binds their code to them (RFC 9700 §2.1.1).
     if (!application.confidential && !pkce) throw new InvalidRequest();
-    return { kind: 'valid', application, redirectUri, state, scopes, ...pkce };
+    const nonce = stringParam(params, 'nonce');
+    if (nonce !== undefined && (nonce === '' || nonce.length > MAX_NONCE_LENGTH)) throw new InvalidRequest();
+    const prompt = new Set((stringParam(params, 'prompt') ?? '').split(' ').filter(Boolean));
+    // §3.1.2.1: none with any other value is an error; so is a value we do not support.
+    if ([...prompt].some((p) => !PROMPTS.includes(p)) || (prompt.has('none') && prompt.size > 1))
+      throw new InvalidRequest();
+    const maxAgeText = stringParam(params, 'max_age');
+    if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new InvalidRequest();
+    return {
+      kind: 'valid',
+      application,
+      redirectUri,
+      state,
+      scopes,
+      ...pkce,
+      nonce,
+      prompt: prompt as Set<Prompt>,
+      maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
+    };
   } catch (err) {
     if (err instanceof OAuthError) return { kind: 'error_redirect', redirectUri, state, error: err };
     throw err;

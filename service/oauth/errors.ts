@@ -15,14 +15,26 @@ export const OAUTH_ERROR_DESCRIPTIONS = {
   unsupported_response_type: 'The authorization server does not support this response type.',
 } as const;
 
-export type OAuthErrorCode = keyof typeof OAUTH_ERROR_DESCRIPTIONS | 'invalid_token' | 'insufficient_scope';
+/** OIDC Core §3.1.2.6, with doorkeeper-openid_connect's descriptions. */
+export const OIDC_ERROR_DESCRIPTIONS = {
+  login_required: 'The authorization server requires end-user authentication.',
+  consent_required: 'The authorization server requires end-user consent.',
+} as const;
+
+export type OAuthErrorCode =
+  | keyof typeof OAUTH_ERROR_DESCRIPTIONS
+  | keyof typeof OIDC_ERROR_DESCRIPTIONS
+  | 'invalid_token'
+  | 'insufficient_scope';
 
 export class OAuthError extends Error {
   readonly headers: Record<string, string> = {};
   constructor(
     readonly error: OAuthErrorCode,
     readonly statusCode = 400,
-    readonly description: string = (OAUTH_ERROR_DESCRIPTIONS as Record<string, string>)[error] ?? error,
+    readonly description: string = (
+      { ...OAUTH_ERROR_DESCRIPTIONS, ...OIDC_ERROR_DESCRIPTIONS } as Record<string, string>
+    )[error] ?? error,
     /** Extra body members, e.g. {"state":"unauthorized"} on token info, {"scope":"api"} on 403. */
     readonly extra: Record<string, unknown> = {},
   ) {
@@ -88,5 +100,19 @@ export class InvalidToken extends OAuthError {
 export class RevocationForbidden extends UnauthorizedClient {
   constructor() {
     super('You are not authorized to revoke this token', 403);
+  }
+}
+
+/** OIDC Core §3.1.2.6: prompt=none (or an expired max_age with prompt=none) and nobody signed in. */
+export class LoginRequired extends OAuthError {
+  constructor() {
+    super('login_required');
+  }
+}
+
+/** OIDC Core §3.1.2.6: prompt=none and the consent page would be needed. */
+export class ConsentRequired extends OAuthError {
+  constructor() {
+    super('consent_required');
   }
 }

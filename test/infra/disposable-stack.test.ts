@@ -35,7 +35,8 @@ describe('a disposable stack with a custom domain', () => {
     });
     expect(db.inputs.finalSnapshotIdentifier).toBeUndefined();
     expect(db.protect).toBe(false);
-    expect(stack.one('aws:secretsmanager/secret:Secret').inputs.recoveryWindowInDays).toBe(0);
+    // Both key secrets: the session key ring and the OpenID Connect signing keys.
+    expect(stack.byType('aws:secretsmanager/secret:Secret').map((s) => s.inputs.recoveryWindowInDays)).toEqual([0, 0]);
   });
 
   it('applies retention, throttling and concurrency from the config', () => {

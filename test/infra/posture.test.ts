@@ -151,6 +151,8 @@ describe('functions', () => {
         DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
         SESSION_KEYS_SECRET_ARN:
           'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
+        SIGNING_KEYS_SECRET_ARN:
+          'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf',
         DB_HOST: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com',
         DB_PORT: '5432',
         DB_NAME: 'lanyard',
@@ -184,6 +186,7 @@ describe('functions', () => {
     expect(stack.byType('aws:iam/rolePolicyAttachment:RolePolicyAttachment')).toHaveLength(0); // no managed policies
     const dbSecret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf';
     const keyRing = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf';
+    const signingKeys = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf';
     const policies = Object.fromEntries(
       stack.byType('aws:iam/rolePolicy:RolePolicy').map((p) => [p.name, JSON.parse(p.inputs.policy) as PolicyDocument]),
     );
@@ -193,7 +196,7 @@ describe('functions', () => {
       const actions = doc.Statement.flatMap((s) => s.Action);
       for (const a of actions) expect(a).not.toContain('*');
       const read = doc.Statement.find((s) => s.Sid === 'ReadSecrets')!;
-      expect(read.Resource).toEqual([dbSecret, keyRing]);
+      expect(read.Resource).toEqual([dbSecret, keyRing, signingKeys]);
       const star = doc.Statement.filter(
         (s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')),
       );
@@ -201,12 +204,22 @@ describe('functions', () => {
     }
     const writes = (n: string) =>
       policies[n].Statement.filter((s) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
-    expect(writes('api-policy')).toEqual([]); // the API cannot change the key ring
-    expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[keyRing]]);
-    expect(writes('admin-policy').map((s) => s.Resource)).toEqual([[keyRing]]);
+    expect(writes('api-policy')).toEqual([]); // the API cannot change the key ring nor the signing keys
+    expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[keyRing, signingKeys]]);
+    expect(writes('admin-policy').map((s) => s.Resource)).toEqual([[keyRing, signingKeys]]);
     expect(policies['api-policy'].Statement.find((s) => s.Sid === 'OwnLogs')!.Resource).toEqual([
       'arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/lanyard-prod-api:*',
     ]);
+  });
+});
+
+describe('secrets', () => {
+  it('the session key ring and the OpenID Connect signing keys are secrets created empty: no value in Pulumi state', () => {
+    const secrets = stack.byType('aws:secretsmanager/secret:Secret');
+    const prefixes = secrets.map((s) => s.inputs.namePrefix).filter((p) => p?.startsWith('lanyard-prod/'));
+    expect(prefixes.sort()).toEqual(['lanyard-prod/session-keys-', 'lanyard-prod/signing-keys-']);
+    // The values are written by the migration function, never by the Pulumi program.
+    expect(stack.byType('aws:secretsmanager/secretVersion:SecretVersion')).toEqual([]);
   });
 });
 
@@ -313,6 +326,7 @@ describe('stack outputs', () => {
       databaseEndpoint: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com:5432',
       databaseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
       sessionKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
+      signingKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf',
       alarmTopicArn: expect.stringMatching(/^arn:aws:sns:/),
       region: 'eu-west-1',
     });

@@ -8,10 +8,13 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { bundleLambdas, MAX_BUNDLE_BYTES, type BuiltBundle } from '../../infra/build/bundle';
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createAuthorizationCode } from '../../service/domain/authorization-codes';
 import { httpApiEvent, lambdaContext } from '../support/api-gateway';
+import { startFakeSecretsManager } from './fake-secrets-manager';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 
 // Outside the repository: with no node_modules above it, a dependency left out of a bundle fails
@@ -25,11 +28,15 @@ const nativeRequire = createRequire(__filename);
 function loadBundle(
   name: string,
   env: Record<string, string>,
+  fresh = false,
 ): { handler: (event: unknown, context?: unknown) => Promise<any> } {
   const saved = { ...process.env };
   Object.assign(process.env, env);
+  const file = path.join(outDir, name, 'index.js');
+  // A fresh instance (a cold start with another environment), not the cached module.
+  if (fresh) delete nativeRequire.cache[file];
   try {
-    return nativeRequire(path.join(outDir, name, 'index.js'));
+    return nativeRequire(file);
   } finally {
     process.env = saved;
   }
@@ -224,5 +231,116 @@ describe('the built functions against PostgreSQL', () => {
 
     const missing = await handler(httpApiEvent({ method: 'GET', path: '/api/v4/nope' }), lambdaContext);
     expect(missing).toMatchObject({ statusCode: 404, body: '{"error":"404 Not Found"}' });
+  });
+
+  it('OpenID Connect with the signing key in a stand-in Secrets Manager: the migration function writes it, the API serves discovery, JWKS and an ID token', async () => {
+    const SIGNING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf';
+    const sm = await startFakeSecretsManager({ [SIGNING]: undefined });
+    onTestFinished(() => sm.close());
+    const aws = {
+      ...env(),
+      SIGNING_KEYS_SECRET_ARN: SIGNING,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: sm.url,
+      SIGNING_KEY_CACHE_SECONDS: '0',
+    };
+    const migrate = loadBundle('migrate', aws, true).handler;
+    expect((await migrate({ action: 'migrate' })).signingKeys).toBe('created');
+    expect((await migrate({ action: 'migrate' })).signingKeys).toBe('present');
+    const document = JSON.parse(sm.secrets.get(SIGNING)!);
+    expect(document.keys).toHaveLength(1);
+
+    const admin = loadBundle('admin', env()).handler;
+    const registered = await admin({
+      argv: [
+        'apps',
+        'register',
+        '--name',
+        'oidc',
+        '--redirect-uri',
+        'https://rp.example/cb',
+        '--scopes',
+        'openid profile',
+        '--json',
+      ],
+    });
+    expect(registered.exitCode).toBe(0);
+    const { application_id, secret, id } = JSON.parse(registered.stdout);
+    const alice = await t.db.selectFrom('users').select('id').where('username', '=', 'alice').executeTakeFirstOrThrow();
+    const { code } = await createAuthorizationCode(t.db, {
+      applicationId: id,
+      userId: alice.id,
+      redirectUri: 'https://rp.example/cb',
+      scopes: ['openid', 'profile'],
+      nonce: 'bundle-nonce',
+      authTime: new Date(),
+    });
+
+    const api = loadBundle('api', aws, true).handler;
+    const discovery = await api(
+      httpApiEvent({ method: 'GET', path: '/.well-known/openid-configuration' }),
+      lambdaContext,
+    );
+    expect(discovery.statusCode).toBe(200);
+    expect(JSON.parse(discovery.body)).toMatchObject({
+      issuer: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+      jwks_uri: 'https://abc123.execute-api.eu-west-1.amazonaws.com/oauth/discovery/keys',
+      id_token_signing_alg_values_supported: ['RS256'],
+    });
+    const keys = await api(httpApiEvent({ method: 'GET', path: '/oauth/discovery/keys' }), lambdaContext);
+    expect(keys.statusCode).toBe(200);
+    const jwks = JSON.parse(keys.body);
+    expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([document.keys[0].kid]);
+    expect(Object.keys(jwks.keys[0]).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+
+    const token = await api(
+      httpApiEvent({
+        method: 'POST',
+        path: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: 'https://rp.example/cb',
+          client_id: application_id,
+          client_secret: secret,
+        }).toString(),
+      }),
+      lambdaContext,
+    );
+    expect(token.statusCode).toBe(200);
+    const { payload, protectedHeader } = await jwtVerify(JSON.parse(token.body).id_token, createLocalJWKSet(jwks), {
+      issuer: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+      audience: application_id,
+    });
+    expect(protectedHeader.kid).toBe(document.keys[0].kid);
+    expect(payload).toMatchObject({ sub: String(alice.id), nonce: 'bundle-nonce', preferred_username: 'alice' });
+    // The private key was read from the secret, with a signed request, and never written elsewhere.
+    expect(sm.calls.filter((c) => c.target === 'PutSecretValue')).toHaveLength(1);
+    expect(sm.calls.every((c) => c.secretId === SIGNING)).toBe(true);
+
+    // `lanyard-admin --stack … secrets rotate signing-key`: the admin function rotates the secret;
+    // the API (cache 0 here) signs with the new key and still publishes the old one.
+    const rotate = await loadBundle('admin', aws, true).handler({
+      argv: ['secrets', 'rotate', 'signing-key', '--json'],
+    });
+    expect(rotate).toMatchObject({ exitCode: 0, stderr: '' });
+    const { kid } = JSON.parse(rotate.stdout);
+    expect(JSON.parse(sm.secrets.get(SIGNING)!).keys.map((k: { kid: string }) => k.kid)).toEqual([
+      kid,
+      document.keys[0].kid,
+    ]);
+    const rotated = await api(httpApiEvent({ method: 'GET', path: '/oauth/discovery/keys' }), lambdaContext);
+    expect(JSON.parse(rotated.body).keys.map((k: { kid: string }) => k.kid)).toEqual([kid, document.keys[0].kid]);
+
+    // The OpenAPI document, generated at build time, carries this function's public URL.
+    const openapi = await api(httpApiEvent({ method: 'GET', path: '/api/v4/openapi.json' }), lambdaContext);
+    expect(openapi.statusCode).toBe(200);
+    const doc = JSON.parse(openapi.body);
+    expect(doc.servers).toEqual([{ url: 'https://abc123.execute-api.eu-west-1.amazonaws.com' }]);
+    expect(Object.keys(doc.paths)).toContain('/api/v4/notification_settings');
+    expect(openapi.body).not.toContain('lanyard-public-url.invalid');
   });
 });

@@ -7,17 +7,27 @@ import {
   type SecretStore,
 } from '../../service/aws/secret-store';
 import { ensureKeyRingSecret, rotateKeyRingSecret, secretKeyRingSource } from '../../service/aws/session-key-ring';
+import {
+  ensureSigningKeySecret,
+  rotateSigningKeySecret,
+  secretSigningKeySource,
+} from '../../service/aws/signing-key-secret';
 import { parseKeyRingDocument } from '../../service/domain/service-keys';
 import { startFakeSecretsManager, type FakeSecretsManager } from './fake-secrets-manager';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-db-AbCdEf';
 const RING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-session-keys-AbCdEf';
+const SIGNING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-signing-keys-AbCdEf';
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'token' };
 
 let fake: FakeSecretsManager;
 let store: SecretStore;
 beforeAll(async () => {
-  fake = await startFakeSecretsManager({ [ARN]: '{"username":"lanyard","password":"p1"}', [RING]: undefined });
+  fake = await startFakeSecretsManager({
+    [ARN]: '{"username":"lanyard","password":"p1"}',
+    [RING]: undefined,
+    [SIGNING]: undefined,
+  });
   store = secretsManagerStore({ region: 'eu-west-1', credentials, endpoint: fake.url });
 });
 afterAll(() => fake.close());
@@ -84,5 +94,33 @@ describe('the session key ring secret', () => {
     const ring = await secretKeyRingSource(store, RING).load();
     expect(ring.signing.id).toBe(keyId);
     expect(ring.verifying.map((k) => k.id)).toEqual([keyId, first.signing.id]);
+  });
+});
+
+describe('the signing key secret', () => {
+  it('is written once by the migration function, rotated by the admin function, read and cached by the API', async () => {
+    const policy = { idTokenLifetimeSeconds: 120, cacheSeconds: 60 };
+    expect(await ensureSigningKeySecret(store, SIGNING, policy)).toBe('created');
+    const first = JSON.parse(fake.secrets.get(SIGNING)!).keys[0].kid;
+    expect(await ensureSigningKeySecret(store, SIGNING, policy)).toBe('present');
+    expect(JSON.parse(fake.secrets.get(SIGNING)!).keys.map((k: { kid: string }) => k.kid)).toEqual([first]);
+
+    const source = secretSigningKeySource(store, SIGNING, policy);
+    const reads = () => fake.calls.filter((c) => c.target === 'GetSecretValue' && c.secretId === SIGNING).length;
+    const before = reads();
+    expect((await source.load()).kid).toBe(first);
+    expect((await source.load()).kid).toBe(first);
+    expect(reads()).toBe(before + 1); // cached for cacheSeconds
+
+    const { kid } = await rotateSigningKeySecret(store, SIGNING, policy);
+    const fresh = await secretSigningKeySource(store, SIGNING, policy).load();
+    expect(fresh.kid).toBe(kid);
+    expect(fresh.jwks.map((k) => k.kid)).toEqual([kid, first]);
+    // With no lifetime and no cache left, a retired key has signed nothing still valid: it drops out.
+    const none = await secretSigningKeySource(store, SIGNING, { idTokenLifetimeSeconds: 0, cacheSeconds: 0 }).load();
+    expect(none.jwks.map((k) => k.kid)).toEqual([kid]);
+    // A rotation prunes retired keys past their retention from the stored document too.
+    const last = await rotateSigningKeySecret(store, SIGNING, { idTokenLifetimeSeconds: 0, cacheSeconds: 0 });
+    expect(JSON.parse(fake.secrets.get(SIGNING)!).keys.map((k: { kid: string }) => k.kid)).toEqual([last.kid]);
   });
 });

@@ -204,22 +204,67 @@ describe('GET /oauth/token/info', () => {
   });
 });
 
-describe('GET /.well-known/oauth-authorization-server', () => {
-  it('RFC 8414 metadata with the public URL as issuer', async () => {
-    const res = await f.app.inject({ url: '/.well-known/oauth-authorization-server' });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({
-      issuer: 'https://lanyard.example.com',
-      authorization_endpoint: 'https://lanyard.example.com/oauth/authorize',
-      token_endpoint: 'https://lanyard.example.com/oauth/token',
-      revocation_endpoint: 'https://lanyard.example.com/oauth/revoke',
-      scopes_supported: ['api', 'read_api', 'read_user'],
-      response_types_supported: ['code'],
-      response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'password', 'refresh_token'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      code_challenge_methods_supported: ['S256', 'plain'],
-    });
-  });
+describe('discovery: GET /.well-known/openid-configuration and /.well-known/oauth-authorization-server', () => {
+  const DOCUMENT = {
+    issuer: 'https://lanyard.example.com',
+    authorization_endpoint: 'https://lanyard.example.com/oauth/authorize',
+    token_endpoint: 'https://lanyard.example.com/oauth/token',
+    revocation_endpoint: 'https://lanyard.example.com/oauth/revoke',
+    introspection_endpoint: 'https://lanyard.example.com/oauth/introspect',
+    userinfo_endpoint: 'https://lanyard.example.com/oauth/userinfo',
+    jwks_uri: 'https://lanyard.example.com/oauth/discovery/keys',
+    device_authorization_endpoint: 'https://lanyard.example.com/oauth/authorize_device',
+    scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: [
+      'authorization_code',
+      'password',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    claim_types_supported: ['normal'],
+    claims_supported: [
+      'iss',
+      'sub',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'nonce',
+      'name',
+      'nickname',
+      'preferred_username',
+      'website',
+      'profile',
+      'picture',
+      'groups',
+      'groups_direct',
+      'email',
+      'email_verified',
+    ],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    prompt_values_supported: ['none', 'login', 'consent'],
+    code_challenge_methods_supported: ['S256', 'plain'],
+  };
+
+  it.each(['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])(
+    '%s: one document (OpenID Connect Discovery §3, RFC 8414 §3) with the public URL as issuer',
+    async (url) => {
+      const res = await f.app.inject({ url });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.json()).toEqual(DOCUMENT);
+      // Member order as written above (fast-json-stringify follows the schema).
+      expect(Object.keys(res.json())).toEqual(Object.keys(DOCUMENT));
+    },
+  );
 });

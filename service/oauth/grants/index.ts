@@ -9,4 +9,4 @@ export const GRANTS: ReadonlyMap<string, Grant> = new Map(
   ([authorizationCode, password, refreshToken] satisfies Grant[]).map((g) => [g.grantType, g]),
 );
 
-export type { Grant, GrantContext } from './types';
+export type { Grant, GrantContext, GrantResult } from './types';

@@ -5,24 +5,24 @@
 // client_id is no credential, so anyone could mint password-grant tokens in that app's name.
 // Scripts that have no application send no client_id at all.
 import { RateLimitedError } from '../../domain/errors';
-import { ALL_SCOPES } from '../../domain/scopes';
-import { issueAccessToken, type IssuedToken } from '../../domain/oauth-tokens';
+import { API_SCOPES } from '../../domain/scopes';
+import { issueAccessToken } from '../../domain/oauth-tokens';
 import { checkPassword } from '../../domain/sign-in';
 import { twoFactorEnabled } from '../../domain/users';
 import { InvalidGrant, InvalidRequest, UnauthorizedClient } from '../errors';
 import { resolveScopes } from '../scope';
-import type { Grant, GrantContext } from './types';
+import type { Grant, GrantContext, GrantResult } from './types';
 
 export const grantType = 'password';
 export const parameters = ['username', 'password', 'scope'] as const;
 
 export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 
-export async function handler({ db, params, client, address }: GrantContext): Promise<IssuedToken> {
+export async function handler({ db, params, client, address }: GrantContext): Promise<GrantResult> {
   const { username, password } = params;
   if (!username || !password) throw new InvalidRequest();
   if (client?.method === 'none') throw new UnauthorizedClient();
-  const scopes = resolveScopes(params.scope, client?.application.scopes ?? ALL_SCOPES);
+  const scopes = resolveScopes(params.scope, client?.application.scopes ?? API_SCOPES);
   const result = await checkPassword(db, { login: username, password, address });
   if (!result.ok) {
     if (result.reason === 'rate_limited') throw new RateLimitedError(result.retryAfter);

@@ -9,17 +9,17 @@
 // the rotation is a replay and revokes the descendants. (Authorization codes get no such
 // allowance: a client never legitimately exchanges one code twice.)
 import { findApplicationById } from '../../domain/applications';
+import { findAuthorizationCodeAuthTime } from '../../domain/authorization-codes';
 import {
   issueAccessToken,
   lockAccessTokenByRefreshToken,
   markRefreshed,
   revokeDescendants,
-  type IssuedToken,
 } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
 import { InvalidClient, InvalidGrant, InvalidRequest } from '../errors';
 import { resolveScopes } from '../scope';
-import type { Grant, GrantContext } from './types';
+import type { Grant, GrantContext, GrantResult } from './types';
 
 export const grantType = 'refresh_token';
 export const parameters = ['refresh_token', 'scope'] as const;
@@ -27,19 +27,22 @@ export const parameters = ['refresh_token', 'scope'] as const;
 // A public client's token refreshes with no credentials; a confidential one's needs them (below).
 export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 
-export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<IssuedToken> {
+export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<GrantResult> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
   const outcome = await db
     .transaction()
-    .execute(async (trx): Promise<IssuedToken | 'invalid_grant' | 'invalid_client'> => {
+    .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_client'> => {
       const row = await lockAccessTokenByRefreshToken(trx, refreshToken);
       if (!row || row.application_id === null) return 'invalid_grant';
+      let clientId: string;
       if (client) {
         if (client.application.id !== row.application_id) return 'invalid_grant';
+        clientId = client.application.uid;
       } else {
         const application = await findApplicationById(trx, row.application_id);
         if (!application || application.confidential) return 'invalid_client';
+        clientId = application.uid;
       }
       if (row.revoked_at) return 'invalid_grant';
       if (row.refreshed_at) {
@@ -60,7 +63,15 @@ export async function handler({ db, params, client, receivedAt }: GrantContext):
       });
       // Last, so the stamp is as close to the commit as possible (see "replay vs. race").
       await markRefreshed(trx, row.id);
-      return issued;
+      if (!scopes.includes('openid')) return issued;
+      // OIDC Core §12.2: auth_time stays the original sign-in's; no nonce (no authorization request).
+      const authTime =
+        (row.authorization_code_id === null
+          ? undefined
+          : await findAuthorizationCodeAuthTime(trx, row.authorization_code_id)) ??
+        user.current_sign_in_at ??
+        row.created_at;
+      return { ...issued, idToken: { clientId, user, authTime } };
     });
   if (outcome === 'invalid_grant') throw new InvalidGrant();
   if (outcome === 'invalid_client') throw new InvalidClient();

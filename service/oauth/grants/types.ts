@@ -1,5 +1,5 @@
 // What a grant module exports, and what the token endpoint hands it.
-import type { Db } from '../../db/schema';
+import type { Db, User } from '../../db/schema';
 import type { IssuedToken } from '../../domain/oauth-tokens';
 import type { AuthenticatedClient } from '../client-auth';
 
@@ -15,6 +15,11 @@ export interface GrantContext {
   receivedAt: Date;
 }
 
+/** What a grant issued; `idToken` when the grant holds `openid` (the token endpoint signs it). */
+export interface GrantResult extends IssuedToken {
+  idToken?: { clientId: string; user: User; authTime: Date; nonce?: string };
+}
+
 export interface Grant {
   /** RFC 6749 `grant_type` value. */
   grantType: string;
@@ -22,5 +27,5 @@ export interface Grant {
   parameters: readonly string[];
   /** `required`: the request must identify a client (a public one by client_id alone). */
   clientAuthentication: 'required' | 'optional';
-  handler(ctx: GrantContext): Promise<IssuedToken>;
+  handler(ctx: GrantContext): Promise<GrantResult>;
 }

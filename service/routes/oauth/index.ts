@@ -1,16 +1,28 @@
-// /oauth/* and /.well-known/oauth-authorization-server: one file per endpoint.
+// /oauth/*, discovery and JWKS: one file per endpoint.
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
+import type { SigningKeySource } from '../../domain/signing-keys';
 import { authorizeRoutes } from './authorize';
+import { introspectRoutes } from './introspect';
+import { jwksRoutes } from './jwks';
 import { metadataRoutes } from './metadata';
 import { revokeRoutes } from './revoke';
 import { tokenInfoRoutes } from './token-info';
 import { tokenRoutes } from './token';
+import { userinfoRoutes } from './userinfo';
 
-export const oauthRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
+/** The OAuth routes also sign ID tokens and publish the keys. */
+export interface OAuthRoutesContext extends AppContext {
+  signingKeys: SigningKeySource;
+}
+
+export const oauthRoutes: FastifyPluginAsync<OAuthRoutesContext> = async (app, ctx) => {
   await authorizeRoutes(app, ctx);
   await tokenRoutes(app, ctx);
   await revokeRoutes(app, ctx);
   await tokenInfoRoutes(app, ctx);
+  await introspectRoutes(app, ctx);
+  await userinfoRoutes(app, ctx);
+  await jwksRoutes(app, ctx);
   await metadataRoutes(app, ctx);
 };

@@ -1,50 +1,104 @@
-// GET /.well-known/oauth-authorization-server (RFC 8414 §3). The issuer is the public base URL.
+// The discovery document, one for both well-known paths: OpenID Connect Discovery 1.0 §3 at
+// /.well-known/openid-configuration and RFC 8414 §3 at /.well-known/oauth-authorization-server.
+// The issuer is the public base URL.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { ALL_SCOPES } from '../../domain/scopes';
-import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
+import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
+import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
+
+/** RFC 8628 §3.4: the device grant's type, served by /oauth/authorize_device and /oauth/token. */
+const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** Every claim an ID token or userinfo response may carry (GitLab's set, less what Lanyard lacks). */
+export const CLAIMS_SUPPORTED = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'name',
+  'nickname',
+  'preferred_username',
+  'website',
+  'profile',
+  'picture',
+  'groups',
+  'groups_direct',
+  'email',
+  'email_verified',
+];
 
 const strings = { type: 'array', items: { type: 'string' } } as const;
+const str = { type: 'string' } as const;
 const metadataSchema = {
   type: 'object',
   properties: {
-    issuer: { type: 'string' },
-    authorization_endpoint: { type: 'string' },
-    token_endpoint: { type: 'string' },
-    revocation_endpoint: { type: 'string' },
+    issuer: str,
+    authorization_endpoint: str,
+    token_endpoint: str,
+    revocation_endpoint: str,
+    introspection_endpoint: str,
+    userinfo_endpoint: str,
+    jwks_uri: str,
+    device_authorization_endpoint: str,
     scopes_supported: strings,
     response_types_supported: strings,
     response_modes_supported: strings,
     grant_types_supported: strings,
     token_endpoint_auth_methods_supported: strings,
     revocation_endpoint_auth_methods_supported: strings,
+    introspection_endpoint_auth_methods_supported: strings,
+    subject_types_supported: strings,
+    id_token_signing_alg_values_supported: strings,
+    claim_types_supported: strings,
+    claims_supported: strings,
+    claims_parameter_supported: { type: 'boolean' },
+    request_parameter_supported: { type: 'boolean' },
+    request_uri_parameter_supported: { type: 'boolean' },
+    prompt_values_supported: strings,
     code_challenge_methods_supported: strings,
   },
   additionalProperties: false,
 } as const;
 
 export async function metadataRoutes(app: FastifyInstance, { config }: AppContext) {
-  app.get(
-    '/.well-known/oauth-authorization-server',
-    { schema: { response: { 200: metadataSchema } } },
-    async (_request, reply) => {
-      // Read per request: the base URL is known only once the server listens on an ephemeral port.
-      const issuer = config.publicUrl;
-      const authMethods = ['client_secret_basic', 'client_secret_post', 'none'];
-      return reply.header('cache-control', 'public, max-age=300').send({
-        issuer,
-        authorization_endpoint: `${issuer}/oauth/authorize`,
-        token_endpoint: `${issuer}/oauth/token`,
-        revocation_endpoint: `${issuer}/oauth/revoke`,
-        scopes_supported: [...ALL_SCOPES],
-        response_types_supported: ['code'],
-        response_modes_supported: ['query'],
-        grant_types_supported: [...GRANTS.keys()],
-        token_endpoint_auth_methods_supported: authMethods,
-        revocation_endpoint_auth_methods_supported: authMethods,
-        code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
-      });
-    },
-  );
+  const handler = async (_request: unknown, reply: import('fastify').FastifyReply) => {
+    // Read per request: the base URL is known only once the server listens on an ephemeral port.
+    const issuer = config.publicUrl;
+    const authMethods = ['client_secret_basic', 'client_secret_post', 'none'];
+    return reply.header('cache-control', 'public, max-age=300').send({
+      issuer,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      revocation_endpoint: `${issuer}/oauth/revoke`,
+      introspection_endpoint: `${issuer}/oauth/introspect`,
+      userinfo_endpoint: `${issuer}/oauth/userinfo`,
+      jwks_uri: `${issuer}/oauth/discovery/keys`,
+      device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
+      scopes_supported: [...ALL_SCOPES],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: [...new Set([...GRANTS.keys(), DEVICE_CODE_GRANT_TYPE])],
+      token_endpoint_auth_methods_supported: authMethods,
+      revocation_endpoint_auth_methods_supported: authMethods,
+      // RFC 7662 §2.1: introspection needs real client credentials (a public client_id is none).
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: [SIGNING_ALG],
+      claim_types_supported: ['normal'],
+      claims_supported: CLAIMS_SUPPORTED,
+      claims_parameter_supported: false,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
+      prompt_values_supported: ['none', 'login', 'consent'],
+      code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
+    });
+  };
+  const options = { schema: { response: { 200: metadataSchema } } };
+  app.get('/.well-known/openid-configuration', options, handler);
+  app.get('/.well-known/oauth-authorization-server', options, handler);
 }

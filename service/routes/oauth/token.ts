@@ -1,12 +1,13 @@
 // POST /oauth/token (RFC 6749 §3.2): client authentication, then the grant named by grant_type,
 // looked up in the grant table. Success and errors carry Cache-Control: no-store (§5.1).
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context';
+import type { OAuthRoutesContext } from '.';
 import { mergedParams, stringParam } from '../../shared/params';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth/errors';
 import { GRANTS } from '../../oauth/grants';
 import { formatScopes } from '../../domain/scopes';
+import { issueIdToken } from '../../oauth/id-token';
 
 export const tokenResponseSchema = {
   type: 'object',
@@ -17,13 +18,14 @@ export const tokenResponseSchema = {
     refresh_token: { type: 'string' },
     scope: { type: 'string' },
     created_at: { type: 'integer' },
+    id_token: { type: 'string' },
   },
   // No `required`: fast-json-stringify writes required members first, which would move
   // refresh_token after created_at; the handler always sends the others.
   additionalProperties: false,
 } as const;
 
-export async function tokenRoutes(app: FastifyInstance, { db }: AppContext) {
+export async function tokenRoutes(app: FastifyInstance, { db, config, signingKeys }: OAuthRoutesContext) {
   app.post('/oauth/token', { schema: { response: { 200: tokenResponseSchema } } }, async (request, reply) => {
     const receivedAt = new Date();
     const params = mergedParams(request);
@@ -42,6 +44,14 @@ export async function tokenRoutes(app: FastifyInstance, { db }: AppContext) {
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
     const issued = await grant.handler({ db, params: values, client, address: request.ip, receivedAt });
+    const idToken = issued.idToken
+      ? await issueIdToken(db, signingKeys, {
+          issuer: config.publicUrl,
+          ...issued.idToken,
+          scopes: issued.scopes,
+          lifetimeSeconds: config.idTokenLifetimeSeconds,
+        })
+      : undefined;
     return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({
       access_token: issued.accessToken,
       token_type: 'bearer',
@@ -49,6 +59,7 @@ export async function tokenRoutes(app: FastifyInstance, { db }: AppContext) {
       refresh_token: issued.refreshToken,
       scope: formatScopes(issued.scopes),
       created_at: Math.floor(issued.createdAt.getTime() / 1000),
+      id_token: idToken,
     });
   });
 }

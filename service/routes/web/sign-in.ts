@@ -66,7 +66,8 @@ ${csrfField(await sessions.csrfToken(session))}
 
   async function complete(request: FastifyRequest, reply: FastifyReply, session: WebSession, userId: number) {
     const returnTo = safeReturnTo(session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN;
-    await sessions.signIn(request, reply, userId);
+    // auth_time (OIDC Core §2) is the moment the credentials were accepted.
+    await sessions.signIn(request, reply, userId, { auth_time: Date.now() });
     await recordSignIn(db, userId);
     return redirect(reply, returnTo);
   }
@@ -81,8 +82,11 @@ ${csrfField(await sessions.csrfToken(session))}
   }
 
   app.get(SIGN_IN_PATH, async (request, reply) => {
-    if (await currentUser(app, db, request)) {
-      const session = (await sessions.read(request))!;
+    const signedIn = await currentUser(app, db, request);
+    const existing = signedIn ? await sessions.read(request) : undefined;
+    // prompt=login / max_age asked for a fresh sign-in: show the form to the signed-in user too.
+    if (signedIn && existing && !existing.data.reauthenticate) {
+      const session = existing;
       return redirect(reply, safeReturnTo(session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN);
     }
     const session = await sessions.ensure(request, reply);

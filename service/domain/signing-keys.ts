@@ -1,0 +1,154 @@
+// OpenID Connect signing keys (RS256, RSA 2048): the key document, its rotation, the published
+// JWKS and the signing of ID tokens. The document is kept outside the database — a 0600 file
+// locally, a Secrets Manager secret when deployed — and read through a SigningKeySource.
+// All JOSE work is done by `jose`; nothing here builds a JWS or a JWK by hand.
+import { calculateJwkThumbprint, type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+
+export const SIGNING_ALG = 'RS256';
+const MODULUS_BITS = 2048;
+
+/** {"keys":[{kid, private_jwk, created_at, retired_at}]}: the newest unretired key signs. */
+export interface SigningKeyDocument {
+  keys: Array<{ kid: string; private_jwk: JWK; created_at: string; retired_at: string | null }>;
+}
+
+/**
+ * How long a retired key stays published: until every ID token it signed has expired. A token
+ * signed at t ≤ retired_at by an instance that had not yet reloaded the document (up to
+ * `cacheSeconds` after the rotation) expires by retired_at + cacheSeconds + idTokenLifetimeSeconds.
+ */
+export interface SigningKeyPolicy {
+  idTokenLifetimeSeconds: number;
+  cacheSeconds: number;
+}
+
+/** RFC 7517 §4 public key as published at the jwks_uri. */
+export interface PublicJwk {
+  kty: 'RSA';
+  kid: string;
+  e: string;
+  n: string;
+  use: 'sig';
+  alg: typeof SIGNING_ALG;
+}
+
+export interface SigningKeySet {
+  kid: string;
+  privateKey: CryptoKey;
+  /** The signing key first, then every retired key whose ID tokens may still be unexpired. */
+  jwks: PublicJwk[];
+}
+
+export interface SigningKeySource {
+  load(): Promise<SigningKeySet>;
+}
+
+const retentionMs = (p: SigningKeyPolicy) => (p.idTokenLifetimeSeconds + p.cacheSeconds) * 1000;
+
+/** A fresh RSA key; its kid is the RFC 7638 thumbprint of the public key (stable, not secret). */
+async function newKey(now: Date): Promise<SigningKeyDocument['keys'][number]> {
+  const { privateKey } = await generateKeyPair(SIGNING_ALG, { modulusLength: MODULUS_BITS, extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const kid = await calculateJwkThumbprint({ kty: 'RSA', e: jwk.e!, n: jwk.n! });
+  return { kid, private_jwk: jwk, created_at: now.toISOString(), retired_at: null };
+}
+
+function readDocument(text: string): SigningKeyDocument {
+  let doc: SigningKeyDocument;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new Error('the signing key document is not valid JSON');
+  }
+  if (!doc || !Array.isArray(doc.keys)) throw new Error('the signing key document must be {"keys":[…]}');
+  for (const [i, k] of doc.keys.entries()) {
+    if (!k || typeof k.kid !== 'string' || k.private_jwk?.kty !== 'RSA' || typeof k.private_jwk.d !== 'string')
+      throw new Error(`signing key #${i} is not an RSA private JWK with a kid`);
+    if (
+      Number.isNaN(new Date(k.created_at).getTime()) ||
+      (k.retired_at && Number.isNaN(new Date(k.retired_at).getTime()))
+    )
+      throw new Error(`signing key #${i} has an invalid date`);
+  }
+  return doc;
+}
+
+/**
+ * Rotate (pure: the caller stores the result): a new key signs from now on, the previous ones are
+ * retired, and retired keys past their retention are dropped. No document yet: the first key.
+ */
+export async function rotateSigningKeyDocument(
+  text: string | undefined,
+  policy: SigningKeyPolicy,
+  now = new Date(),
+): Promise<{ document: string; kid: string }> {
+  const previous = text ? readDocument(text).keys : [];
+  const keep = previous
+    .map((k) => ({ ...k, retired_at: k.retired_at ?? now.toISOString() }))
+    .filter((k) => new Date(k.retired_at).getTime() + retentionMs(policy) > now.getTime());
+  const key = await newKey(now);
+  return { document: JSON.stringify({ keys: [key, ...keep] } satisfies SigningKeyDocument), kid: key.kid };
+}
+
+const publicJwk = (jwk: JWK, kid: string): PublicJwk => ({
+  kty: 'RSA',
+  kid,
+  e: jwk.e!,
+  n: jwk.n!,
+  use: 'sig',
+  alg: SIGNING_ALG,
+});
+
+/** The signing key and the published set at `now`; throws when no key can sign. */
+export async function parseSigningKeyDocument(
+  text: string,
+  policy: SigningKeyPolicy,
+  now = new Date(),
+): Promise<SigningKeySet> {
+  const { keys } = readDocument(text);
+  const signing = keys
+    .filter((k) => k.retired_at === null)
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))[0];
+  if (!signing) throw new Error('the signing key document has no active key');
+  const retired = keys.filter(
+    (k) => k !== signing && k.retired_at !== null && Date.parse(k.retired_at) + retentionMs(policy) > now.getTime(),
+  );
+  const privateKey = (await importJWK({ ...signing.private_jwk, alg: SIGNING_ALG }, SIGNING_ALG)) as CryptoKey;
+  return {
+    kid: signing.kid,
+    privateKey,
+    jwks: [signing, ...retired].map((k) => publicJwk(k.private_jwk, k.kid)),
+  };
+}
+
+/**
+ * A source over a document fetched by the caller (file or secret). The parsed key is reused while
+ * the document text is unchanged; the published set is recomputed on each load, so a retired key
+ * drops out on time even when nothing else changes.
+ */
+export function documentSigningKeySource(
+  fetchDocument: () => Promise<string>,
+  policy: SigningKeyPolicy,
+): SigningKeySource {
+  let cached: { text: string; set: Promise<SigningKeySet>; parsedAt: number } | undefined;
+  return {
+    async load() {
+      const text = await fetchDocument();
+      const now = Date.now();
+      // Re-parse on change, and at least every second so the published set follows the clock.
+      if (!cached || cached.text !== text || now - cached.parsedAt >= 1000) {
+        const set = parseSigningKeyDocument(text, policy, new Date(now));
+        cached = { text, set, parsedAt: now };
+        set.catch(() => {
+          if (cached?.set === set) cached = undefined;
+        });
+      }
+      return cached.set;
+    },
+  };
+}
+
+/** Sign a JWT (OIDC Core §2: the ID token) with the current key; the header names the kid. */
+export async function signJwt(keys: SigningKeySet, claims: Record<string, unknown>): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALG, kid: keys.kid, typ: 'JWT' }).sign(keys.privateKey);
+}

@@ -1,0 +1,63 @@
+// POST /oauth/introspect (RFC 7662): an authenticated confidential client asks whether a token is
+// live. Anything not live — unknown, expired, revoked, used, a blocked user's, another
+// application's — is {"active":false} alone (§2.2: nothing else is disclosed).
+import type { FastifyInstance } from 'fastify';
+import type { OAuthRoutesContext } from '.';
+import { inspectOAuthToken } from '../../domain/access-tokens';
+import { formatScopes } from '../../domain/scopes';
+import { mergedParams, stringParam } from '../../shared/params';
+import { authenticateClient, BASIC_REALM, readClientCredentials } from '../../oauth/client-auth';
+import { InvalidClient, InvalidRequest } from '../../oauth/errors';
+
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
+const introspectionSchema = {
+  type: 'object',
+  properties: {
+    active: { type: 'boolean' },
+    scope: str,
+    client_id: str,
+    username: str,
+    token_type: str,
+    exp: int,
+    iat: int,
+    sub: str,
+    aud: str,
+    iss: str,
+  },
+  required: ['active'],
+  additionalProperties: false,
+} as const;
+
+export async function introspectRoutes(app: FastifyInstance, { db, config }: OAuthRoutesContext) {
+  app.post('/oauth/introspect', { schema: { response: { 200: introspectionSchema } } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    const params = mergedParams(request);
+    const credentials = readClientCredentials(request, params);
+    // §2.1: the endpoint requires client authentication; a public client_id authenticates nobody.
+    if (!credentials) throw new InvalidClient();
+    const client = await authenticateClient(db, credentials, request.ip);
+    if (client.method === 'none') throw new InvalidClient(credentials.basic ? BASIC_REALM : undefined);
+    if (Array.isArray(params.token) || Array.isArray(params.token_type_hint)) throw new InvalidRequest();
+    const token = stringParam(params, 'token');
+    if (!token) throw new InvalidRequest();
+    const inspected = await inspectOAuthToken(db, token, true);
+    const t = inspected.token;
+    // A token of another application is not this client's to learn about (Doorkeeper's rule).
+    if (inspected.status !== 'live' || !t || (t.applicationId !== null && t.applicationId !== client.application.id))
+      return reply.send({ active: false });
+    return reply.send({
+      active: true,
+      scope: formatScopes(t.scopes),
+      client_id: t.clientId ?? undefined,
+      username: t.user.username,
+      token_type: inspected.kind === 'access_token' ? 'Bearer' : 'refresh_token',
+      // A refresh token lives until used or revoked: no exp.
+      exp: inspected.kind === 'access_token' ? Math.floor(t.expiresAt.getTime() / 1000) : undefined,
+      iat: Math.floor(t.createdAt.getTime() / 1000),
+      sub: String(t.user.id),
+      aud: t.clientId ?? undefined,
+      iss: config.publicUrl,
+    });
+  });
+}
