@@ -163,8 +163,10 @@ describe('sign-in round trip and consent', () => {
     expect(res.body).toContain('Grants complete read/write access to the API');
     expect(res.body).toContain('Grants read-only access to your profile');
     expect(res.body).not.toContain('Grants read access to the API');
-    expect(res.body).toMatch(/<button type="submit" name="decision" value="authorize">Authorize<\/button>/);
-    expect(res.body).toMatch(/<button type="submit" name="decision" value="deny">Deny<\/button>/);
+    expect(res.body).toMatch(
+      /<button type="submit" class="button primary" name="decision" value="authorize">Authorize<\/button>/,
+    );
+    expect(res.body).toMatch(/<button type="submit" class="button" name="decision" value="deny">Deny<\/button>/);
   });
 
   it('Authorize → {redirect_uri}?code=…&state=…; Deny → access_denied with state', async () => {

@@ -8,7 +8,7 @@ import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harnes
 const f = useFixture();
 let web: WebClient;
 beforeEach(async () => {
-  await resetDatabase(f.db);
+  await resetDatabase(f.db, ['service_keys']);
   await makeUser(f.db, 'alice');
   web = new WebClient(f.app);
   await web.signIn('alice', PASSWORD);

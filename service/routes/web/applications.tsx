@@ -17,8 +17,11 @@ import { formRouteOptions } from '../../http/form-body';
 import { parseBoolean } from '../../domain/booleans';
 import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
+import { csrfRejected } from '../../pages/common';
+import { Button, Checkbox, CheckboxGroup, CsrfField, PostButton, TextArea, TextField } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import { Layout, redirect, sendPage } from '../../pages/layout';
 import { currentUser, requireSignIn } from './current-user';
-import { csrfField, csrfRejected, html, redirect, sendPage, type SafeHtml } from '../../pages/html';
 
 const BASE = '/profile/applications';
 const F = 'doorkeeper_application';
@@ -76,45 +79,103 @@ export async function applicationRoutes(app: FastifyInstance, { db }: AppContext
     const token = await sessions.csrfToken((await sessions.read(request))!);
     const apps = await listApplications(db, user.id);
     const values = opts.values ?? { name: '', redirectUri: '', scopes: [], confidential: true };
-    const shown: SafeHtml | string = opts.shown
-      ? html`<section id="new-secret"><h2>Application: ${opts.shown.application.name}</h2>
-<p>Application ID</p><p class="secret" id="application-id">${opts.shown.application.uid}</p>
-<p>Secret (shown only once: copy it now)</p><p class="secret" id="application-secret">${opts.shown.secret}</p>
-<p>Callback URL</p><p class="secret">${opts.shown.application.redirect_uris.join('\n')}</p></section>`
-      : '';
+    const shown = opts.shown;
     return sendPage(
       reply,
       opts.status ?? 200,
-      'Applications',
-      html`${shown}
-<h2>Add new application</h2>
-${opts.error ? html`<p class="error" role="alert">${opts.error}</p>` : ''}
-<form method="post" action="${BASE}">
-${csrfField(token)}
-<label for="app_name">Name</label>
-<input type="text" id="app_name" name="${F}[name]" value="${values.name}" required maxlength="255">
-<label for="app_redirect_uri">Redirect URI (one per line)</label>
-<textarea id="app_redirect_uri" name="${F}[redirect_uri]" rows="3" required>${values.redirectUri}</textarea>
-<label><input type="checkbox" name="${F}[confidential]" value="1"${values.confidential ? html` checked` : ''}> Confidential (the application can keep its secret; uncheck for native and single-page apps, which must use PKCE)</label>
-<fieldset><legend>Scopes</legend>
-${ALL_SCOPES.map(
-  (s) =>
-    html`<label><input type="checkbox" name="${F}[scopes][]" value="${s}"${values.scopes.includes(s) ? html` checked` : ''}> <strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s]}</label>`,
-)}
-</fieldset>
-<button type="submit">Save application</button>
-</form>
-<h2>Your applications (${apps.length})</h2>
-<table id="applications"><tr><th>Name</th><th>Application ID</th><th>Callback URL</th><th>Scopes</th><th></th></tr>
-${apps.map(
-  (
-    a,
-  ) => html`<tr><td>${a.name}</td><td><code>${a.uid}</code></td><td>${a.redirect_uris.join(' ')}</td><td>${a.scopes.join(' ')}</td>
-<td><form method="post" action="${BASE}/${a.uid}/renew_secret">${csrfField(token)}<button type="submit">Renew secret</button></form>
-<form method="post" action="${BASE}/${a.uid}/delete">${csrfField(token)}<button type="submit">Destroy</button></form></td></tr>`,
-)}
-</table>`,
-      user.username,
+      <Layout
+        title="Applications"
+        user={user}
+        csrf={token}
+        section="/profile/applications"
+        errors={opts.error ? [{ field: 'app_name', message: opts.error }] : undefined}
+      >
+        {shown ? (
+          <section class="panel" id="new-secret" aria-labelledby="new-secret-title">
+            <h2 id="new-secret-title">Application: {shown.application.name}</h2>
+            <p>Copy the secret now: it is shown only once.</p>
+            <h3>Application ID</h3>
+            <code class="secret" id="application-id">
+              {shown.application.uid}
+            </code>
+            <h3>Secret</h3>
+            <code class="secret" id="application-secret">
+              {shown.secret}
+            </code>
+            <h3>Callback URL</h3>
+            <code class="secret">{shown.application.redirect_uris.join('\n')}</code>
+          </section>
+        ) : null}
+        <section class="panel" aria-labelledby="add-application">
+          <h2 id="add-application">Add new application</h2>
+          <form method="post" action={BASE}>
+            <CsrfField token={token} />
+            <TextField id="app_name" name={`${F}[name]`} label="Name" value={values.name} required maxlength={255} />
+            <TextArea
+              id="app_redirect_uri"
+              name={`${F}[redirect_uri]`}
+              label="Redirect URI"
+              hint="One per line."
+              value={values.redirectUri}
+              rows={3}
+              required
+            />
+            <Checkbox
+              id="app_confidential"
+              name={`${F}[confidential]`}
+              label="Confidential"
+              hint="The application can keep its secret. Uncheck for native and single-page apps, which must use PKCE."
+              checked={values.confidential}
+            />
+            <CheckboxGroup
+              id="app_scopes"
+              name={`${F}[scopes][]`}
+              legend="Scopes"
+              options={ALL_SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_DESCRIPTIONS[s] }))}
+              checked={values.scopes}
+            />
+            <div class="actions">
+              <Button>Save application</Button>
+            </div>
+          </form>
+        </section>
+        <h2>Your applications ({apps.length})</h2>
+        <div class="table-wrap">
+          <table class="list" id="applications">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Application ID</th>
+                <th scope="col">Callback URL</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {apps.map((a) => (
+                <tr>
+                  <td data-label="Name">{a.name}</td>
+                  <td data-label="Application ID">
+                    <code>{a.uid}</code>
+                  </td>
+                  <td data-label="Callback URL">{a.redirect_uris.join(' ')}</td>
+                  <td data-label="Scopes">{a.scopes.join(' ')}</td>
+                  <td class="actions-cell">
+                    <PostButton action={`${BASE}/${a.uid}/renew_secret`} csrf={token} variant="secondary" small>
+                      Renew secret
+                    </PostButton>{' '}
+                    <PostButton action={`${BASE}/${a.uid}/delete`} csrf={token} variant="danger" small>
+                      Destroy
+                    </PostButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Layout>,
     );
   }
 
