@@ -13,14 +13,15 @@ interface StoredFlash extends Flash {
 
 const keyFor = (session: WebSession) => createHash('sha256').update(`lanyard-flash\0${session.id}`).digest();
 
-function seal(session: WebSession, value: unknown): string {
+/** Encrypt a value so only a request carrying this session's cookie can read it back. */
+export function seal(session: WebSession, value: unknown): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', keyFor(session), iv);
   const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
   return [iv, cipher.getAuthTag(), body].map((b) => b.toString('base64url')).join('.');
 }
 
-function unseal(session: WebSession, sealed: string): unknown {
+export function unseal(session: WebSession, sealed: string): unknown {
   try {
     const [iv, tag, body] = sealed.split('.').map((p) => Buffer.from(p, 'base64url'));
     const decipher = createDecipheriv('aes-256-gcm', keyFor(session), iv);

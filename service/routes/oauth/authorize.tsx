@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
+import { hasLiveGrantCovering } from '../../domain/authorized-applications';
 import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
 import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
@@ -62,6 +63,15 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       return redirect(reply, SIGN_IN_PATH);
     }
     if (req.application.trusted) return issueCode(reply, req, user.id);
+    // Contract §2 (GitLab/Doorkeeper): a confidential application the user already authorized,
+    // with a live grant covering every requested scope, gets its code without asking again; the
+    // user withdraws that on the authorized-applications page. Never a public one: anyone can
+    // present its client_id.
+    if (
+      req.application.confidential &&
+      (await hasLiveGrantCovering(db, { applicationId: req.application.id, userId: user.id, scopes: req.scopes }))
+    )
+      return issueCode(reply, req, user.id);
 
     const token = await sessions.csrfToken(session);
     return sendPage(
