@@ -3,8 +3,10 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-initial-schema';
 import * as m0002 from './0002-notification-flags';
+import * as m0007 from './0007-recovery-codes';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
   '0002-notification-flags': m0002,
+  '0007-recovery-codes': m0007,
 };

@@ -14,6 +14,8 @@ export interface SessionData {
   /** Password accepted, waiting for the TOTP step: the user and when the password was checked. */
   otp_user_id?: number;
   otp_started_at?: number;
+  /** 2FA enrolment in progress: the new TOTP secret, sealed with the session id (pages/flash.ts). */
+  pending_otp?: string;
   /** A one-shot message for the next page (e.g. a new application secret), shown once. */
   flash?: Record<string, unknown>;
 }
