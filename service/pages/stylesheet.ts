@@ -57,6 +57,8 @@ fieldset{border:0;padding:0;margin:0 0 1.1rem;min-width:0}
 .check{display:flex;gap:.6rem;align-items:flex-start;margin:.35rem 0}
 .check input{margin-top:.3rem;width:1.05rem;height:1.05rem;flex:none}
 .check .hint{margin:0}
+.check>label{font-weight:400}
+.list select{width:auto;max-width:100%}
 .actions{display:flex;flex-wrap:wrap;gap:.6rem;align-items:center;margin-top:1.25rem}
 .button{display:inline-block;padding:.5rem 1rem;font:inherit;font-weight:600;line-height:1.4;border-radius:var(--radius);border:1px solid var(--border);background:var(--surface);color:var(--text);cursor:pointer;text-decoration:none;text-align:center}
 .button:hover{background:var(--code-bg)}
@@ -80,7 +82,7 @@ table.list{width:100%;border-collapse:collapse;background:var(--surface);border:
 .list td.actions-cell{text-align:left}.shell.card main{padding:1.25rem}}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em}
 code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
-.secret{display:block;background:var(--code-bg);border:1px solid var(--border);border-radius:var(--radius);padding:.6rem .75rem;word-break:break-all;user-select:all}
+.secret{display:block;background:var(--code-bg);border:1px solid var(--border);border-radius:var(--radius);padding:.6rem .75rem;margin:0 0 1rem;word-break:break-all;user-select:all}
 .codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.4rem;list-style:none;padding:0}
 .badge{display:inline-block;font-size:.8rem;padding:.05rem .5rem;border-radius:1rem;background:var(--code-bg);border:1px solid var(--border);margin:0 .25rem .25rem 0}
 .muted{color:var(--muted)}

@@ -19,12 +19,12 @@ export interface AccountRequest {
 
 /**
  * A cross-site form post carries the other site's Origin: refused even with a valid token
- * (defence in depth behind SameSite=Lax and the CSRF token). No Origin (older clients, tests):
- * the token alone decides.
+ * (defence in depth behind SameSite=Lax and the CSRF token). No Origin, or `null` (what Chromium
+ * sends for our own forms under `Referrer-Policy: no-referrer`): the token alone decides.
  */
 function originAllowed(request: FastifyRequest, config: Config): boolean {
   const origin = request.headers.origin;
-  if (origin === undefined) return true;
+  if (origin === undefined || origin === 'null') return true;
   const own = [new URL(config.publicUrl).origin, `${request.protocol}://${request.host}`];
   return own.includes(origin);
 }

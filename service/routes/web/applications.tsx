@@ -127,7 +127,7 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
               id="app_redirect_uri"
               name={`${F}[redirect_uri]`}
               label="Redirect URI"
-              hint="One per line. Use one URI per line; loopback URIs (127.0.0.1, [::1]) may use any port."
+              hint="One per line. Loopback URIs (127.0.0.1, [::1]) match any port."
               value={values.redirectUri}
               error={fieldError('app_redirect_uri')}
               rows={3}
