@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 export const STYLESHEET = `:root{color-scheme:light dark;--bg:#f6f6f8;--surface:#fff;--text:#1f1e24;--muted:#5c5b62;--border:#d4d4d9;
 --primary:#1068bf;--primary-hover:#0b5cad;--on-primary:#fff;--danger:#c02f12;--danger-hover:#a02710;--focus:#428fdc;
 --notice-bg:#ecf4ee;--notice-border:#108548;--notice-text:#0a4020;--alert-bg:#fdf1ee;--alert-border:#c02f12;--alert-text:#7a1d0b;
---code-bg:#efeef2;--radius:6px;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",Ubuntu,sans-serif}
+--code-bg:#efeef2;--radius:6px;font-family:system-ui,sans-serif}
 @media (prefers-color-scheme:dark){:root{--bg:#18171d;--surface:#232228;--text:#ececef;--muted:#bfbfc3;--border:#434248;
 --primary:#1068bf;--primary-hover:#2f83d6;--danger:#c02f12;--danger-hover:#d8401f;--focus:#63a6e9;
 --notice-bg:#0f2a1b;--notice-border:#2da160;--notice-text:#b6e4c6;--alert-bg:#35150e;--alert-border:#ec5941;--alert-text:#fcd0c6;--code-bg:#2e2d33}
@@ -68,7 +68,6 @@ fieldset{border:0;padding:0;margin:0 0 1.1rem;min-width:0}
 .button.danger:hover{background:var(--danger-hover)}
 .button.small{padding:.25rem .65rem;font-size:.9rem}
 .inline-form{display:inline;margin:0}
-.table-wrap{overflow-x:auto}
 table.list{width:100%;border-collapse:collapse;background:var(--surface);border:1px solid var(--border);border-radius:var(--radius)}
 .list th,.list td{padding:.65rem .85rem;text-align:left;vertical-align:top;border-bottom:1px solid var(--border)}
 .list th{font-size:.85rem;color:var(--muted);font-weight:600;background:var(--bg)}
@@ -80,7 +79,7 @@ table.list{width:100%;border-collapse:collapse;background:var(--surface);border:
 .list tr{border-bottom:1px solid var(--border);padding:.5rem 0}.list td{border:0;padding:.25rem .85rem}
 .list td[data-label]::before{content:attr(data-label);display:block;font-size:.8rem;color:var(--muted);font-weight:600}
 .list td.actions-cell{text-align:left}.shell.card main{padding:1.25rem}}
-code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em}
+code,.secret{font-family:ui-monospace,monospace;font-size:.92em}
 code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
 .secret{display:block;background:var(--code-bg);border:1px solid var(--border);border-radius:var(--radius);padding:.6rem .75rem;margin:0 0 1rem;word-break:break-all;user-select:all}
 .codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.4rem;list-style:none;padding:0}
@@ -89,8 +88,6 @@ code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .qr{background:#fff;padding:.5rem;border-radius:var(--radius);width:12rem;height:12rem;border:1px solid var(--border)}
 .qr svg{display:block;width:100%;height:100%}
-dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0}
-dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 `;
 
 export const STYLESHEET_HASH = createHash('sha256').update(STYLESHEET).digest('hex').slice(0, 16);
