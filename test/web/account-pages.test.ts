@@ -419,6 +419,7 @@ describe('notifications', () => {
     expect(
       /<tr data-path="top\/sub">.*?<td data-label="Applies" class="effective">(.*?)<\/td>/.exec(third.body)?.[1],
     ).toBe('<strong>On mention</strong> <span class="muted">from your global setting</span>');
+    expect(await audits('notification_settings.update')).toBe(4);
   });
 
   it('bad input: unknown level, unverified e-mail, an invisible group → 4xx, nothing changed', async () => {

@@ -4,12 +4,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { NotificationLevel } from '../../db/schema';
+import { withTransaction } from '../../db/transaction';
+import { recordAudit } from '../../domain/audit';
 import { DomainError } from '../../domain/errors';
 import { findGroupById, findProjectById } from '../../domain/namespaces';
 import {
   getNotificationSettings,
   listNotificationTargets,
   NOTIFICATION_LEVELS,
+  type NotificationSettingsUpdate,
+  type NotificationSource,
   type NotificationTarget,
   updateNotificationSettings,
 } from '../../domain/notification-settings';
@@ -20,7 +24,7 @@ import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, Select } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, pendingFlash, redirectWithFlash } from './account';
+import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/profile/notifications';
 const GLOBAL_FORM = formRouteOptions({ strings: ['level', 'notification_email'] });
@@ -170,6 +174,24 @@ export async function notificationRoutes(app: FastifyInstance, { db, config }: A
     );
   }
 
+  /** The change and its audit event in one transaction, as every audited domain write. */
+  const save = (
+    request: FastifyRequest,
+    r: AccountRequest,
+    source: NotificationSource,
+    update: NotificationSettingsUpdate,
+  ) =>
+    withTransaction(db, async (trx) => {
+      await updateNotificationSettings(trx, r.user, source, update);
+      await recordAudit(trx, {
+        ...auditActor(r.user, request),
+        action: 'notification_settings.update',
+        targetType: source.kind === 'global' ? 'user' : source.kind,
+        targetId: source.kind === 'global' ? r.user.id : source.id,
+        details: { level: update.level },
+      });
+    });
+
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
     return r ? page(reply, r) : reply;
@@ -187,9 +209,9 @@ export async function notificationRoutes(app: FastifyInstance, { db, config }: A
         errors: [{ field: 'global_level', message: 'Choose a notification level from the list.' }],
       });
     try {
-      await updateNotificationSettings(
-        db,
-        r.user,
+      await save(
+        request,
+        r,
         { kind: 'global' },
         {
           level: level as NotificationLevel,
@@ -230,7 +252,7 @@ export async function notificationRoutes(app: FastifyInstance, { db, config }: A
       const level = stringParam((request.body ?? {}) as Record<string, unknown>, 'level') ?? '';
       if (!(NOTIFICATION_LEVELS as readonly string[]).includes(level))
         return page(reply, r, { status: 422, flash: { alert: 'Choose a notification level from the list.' } });
-      await updateNotificationSettings(db, r.user, { kind, id }, { level: level as NotificationLevel, events: {} });
+      await save(request, r, { kind, id }, { level: level as NotificationLevel, events: {} });
       return redirectWithFlash(app, reply, r.session, BASE, {
         notice: `Notification level of ${visible} set to ${LEVEL_LABELS[level as NotificationLevel]}.`,
       });
