@@ -17,9 +17,7 @@ const INVALID_CLIENT = {
 
 const signedInAs = async (web: WebClient) => {
   const res = await web.get('/profile/applications');
-  return res.statusCode === 200
-    ? /id="signed-in-user">([^<]+)</.exec(res.body)?.[1]
-    : `status ${res.statusCode}`;
+  return res.statusCode === 200 ? /id="signed-in-user">([^<]+)</.exec(res.body)?.[1] : `status ${res.statusCode}`;
 };
 
 async function createUser(username: string) {

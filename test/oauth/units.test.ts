@@ -13,7 +13,7 @@ describe('PKCE (RFC 7636)', () => {
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
     expect(verifyCodeVerifier(verifier, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', 'S256')).toBe(true);
     expect(verifyCodeVerifier(verifier, verifier, 'plain')).toBe(true);
-    expect(verifyCodeVerifier(verifier + 'x', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', 'S256')).toBe(false);
+    expect(verifyCodeVerifier(`${verifier}x`, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', 'S256')).toBe(false);
     expect(verifyCodeVerifier('short', 'short', 'plain')).toBe(false); // < 43 characters
   });
 

@@ -116,7 +116,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
     const user = session?.userId ? await findUserById(db, session.userId) : undefined;
-    if (!user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);
+    if (user?.state !== 'active') return redirect(reply, SIGN_IN_PATH);
     const req = await validateAuthorizeRequest(db, params);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));

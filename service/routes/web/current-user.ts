@@ -25,13 +25,17 @@ export async function requireSignIn(app: FastifyInstance, request: FastifyReques
   return redirect(reply, SIGN_IN_PATH);
 }
 
+const hasControlOrBackslash = (s: string): boolean =>
+  [...s].some((c) => c.charCodeAt(0) <= 0x1f || c.charCodeAt(0) === 0x7f || c === '\\');
+
 /**
  * Only our own absolute paths: "/x", never "//host", "/\host" (browsers read both as another
  * host), a scheme, or control characters. No open redirect through the sign-in form.
  */
 export function safeReturnTo(path: unknown): string | undefined {
   if (typeof path !== 'string' || !path.startsWith('/') || path.length > 4096) return undefined;
-  if (/^\/[\\/]/.test(path) || /[\u0000-\u001f\u007f\\]/.test(path)) return undefined;
+  // A control character (U+0000–U+001F, U+007F) or a backslash anywhere: browsers strip or fold them.
+  if (/^\/[\\/]/.test(path) || hasControlOrBackslash(path)) return undefined;
   try {
     const base = 'http://lanyard.invalid';
     const u = new URL(path, base);
