@@ -82,7 +82,8 @@ table.list{width:100%;border-collapse:collapse;background:var(--surface);border:
 code,.secret{font-family:ui-monospace,monospace;font-size:.92em}
 code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
 .secret{display:block;background:var(--code-bg);border:1px solid var(--border);border-radius:var(--radius);padding:.6rem .75rem;margin:0 0 1rem;word-break:break-all;user-select:all}
-.codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.4rem;list-style:none;padding:0}
+.codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.5rem;list-style:none;padding:0}
+.codes .secret{margin:0;word-break:normal}
 .badge{display:inline-block;font-size:.8rem;padding:.05rem .5rem;border-radius:1rem;background:var(--code-bg);border:1px solid var(--border);margin:0 .25rem .25rem 0}
 .muted{color:var(--muted)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
