@@ -71,11 +71,11 @@ describe('the local embedded database', () => {
       expect(created.code, created.err).toBe(0);
       expect(JSON.parse(created.out)).toEqual({ id: 1, full_path: 'acme', name: 'acme', visibility: 'private' });
       expect(created.err).toMatch(
-        /Applied migrations to the local database: 0001-initial-schema, 0002-notification-flags/,
+        /Applied migrations to the local database: 0001-initial-schema, 0002-notification-flags, 0007-recovery-codes/,
       );
       const status = await lanyardAdmin(['db', 'status', '--json'], env);
       expect(JSON.parse(status.out)).toEqual({
-        applied: ['0001-initial-schema', '0002-notification-flags'],
+        applied: ['0001-initial-schema', '0002-notification-flags', '0007-recovery-codes'],
         pending: [],
       });
       expect(status.err).not.toMatch(/Applied migrations/);
