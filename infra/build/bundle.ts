@@ -56,6 +56,15 @@ export class MissingEntryError extends Error {}
  * - semver (29 KB): Fastify's check that each plugin declares support for this Fastify version.
  *   Versions are frozen by the lockfile at build time, and the same check runs with the real
  *   semver in every unbundled test of the app, so in the bundle it can only ever pass.
+ * - safe-regex2 (+ ret, 15 KB): find-my-way's check that regular expressions in route paths are
+ *   not catastrophic. Our routes are fixed at build time and none has a regex parameter; the
+ *   same check runs with the real module in every unbundled test of the app.
+ * - ipaddr.js (13 KB): proxy-addr's parser of trusted-proxy address lists. Config.trustProxy is a
+ *   boolean (trust all or none), which Fastify never compiles into an address list; the stub
+ *   throws if a list ever reaches it.
+ * - pgpass (+ split2, 4 KB): pg's fallback to ~/.pgpass when no password is configured
+ *   (deprecated in pg). A Lambda has no such file and always gets its password from the secret;
+ *   the stub answers exactly what pgpass answers without a file: no password.
  */
 export const STUBBED_MODULES: Record<string, string> = {
   yaml: `const unavailable = () => { throw new Error('YAML is not included in the Lambda bundle (infra/build/bundle.ts); use GET /api/v4/openapi.json'); };
@@ -63,6 +72,10 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   'thread-stream': `module.exports = class ThreadStream { constructor() { throw new Error('pino transports are not included in the Lambda bundle (infra/build/bundle.ts)'); } };`,
   debug: `module.exports = () => Object.assign(() => {}, { enabled: false, extend() { return module.exports(); } });`,
   semver: `module.exports = { satisfies: () => true, gt: () => false, coerce: (v) => v };`,
+  'safe-regex2': `module.exports = () => true;`,
+  pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
+  'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); TRUST_PROXY is a boolean'); };
+module.exports = { isValid: unavailable, parse: unavailable };`,
 };
 
 const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({

@@ -203,6 +203,14 @@ export interface AuditEventsTable {
   created_at: Timestamp;
 }
 
+export interface UserRecoveryCodesTable {
+  id: Id;
+  user_id: number;
+  code_digest: string;
+  used_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   user_emails: UserEmailsTable;
@@ -218,6 +226,7 @@ export interface Database {
   service_keys: ServiceKeysTable;
   rate_limit_counters: RateLimitCountersTable;
   audit_events: AuditEventsTable;
+  user_recovery_codes: UserRecoveryCodesTable;
 }
 
 export type Db = Kysely<Database>;

@@ -139,3 +139,36 @@ export function personalAccessTokenSummary(
     user: username,
   };
 }
+
+/** Self-service tokens must expire, within a year (GitLab's maximum lifetime). */
+export const MAX_SELF_SERVICE_LIFETIME_DAYS = 365;
+
+/** The expiry a user may choose for their own token: a date from tomorrow to 365 days ahead. */
+export function selfServiceExpiryProblem(expiresAt: string, now = new Date()): string | undefined {
+  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
+  const parsed = d ? new Date(`${expiresAt}T00:00:00Z`) : undefined;
+  if (!parsed || Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt)
+    return 'Expiration date must be a date (YYYY-MM-DD).';
+  const today = now.toISOString().slice(0, 10);
+  const latest = new Date(now.getTime() + MAX_SELF_SERVICE_LIFETIME_DAYS * 86_400_000).toISOString().slice(0, 10);
+  if (expiresAt <= today) return 'Expiration date must be in the future.';
+  if (expiresAt > latest)
+    return `Expiration date must be at most ${MAX_SELF_SERVICE_LIFETIME_DAYS} days from today (${latest}).`;
+  return undefined;
+}
+
+/** A user's own active tokens (not revoked, not expired), newest first. */
+export async function listActivePersonalAccessTokens(db: DbOrTrx, userId: number, now = new Date()) {
+  const rows = await db
+    .selectFrom('personal_access_tokens')
+    .select(COLUMNS)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.filter((r) => !personalAccessTokenExpired(r.expires_at, now));
+}
+
+/** One of the user's own active tokens, or undefined (someone else's id reads as missing). */
+export const findOwnActivePersonalAccessToken = async (db: DbOrTrx, userId: number, id: number) =>
+  (await listActivePersonalAccessTokens(db, userId)).find((t) => t.id === id);

@@ -18,6 +18,8 @@ export interface SessionData {
   auth_time?: number;
   /** OpenID Connect prompt=login / max_age: show the sign-in form although someone is signed in. */
   reauthenticate?: boolean;
+  /** 2FA enrolment in progress: the new TOTP secret, sealed with the session id (pages/flash.ts). */
+  pending_otp?: string;
   /** A one-shot message for the next page (e.g. a new application secret), shown once. */
   flash?: Record<string, unknown>;
 }

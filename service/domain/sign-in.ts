@@ -6,6 +6,7 @@ import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { addressRetryAfter, recordAddressFailure } from './rate-limit';
 import { verifyTotp } from './totp';
+import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { findUserById, findUserByLogin } from './users';
 
 export const ACCOUNT_FAILURE_LIMIT = 10;
@@ -52,7 +53,10 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
   return { ok: true, user: await afterGoodPassword(db, user, input.password) };
 }
 
-/** The TOTP step (RFC 6238): ±1 step, and a used step can never be used again (atomic). */
+/**
+ * The TOTP step (RFC 6238): ±1 step, and a used step can never be used again (atomic). A
+ * recovery code (16 hex characters) is accepted instead, once.
+ */
 export async function checkOtp(db: DbOrTrx, userId: number, code: string, address: string): Promise<CredentialResult> {
   const retryAfter = await addressRetryAfter(db, address);
   if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
@@ -63,6 +67,12 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
     return { ok: false, reason: 'locked' };
   }
   if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  if (looksLikeRecoveryCode(code)) {
+    if (await consumeRecoveryCode(db, user.id, code)) return { ok: true, user: await resetFailures(db, user) };
+    await recordAccountFailure(db, user.id);
+    await recordAddressFailure(db, address);
+    return { ok: false, reason: 'invalid' };
+  }
   const step = verifyTotp(
     user.otp_secret,
     code.trim(),
@@ -117,6 +127,13 @@ async function afterGoodPassword(db: DbOrTrx, user: User, password: string): Pro
   // Two-factor users reset their failure count only after the second factor.
   return user.otp_secret ? user : resetFailures(db, user);
 }
+
+/**
+ * Re-check the signed-in user's own password before a sensitive change (2FA, password): the same
+ * per-address limit and account lock as the sign-in form.
+ */
+export const checkCurrentPassword = (db: DbOrTrx, user: Pick<User, 'username'>, password: string, address: string) =>
+  checkPassword(db, { login: user.username, password, address });
 
 /** Record a completed sign-in (web form). */
 export async function recordSignIn(db: DbOrTrx, userId: number): Promise<void> {

@@ -17,9 +17,7 @@ const INVALID_CLIENT = {
 
 const signedInAs = async (web: WebClient) => {
   const res = await web.get('/profile/applications');
-  return res.statusCode === 200
-    ? /Signed in as <strong>([^<]+)<\/strong>/.exec(res.body)?.[1]
-    : `status ${res.statusCode}`;
+  return res.statusCode === 200 ? /id="signed-in-user">([^<]+)</.exec(res.body)?.[1] : `status ${res.statusCode}`;
 };
 
 async function createUser(username: string) {
@@ -123,7 +121,7 @@ describe('after secrets rotate session-key', () => {
         'doorkeeper_application[scopes][]': 'read_user',
         'doorkeeper_application[confidential]': '1',
       });
-      expect(created.statusCode, created.body.slice(0, 300)).toBe(201);
+      expect(created.statusCode, created.body.slice(0, 300)).toBe(303);
       expect(
         await f.db
           .selectFrom('oauth_applications')

@@ -163,8 +163,10 @@ describe('sign-in round trip and consent', () => {
     expect(res.body).toContain('Grants complete read/write access to the API');
     expect(res.body).toContain('Grants read-only access to your profile');
     expect(res.body).not.toContain('Grants read access to the API');
-    expect(res.body).toMatch(/<button type="submit" name="decision" value="authorize">Authorize<\/button>/);
-    expect(res.body).toMatch(/<button type="submit" name="decision" value="deny">Deny<\/button>/);
+    expect(res.body).toMatch(
+      /<button type="submit" class="button primary" name="decision" value="authorize">Authorize<\/button>/,
+    );
+    expect(res.body).toMatch(/<button type="submit" class="button" name="decision" value="deny">Deny<\/button>/);
   });
 
   it('Authorize → {redirect_uri}?code=…&state=…; Deny → access_denied with state', async () => {
@@ -217,7 +219,7 @@ describe('sign-in round trip and consent', () => {
     expect(res.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=t$`));
   });
 
-  it('an application the user already approved still shows the consent page (contract: only trusted apps skip it)', async () => {
+  it('a confidential application the user already approved skips the consent page (contract §2)', async () => {
     await web.signIn('alice', PASSWORD);
     const first = await web.get(authorizeUrl(c.clientId, { state: 'one' }));
     expect(first.statusCode).toBe(200);
@@ -236,9 +238,8 @@ describe('sign-in round trip and consent', () => {
     });
     expect(token.statusCode).toBe(200);
     const again = await web.get(authorizeUrl(c.clientId, { state: 'two' }));
-    expect(again.statusCode).toBe(200);
-    expect(again.headers.location).toBeUndefined();
-    expect(again.body).toContain('is requesting access to your account');
+    expect(again.statusCode).toBe(302);
+    expect(again.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=two$`));
   });
 
   it('the code carries the granted scopes, redirect URI and PKCE challenge', async () => {

@@ -7,7 +7,6 @@ import { InvalidClient, InvalidRequest, InvalidScope } from '../../service/oauth
 import { parseCodeChallenge, verifyCodeVerifier } from '../../service/oauth/pkce';
 import { resolveScopes } from '../../service/oauth/scope';
 import { redirectWith } from '../../service/oauth/authorize-request';
-import { escapeHtml, html } from '../../service/pages/html';
 
 describe('PKCE (RFC 7636)', () => {
   it('verifies the Appendix B example', () => {
@@ -99,18 +98,6 @@ describe('scopes (RFC 6749 §3.3)', () => {
     expect(resolveScopes('read_user api read_user', ['api', 'read_user'])).toEqual(['api', 'read_user']);
     expect(() => resolveScopes('read_api', ['api'])).toThrow(InvalidScope);
     expect(() => resolveScopes('sudo', ['api'])).toThrow(InvalidScope);
-  });
-});
-
-describe('HTML', () => {
-  it('escapes every interpolation; nested html passes through', () => {
-    expect(escapeHtml(`<a href="x" onclick='y'>&\`</a>`)).toBe(
-      '&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;&lt;/a&gt;',
-    );
-    const name = '"><script>alert(1)</script>';
-    expect(html`<input value="${name}">${html`<b>${name}</b>`}${[1, '<2>']}`.value).toBe(
-      '<input value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"><b>&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;</b>1&lt;2&gt;',
-    );
   });
 });
 

@@ -54,12 +54,18 @@ export async function createTestDatabase(options: { max?: number } = {}): Promis
   return testDb;
 }
 
-/** Empty every table (keeping the migration bookkeeping) and restart identities. */
-export async function resetDatabase(db: Db): Promise<void> {
+/**
+ * Empty every table (keeping the migration bookkeeping) and restart identities. `keep` names
+ * tables to leave alone: web tests keep `service_keys`, because the app under test caches the
+ * session key ring, and a ring replaced under it signs cookies with a key the table no longer has
+ * (the session then vanishes at the next cache refresh, e.g. after a forged CSRF token).
+ */
+export async function resetDatabase(db: Db, keep: readonly string[] = []): Promise<void> {
   const { rows } = await sql<{ tablename: string }>`
     select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'
   `.execute(db);
-  if (rows.length) {
-    await sql.raw(`truncate ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`).execute(db);
+  const tables = rows.filter((r) => !keep.includes(r.tablename));
+  if (tables.length) {
+    await sql.raw(`truncate ${tables.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`).execute(db);
   }
 }

@@ -1,4 +1,5 @@
-// /profile/applications: register, list, renew the secret, delete; the secret is shown once.
+// /profile/applications: register, list, renew the secret, delete; the secret is shown once, on
+// the page after the 303 (post/redirect/get); Renew and Destroy ask on a confirm page first.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../service/domain/secrets';
 import { resetDatabase } from '../support/db';
@@ -8,7 +9,7 @@ import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harnes
 const f = useFixture();
 let web: WebClient;
 beforeEach(async () => {
-  await resetDatabase(f.db);
+  await resetDatabase(f.db, ['service_keys']);
   await makeUser(f.db, 'alice');
   web = new WebClient(f.app);
   await web.signIn('alice', PASSWORD);
@@ -32,12 +33,18 @@ describe('/profile/applications', () => {
         [`${F}[confidential]`, '1'],
       ]).toString(),
     );
-    expect(res.statusCode).toBe(201);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/profile/applications');
     expect(res.headers['cache-control']).toBe('no-store');
-    const secret = secretOf(res.body)!;
+    expect(res.body).toBe('');
+    const shown = await web.get('/profile/applications');
+    expect(shown.body).toContain(
+      '<div class="flash flash-notice" role="status" id="flash-notice">The application was created.</div>',
+    );
+    const secret = secretOf(shown.body)!;
     expect(secret).toMatch(/^gloas-[0-9a-f]{64}$/);
-    expect(res.body).not.toContain('<script>alert(1)</script>');
-    expect(res.body).toContain('My &lt;script&gt;alert(1)&lt;/script&gt; app');
+    expect(shown.body).not.toContain('<script>alert(1)</script>');
+    expect(shown.body).toContain('My &lt;script&gt;alert(1)&lt;/script&gt; app');
     const row = await f.db
       .selectFrom('oauth_applications')
       .select(['uid', 'secret_digest', 'redirect_uris', 'scopes', 'confidential', 'owner_id', 'trusted'])
@@ -49,8 +56,9 @@ describe('/profile/applications', () => {
       confidential: true,
       trusted: false,
     });
-    // Listed afterwards, without the secret.
+    // Listed afterwards (a reload), without the secret or the message.
     const list = await web.get('/profile/applications');
+    expect(list.body).not.toContain('flash-notice');
     expect(list.body).toContain(row.uid);
     expect(secretOf(list.body)).toBeUndefined();
     expect(list.body).not.toContain(secret);
@@ -87,11 +95,25 @@ describe('/profile/applications', () => {
     expect(page.body).not.toContain(theirs.clientId);
     const token = WebClient.csrf(page.body);
 
+    // The confirm page changes nothing; its button posts.
+    const confirm = await web.get(`/profile/applications/${mine.clientId}/renew_secret`);
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain(`<form method="post" action="/profile/applications/${mine.clientId}/renew_secret">`);
+    expect(
+      (
+        await f.db
+          .selectFrom('oauth_applications')
+          .select('secret_digest')
+          .where('uid', '=', mine.clientId)
+          .executeTakeFirstOrThrow()
+      ).secret_digest,
+    ).toBe(sha256Hex(mine.secret));
     const renewed = await web.post(`/profile/applications/${mine.clientId}/renew_secret`, {
       authenticity_token: token,
     });
-    expect(renewed.statusCode).toBe(200);
-    const secret = secretOf(renewed.body)!;
+    expect(renewed.statusCode).toBe(303);
+    expect(renewed.headers.location).toBe('/profile/applications');
+    const secret = secretOf((await web.get('/profile/applications')).body)!;
     expect(secret).not.toBe(mine.secret);
     const digest = (
       await f.db
@@ -105,12 +127,14 @@ describe('/profile/applications', () => {
     expect(
       (await web.post(`/profile/applications/${theirs.clientId}/delete`, { authenticity_token: token })).statusCode,
     ).toBe(404);
+    expect((await web.get(`/profile/applications/${theirs.clientId}/delete`)).statusCode).toBe(404);
     expect(
       (await web.post(`/profile/applications/${theirs.clientId}/renew_secret`, { authenticity_token: token }))
         .statusCode,
     ).toBe(404);
     const del = await web.post(`/profile/applications/${mine.clientId}/delete`, { authenticity_token: token });
-    expect(del.statusCode).toBe(302);
+    expect(del.statusCode).toBe(303);
+    expect(del.headers.location).toBe('/profile/applications');
     expect((await f.db.selectFrom('oauth_applications').select('uid').execute()).map((r) => r.uid)).toEqual([
       theirs.clientId,
     ]);

@@ -94,7 +94,7 @@ describe('/profile/applications', () => {
       [`${F}[scopes][]`]: 'read_user',
       [`${F}[trusted]`]: '1',
     });
-    expect(res.statusCode).toBe(201);
+    expect(res.statusCode).toBe(303);
     const row = await f.db
       .selectFrom('oauth_applications')
       .select(['scopes', 'trusted', 'confidential'])

@@ -16,7 +16,7 @@ beforeEach(() => resetDatabase(f.db));
 
 const signedInAs = async (web: WebClient) => {
   const res = await web.get('/profile/applications');
-  return res.statusCode === 200 ? /Signed in as <strong>([^<]+)<\/strong>/.exec(res.body)?.[1] : undefined;
+  return res.statusCode === 200 ? /id="signed-in-user">([^<]+)</.exec(res.body)?.[1] : undefined;
 };
 
 describe('sign-in form', () => {
@@ -72,7 +72,7 @@ describe('sign-in form', () => {
       const res = await web.signIn(login, password);
       expect(res.statusCode).toBe(401);
       expect(res.body).toContain('Invalid login or password.');
-      bodies.add(/<p class="error" role="alert">([^<]*)</.exec(res.body)![1]);
+      bodies.add(/id="flash-alert">([^<]*)</.exec(res.body)![1]);
       expect(await signedInAs(web)).toBeUndefined();
     }
     expect(bodies.size).toBe(1);

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, User } from '../../db/schema';
 import { findUserById } from '../../domain/users';
-import { redirect } from '../../pages/html';
+import { redirect } from '../../pages/layout';
 
 export const SIGN_IN_PATH = '/users/sign_in';
 export const DEFAULT_AFTER_SIGN_IN = '/profile/applications';

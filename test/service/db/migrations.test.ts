@@ -17,6 +17,7 @@ const TABLES = [
   'rate_limit_counters',
   'service_keys',
   'user_emails',
+  'user_recovery_codes',
   'users',
   'web_sessions',
 ];
@@ -56,6 +57,7 @@ describe('migrations', () => {
       'oauth_authorization_codes.code_digest',
       'personal_access_tokens.token_digest',
       'service_keys.secret',
+      'user_recovery_codes.code_digest',
       'users.otp_secret',
       'users.password_hash',
     ]);
@@ -70,6 +72,7 @@ describe('migrations', () => {
       'oauth_access_tokens USING btree (token_digest)',
       'oauth_authorization_codes USING btree (code_digest)',
       'personal_access_tokens USING btree (token_digest)',
+      'user_recovery_codes USING btree (user_id, code_digest)',
     ]);
 
     // A second run is a no-op.

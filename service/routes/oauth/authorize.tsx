@@ -5,20 +5,24 @@ import type { AppContext } from '../../app-context';
 import type { User } from '../../db/schema';
 import type { WebSession } from '../../domain/sessions';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
+import { hasLiveGrantCovering } from '../../domain/authorized-applications';
+import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
 import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { mergedParams, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
-import { AccessDenied, ConsentRequired, InvalidRequest, LoginRequired } from '../../oauth/errors';
 import {
   AUTHORIZE_PARAMETERS,
   errorRedirect,
   redirectWith,
-  validateAuthorizeRequest,
   type ValidAuthorizeRequest,
+  validateAuthorizeRequest,
 } from '../../oauth/authorize-request';
-import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
-import { csrfField, csrfRejected, html, redirect, sendPage } from '../../pages/html';
+import { AccessDenied, ConsentRequired, InvalidRequest, LoginRequired } from '../../oauth/errors';
+import { csrfRejected, errorPage as sharedErrorPage } from '../../pages/common';
+import { Button, CsrfField } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import { Layout, redirect, sendPage } from '../../pages/layout';
 
 const SIGN_IN_PATH = '/users/sign_in';
 
@@ -39,6 +43,9 @@ function withoutReauthParams(url: string): string {
 /** The consent form: the authorization request's parameters (hidden fields) and the button pressed. */
 const CONSENT_FORM = formRouteOptions({ strings: [...AUTHORIZE_PARAMETERS, 'decision'] });
 
+const Hidden = ({ name, value }: { name: string; value: string | undefined }) =>
+  value === undefined ? React.EMPTY : <input type="hidden" name={name} value={value} />;
+
 export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
 
@@ -56,14 +63,8 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     return redirect(reply, redirectWith(req.redirectUri, { code, state: req.state }));
   }
 
-  function errorPage(reply: FastifyReply, error: string, description: string) {
-    return sendPage(
-      reply,
-      400,
-      'An error has occurred',
-      html`<p class="error" id="error-code">${error}</p><p id="error-description">${description}</p>`,
-    );
-  }
+  const errorPage = (reply: FastifyReply, error: string, description: string) =>
+    sharedErrorPage(reply, 400, error, description);
 
   app.get('/oauth/authorize', async (request, reply) => {
     const params = mergedParams(request);
@@ -90,40 +91,67 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       await sessions.save(s);
       return redirect(reply, SIGN_IN_PATH);
     }
-    if (req.application.trusted && !req.prompt.has('consent')) return issueCode(reply, req, session, user);
+    const skipConsent =
+      !req.prompt.has('consent') &&
+      (req.application.trusted ||
+        // Contract §2 (GitLab/Doorkeeper): a confidential application the user already authorized,
+        // with a live grant covering every requested scope, gets its code without asking again; the
+        // user withdraws that on the authorized-applications page. Never a public one: anyone can
+        // present its client_id.
+        (req.application.confidential &&
+          (await hasLiveGrantCovering(db, {
+            applicationId: req.application.id,
+            userId: user.id,
+            scopes: req.scopes,
+          }))));
+    if (skipConsent) return issueCode(reply, req, session, user);
     // The consent page would be needed, and the client asked for no interaction.
     if (req.prompt.has('none'))
       return redirect(reply, errorRedirect(req.redirectUri, new ConsentRequired(), req.state));
 
     const token = await sessions.csrfToken(session);
-    const hidden = (name: string, value: string | undefined) =>
-      value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}">`;
     return sendPage(
       reply,
       200,
-      'Authorize application',
-      html`<p><strong>${req.application.name}</strong> is requesting access to your account.</p>
-<p>This application will be able to:</p>
-<ul id="scopes">${req.scopes.map((s) => html`<li><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s as Scope] ?? s}</li>`)}</ul>
-<form method="post" action="/oauth/authorize">
-${csrfField(token)}
-${hidden('client_id', req.application.uid)}${hidden('redirect_uri', req.redirectUri)}${hidden('state', req.state)}
-${hidden('response_type', 'code')}${hidden('scope', formatScopes(req.scopes))}
-${hidden('code_challenge', req.codeChallenge)}${hidden('code_challenge_method', req.codeChallengeMethod)}
-${hidden('nonce', req.nonce)}
-<button type="submit" name="decision" value="authorize">Authorize</button>
-<button type="submit" name="decision" value="deny">Deny</button>
-</form>`,
-      user.username,
+      <Layout title="Authorize application" variant="card" user={user} csrf={token}>
+        <p>
+          <strong>{req.application.name}</strong> is requesting access to your account.
+        </p>
+        <p>This application will be able to:</p>
+        <ul id="scopes">
+          {req.scopes.map((s) => (
+            <li>
+              <strong>{s}</strong>: {SCOPE_DESCRIPTIONS[s as Scope] ?? s}
+            </li>
+          ))}
+        </ul>
+        <form method="post" action="/oauth/authorize">
+          <CsrfField token={token} />
+          <Hidden name="client_id" value={req.application.uid} />
+          <Hidden name="redirect_uri" value={req.redirectUri} />
+          <Hidden name="state" value={req.state} />
+          <Hidden name="response_type" value="code" />
+          <Hidden name="scope" value={formatScopes(req.scopes)} />
+          <Hidden name="code_challenge" value={req.codeChallenge} />
+          <Hidden name="code_challenge_method" value={req.codeChallengeMethod} />
+          <Hidden name="nonce" value={req.nonce} />
+          <div class="actions">
+            <Button name="decision" value="authorize">
+              Authorize
+            </Button>
+            <Button variant="secondary" name="decision" value="deny">
+              Deny
+            </Button>
+          </div>
+        </form>
+      </Layout>,
     );
   });
 
   app.post('/oauth/authorize', CONSENT_FORM, async (request, reply) => {
     const params = mergedParams(request);
     const session = await sessions.read(request);
-    if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) {
-      return csrfRejected(reply);
-    }
+    if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
     const user = session?.userId ? await findUserById(db, session.userId) : undefined;
     if (!session || !user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);
     const req = await validateAuthorizeRequest(db, params);

@@ -1,14 +1,17 @@
-// /users/sign_in (password, then a TOTP step for users with 2FA) and /users/sign_out.
+// /users/sign_in (password, then a TOTP or recovery-code step for users with 2FA) and /users/sign_out.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { checkOtp, checkPassword, recordSignIn, type CredentialResult } from '../../domain/sign-in';
 import type { WebSession } from '../../domain/sessions';
+import { type CredentialResult, checkOtp, checkPassword, recordSignIn } from '../../domain/sign-in';
 import { twoFactorEnabled } from '../../domain/users';
-import { stringParam } from '../../shared/params';
 import { formRouteOptions } from '../../http/form-body';
+import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
-import { csrfField, csrfRejected, html, redirect, sendPage, type SafeHtml } from '../../pages/html';
-import { currentUser, DEFAULT_AFTER_SIGN_IN, safeReturnTo, SIGN_IN_PATH } from './current-user';
+import { csrfRejected } from '../../pages/common';
+import { Button, CsrfField, TextField } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import { Layout, redirect, sendPage } from '../../pages/layout';
+import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from './current-user';
 
 /** How long the TOTP step may follow the password step. */
 const OTP_STEP_SECONDS = 300;
@@ -19,6 +22,8 @@ const INVALID_OTP = 'Invalid two-factor code.';
 const SIGN_IN_FORM = formRouteOptions({ strings: ['user[login]', 'user[password]', 'user[otp_attempt]'] });
 const SIGN_OUT_FORM = formRouteOptions({ strings: [] });
 
+export { csrfRejected };
+
 export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
 
@@ -26,16 +31,31 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     return sendPage(
       reply,
       status,
-      'Sign in',
-      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-<form method="post" action="${SIGN_IN_PATH}">
-${csrfField(await sessions.csrfToken(session))}
-<label for="user_login">Username or primary email</label>
-<input type="text" id="user_login" name="user[login]" value="${login}" autocomplete="username" required autofocus>
-<label for="user_password">Password</label>
-<input type="password" id="user_password" name="user[password]" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
-</form>`,
+      <Layout title="Sign in" variant="card" flash={error ? { alert: error } : undefined}>
+        <form method="post" action={SIGN_IN_PATH}>
+          <CsrfField token={await sessions.csrfToken(session)} />
+          <TextField
+            id="user_login"
+            name="user[login]"
+            label="Username or primary email"
+            value={login}
+            autocomplete="username"
+            required
+            autofocus
+          />
+          <TextField
+            id="user_password"
+            name="user[password]"
+            type="password"
+            label="Password"
+            autocomplete="current-password"
+            required
+          />
+          <div class="actions">
+            <Button>Sign in</Button>
+          </div>
+        </form>
+      </Layout>,
     );
   }
 
@@ -43,14 +63,24 @@ ${csrfField(await sessions.csrfToken(session))}
     return sendPage(
       reply,
       status,
-      'Two-factor authentication',
-      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-<form method="post" action="${SIGN_IN_PATH}">
-${csrfField(await sessions.csrfToken(session))}
-<label for="user_otp_attempt">Enter the code from your two-factor authenticator app</label>
-<input type="text" id="user_otp_attempt" name="user[otp_attempt]" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autofocus>
-<button type="submit">Verify code</button>
-</form>`,
+      <Layout title="Two-factor authentication" variant="card">
+        <form method="post" action={SIGN_IN_PATH}>
+          <CsrfField token={await sessions.csrfToken(session)} />
+          <TextField
+            id="user_otp_attempt"
+            name="user[otp_attempt]"
+            label="Two-factor code"
+            hint="Enter the code from your authenticator app, or one of your recovery codes."
+            error={error}
+            autocomplete="one-time-code"
+            required
+            autofocus
+          />
+          <div class="actions">
+            <Button>Verify code</Button>
+          </div>
+        </form>
+      </Layout>,
     );
   }
 
@@ -59,8 +89,11 @@ ${csrfField(await sessions.csrfToken(session))}
     return sendPage(
       reply,
       429,
-      'Too many attempts',
-      html`<p class="error" role="alert">Too many failed sign-in attempts. Try again in ${retryAfter} seconds.</p>`,
+      <Layout title="Too many attempts" variant="card">
+        <p class="flash flash-alert" role="alert">
+          Too many failed sign-in attempts. Try again in {retryAfter} seconds.
+        </p>
+      </Layout>,
     );
   }
 
@@ -132,12 +165,19 @@ ${csrfField(await sessions.csrfToken(session))}
     const user = await currentUser(app, db, request);
     if (!user) return redirect(reply, SIGN_IN_PATH);
     const session = (await sessions.read(request))!;
+    const csrf = await sessions.csrfToken(session);
     return sendPage(
       reply,
       200,
-      'Sign out',
-      html`<form method="post" action="/users/sign_out">${csrfField(await sessions.csrfToken(session))}<button type="submit">Sign out</button></form>`,
-      user.username,
+      <Layout title="Sign out" variant="card" user={user}>
+        <p>You are signed in as {user.username}.</p>
+        <form method="post" action="/users/sign_out">
+          <CsrfField token={csrf} />
+          <div class="actions">
+            <Button>Sign out</Button>
+          </div>
+        </form>
+      </Layout>,
     );
   });
 
@@ -149,5 +189,3 @@ ${csrfField(await sessions.csrfToken(session))}
     return redirect(reply, SIGN_IN_PATH);
   });
 }
-
-export type { SafeHtml };

@@ -1,0 +1,110 @@
+// Self-service two-factor authentication: enrolment confirmed by a TOTP code, ten single-use
+// recovery codes (shown once, stored as SHA-256 digests), regeneration, and disabling. The
+// current-password checks happen before these are called (domain/sign-in.ts).
+import { randomBytes } from 'node:crypto';
+import { withTransaction } from '../db/transaction';
+import type { DbOrTrx } from '../db/schema';
+import { recordAudit } from './audit';
+import { conflict, invalid } from './errors';
+import { sha256Hex } from './secrets';
+import { verifyTotp } from './totp';
+
+export const RECOVERY_CODE_COUNT = 10;
+export const INVALID_PIN = 'Invalid pin code.';
+
+/** GitLab's format: 16 lowercase hex characters (64 random bits; online guessing is rate-limited). */
+const newRecoveryCode = (): string => randomBytes(8).toString('hex');
+
+/** What a person may type: any case, spaces or dashes between groups. */
+export const normalizeRecoveryCode = (input: string): string => input.replace(/[\s-]+/g, '').toLowerCase();
+export const looksLikeRecoveryCode = (input: string): boolean => /^[0-9a-f]{16}$/.test(normalizeRecoveryCode(input));
+
+async function replaceRecoveryCodes(db: DbOrTrx, userId: number): Promise<string[]> {
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+  await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
+  await db
+    .insertInto('user_recovery_codes')
+    .values(codes.map((code) => ({ user_id: userId, code_digest: sha256Hex(code) })))
+    .execute();
+  return codes;
+}
+
+export interface AuditContext {
+  actor: string;
+  ipAddress?: string;
+}
+
+/**
+ * Turn 2FA on with the secret the user's app was set up with, if `code` is a current TOTP code of
+ * it. Returns the recovery codes (plaintext, to show once). A user already enrolled is refused.
+ */
+export async function enableTwoFactor(
+  db: DbOrTrx,
+  userId: number,
+  secret: string,
+  code: string,
+  audit: AuditContext,
+): Promise<string[]> {
+  const step = verifyTotp(secret, code.trim(), null);
+  if (step === undefined) throw invalid(INVALID_PIN);
+  return withTransaction(db, async (trx) => {
+    const updated = await trx
+      .updateTable('users')
+      .set({ otp_secret: secret, otp_last_step: step, updated_at: new Date() })
+      .where('id', '=', userId)
+      .where('otp_secret', 'is', null)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows === 0n) throw conflict('Two-factor authentication is already enabled.');
+    const codes = await replaceRecoveryCodes(trx, userId);
+    await recordAudit(trx, { ...audit, action: 'user.enable_2fa', targetType: 'user', targetId: userId });
+    return codes;
+  });
+}
+
+export async function regenerateRecoveryCodes(db: DbOrTrx, userId: number, audit: AuditContext): Promise<string[]> {
+  return withTransaction(db, async (trx) => {
+    const codes = await replaceRecoveryCodes(trx, userId);
+    await recordAudit(trx, {
+      ...audit,
+      action: 'user.regenerate_recovery_codes',
+      targetType: 'user',
+      targetId: userId,
+    });
+    return codes;
+  });
+}
+
+export async function disableTwoFactor(db: DbOrTrx, userId: number, audit: AuditContext): Promise<void> {
+  await withTransaction(db, async (trx) => {
+    await trx
+      .updateTable('users')
+      .set({ otp_secret: null, otp_last_step: null, updated_at: new Date() })
+      .where('id', '=', userId)
+      .execute();
+    await trx.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
+    await recordAudit(trx, { ...audit, action: 'user.disable_2fa', targetType: 'user', targetId: userId });
+  });
+}
+
+/** Use up one recovery code: true once per code (the conditional update is the replay guard). */
+export async function consumeRecoveryCode(db: DbOrTrx, userId: number, input: string): Promise<boolean> {
+  const row = await db
+    .updateTable('user_recovery_codes')
+    .set({ used_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('code_digest', '=', sha256Hex(normalizeRecoveryCode(input)))
+    .where('used_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function remainingRecoveryCodes(db: DbOrTrx, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('user_recovery_codes')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,261 @@
+// /-/profile/notifications: the global level and notification e-mail, and each group's and
+// project's own level next to the level that really applies and where it comes from (the
+// project, which ancestor group, or global; gitlab#222840).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app-context';
+import type { NotificationLevel } from '../../db/schema';
+import { withTransaction } from '../../db/transaction';
+import { recordAudit } from '../../domain/audit';
+import { DomainError } from '../../domain/errors';
+import { findGroupById, findProjectById } from '../../domain/namespaces';
+import {
+  getNotificationSettings,
+  listNotificationTargets,
+  NOTIFICATION_LEVELS,
+  type NotificationSettingsUpdate,
+  type NotificationSource,
+  type NotificationTarget,
+  updateNotificationSettings,
+} from '../../domain/notification-settings';
+import { verifiedEmails } from '../../domain/users';
+import { canSeeGroup, canSeeProject } from '../../domain/visibility';
+import { formRouteOptions } from '../../http/form-body';
+import { stringParam } from '../../shared/params';
+import { Button, CsrfField, type FieldError, type Flash, Select } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import { Layout, sendPage } from '../../pages/layout';
+import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+
+const BASE = '/-/profile/notifications';
+const GLOBAL_FORM = formRouteOptions({ strings: ['level', 'notification_email'] });
+const idParams = {
+  params: {
+    type: 'object',
+    properties: {
+      kind: { type: 'string', enum: ['groups', 'projects'] },
+      id: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
+    },
+    required: ['kind', 'id'],
+  },
+} as const;
+const TARGET_FORM = formRouteOptions({ strings: ['level'] }, idParams);
+
+const LEVEL_LABELS: Record<NotificationLevel, string> = {
+  global: 'Global',
+  watch: 'Watch',
+  participating: 'Participate',
+  mention: 'On mention',
+  disabled: 'Disabled',
+  custom: 'Custom',
+};
+const levelOptions = (withGlobal: boolean) =>
+  NOTIFICATION_LEVELS.filter((l) => withGlobal || l !== 'global').map((l) => ({ value: l, label: LEVEL_LABELS[l] }));
+
+function Source({ target }: { target: NotificationTarget }): React.Html {
+  if (target.from.kind === 'self') return <>set here</>;
+  if (target.from.kind === 'group')
+    return (
+      <>
+        from group <code>{target.from.fullPath}</code>
+      </>
+    );
+  return <>from your global setting</>;
+}
+
+export async function notificationRoutes(app: FastifyInstance, { db, config }: AppContext) {
+  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+
+  async function page(
+    reply: FastifyReply,
+    r: AccountRequest,
+    opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
+  ) {
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session);
+    const global = await getNotificationSettings(db, r.user, { kind: 'global' });
+    const emails = await verifiedEmails(db, r.user);
+    const { groups, projects } = await listNotificationTargets(db, r.user);
+    const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
+    const Targets = ({ title, id, items }: { title: string; id: string; items: NotificationTarget[] }) => (
+      <>
+        <h2 id={id}>
+          {title} ({items.length})
+        </h2>
+        {items.length === 0 ? (
+          <p class="muted">None.</p>
+        ) : (
+          <table class="list" id={`${id}-table`} aria-labelledby={id}>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Applies</th>
+                <th scope="col">Own level</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((t) => (
+                <tr data-path={t.fullPath}>
+                  <td data-label="Name">
+                    <strong>{t.name}</strong>
+                    <br />
+                    <span class="muted">{t.fullPath}</span>
+                  </td>
+                  <td data-label="Applies" class="effective">
+                    <strong>{LEVEL_LABELS[t.effective]}</strong>{' '}
+                    <span class="muted">
+                      <Source target={t} />
+                    </span>
+                  </td>
+                  <td data-label="Own level">
+                    <form method="post" action={`${BASE}/${t.kind}s/${t.id}`} class="inline-form">
+                      <CsrfField token={r.csrf} />
+                      <label class="visually-hidden" for={`level-${t.kind}-${t.id}`}>
+                        Notification level of {t.fullPath}
+                      </label>
+                      <select id={`level-${t.kind}-${t.id}`} name="level">
+                        {levelOptions(true).map((o) => (
+                          <option value={o.value} selected={o.value === t.level}>
+                            {o.label}
+                          </option>
+                        ))}
+                      </select>{' '}
+                      <Button variant="secondary" small>
+                        Save
+                      </Button>
+                    </form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </>
+    );
+    return sendPage(
+      reply,
+      opts.status ?? 200,
+      <Layout
+        title="Notifications"
+        user={r.user}
+        csrf={r.csrf}
+        section={BASE}
+        flash={pending.flash}
+        errors={opts.errors}
+        lead="Choose how much e-mail you get. A group or project set to Global follows its parent group, then your global setting."
+      >
+        <section class="panel" aria-labelledby="global-title">
+          <h2 id="global-title">Global notification settings</h2>
+          <form method="post" action={BASE}>
+            <CsrfField token={r.csrf} />
+            <Select
+              id="notification_email"
+              name="notification_email"
+              label="Notification e-mail"
+              options={emails.map((e) => ({ value: e, label: e }))}
+              value={global.notification_email}
+              error={err('notification_email')}
+            />
+            <Select
+              id="global_level"
+              name="level"
+              label="Global notification level"
+              hint="Applies wherever a group or project has no level of its own."
+              options={levelOptions(false)}
+              value={global.level}
+              error={err('global_level')}
+            />
+            <div class="actions">
+              <Button>Save changes</Button>
+            </div>
+          </form>
+        </section>
+        <Targets title="Groups" id="groups" items={groups} />
+        <Targets title="Projects" id="projects" items={projects} />
+      </Layout>,
+    );
+  }
+
+  /** The change and its audit event in one transaction, as every audited domain write. */
+  const save = (
+    request: FastifyRequest,
+    r: AccountRequest,
+    source: NotificationSource,
+    update: NotificationSettingsUpdate,
+  ) =>
+    withTransaction(db, async (trx) => {
+      await updateNotificationSettings(trx, r.user, source, update);
+      await recordAudit(trx, {
+        ...auditActor(r.user, request),
+        action: 'notification_settings.update',
+        targetType: source.kind === 'global' ? 'user' : source.kind,
+        targetId: source.kind === 'global' ? r.user.id : source.id,
+        details: { level: update.level },
+      });
+    });
+
+  app.get(BASE, async (request, reply) => {
+    const r = await guard(request, reply);
+    return r ? page(reply, r) : reply;
+  });
+
+  app.post(BASE, GLOBAL_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const level = stringParam(body, 'level') ?? '';
+    const email = stringParam(body, 'notification_email');
+    if (level === 'global' || !(NOTIFICATION_LEVELS as readonly string[]).includes(level))
+      return page(reply, r, {
+        status: 422,
+        errors: [{ field: 'global_level', message: 'Choose a notification level from the list.' }],
+      });
+    try {
+      await save(
+        request,
+        r,
+        { kind: 'global' },
+        {
+          level: level as NotificationLevel,
+          ...(email !== undefined ? { notificationEmail: email.trim() || null } : {}),
+          events: {},
+        },
+      );
+    } catch (err) {
+      if (err instanceof DomainError && err.kind === 'invalid')
+        return page(reply, r, {
+          status: 422,
+          errors: [
+            { field: 'notification_email', message: 'Notification e-mail must be an e-mail you have verified.' },
+          ],
+        });
+      throw err;
+    }
+    return redirectWithFlash(app, reply, r.session, BASE, { notice: 'Notification settings saved.' });
+  });
+
+  app.post<{ Params: { kind: 'groups' | 'projects'; id: string } }>(
+    `${BASE}/:kind/:id`,
+    TARGET_FORM,
+    async (request, reply) => {
+      const r = await guard(request, reply);
+      if (!r) return reply;
+      const id = Number(request.params.id);
+      const kind = request.params.kind === 'groups' ? 'group' : 'project';
+      const visible =
+        kind === 'group'
+          ? await findGroupById(db, id).then(async (g) =>
+              g && (await canSeeGroup(db, r.user, g)) ? g.full_path : undefined,
+            )
+          : await findProjectById(db, id).then(async (p) =>
+              p && (await canSeeProject(db, r.user, p)) ? p.path_with_namespace : undefined,
+            );
+      if (!visible) return page(reply, r, { status: 404, flash: { alert: `That ${kind} was not found.` } });
+      const level = stringParam((request.body ?? {}) as Record<string, unknown>, 'level') ?? '';
+      if (!(NOTIFICATION_LEVELS as readonly string[]).includes(level))
+        return page(reply, r, { status: 422, flash: { alert: 'Choose a notification level from the list.' } });
+      await save(request, r, { kind, id }, { level: level as NotificationLevel, events: {} });
+      return redirectWithFlash(app, reply, r.session, BASE, {
+        notice: `Notification level of ${visible} set to ${LEVEL_LABELS[level as NotificationLevel]}.`,
+      });
+    },
+  );
+}

@@ -1,0 +1,127 @@
+// /-/user_settings/password/edit: change the password with the current one. Every other session
+// of the user ends; this one continues under a new session id.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app-context';
+import { passwordProblem } from '../../domain/passwords';
+import { deleteUserSessions } from '../../domain/sessions';
+import { checkCurrentPassword } from '../../domain/sign-in';
+import { setUserPassword } from '../../domain/users';
+import { formRouteOptions } from '../../http/form-body';
+import { stringParam } from '../../shared/params';
+import { Button, CsrfField, type FieldError, type Flash, TextField } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import { Layout, sendPage } from '../../pages/layout';
+import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+
+const EDIT = '/-/user_settings/password/edit';
+const UPDATE = '/-/user_settings/password';
+const FORM = formRouteOptions({ strings: ['user[password]', 'user[new_password]', 'user[password_confirmation]'] });
+
+export async function passwordRoutes(app: FastifyInstance, { db, config }: AppContext) {
+  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+
+  async function page(
+    reply: FastifyReply,
+    r: AccountRequest,
+    opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
+  ) {
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session);
+    const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
+    return sendPage(
+      reply,
+      opts.status ?? 200,
+      <Layout
+        title="Password"
+        user={r.user}
+        csrf={r.csrf}
+        section={EDIT}
+        flash={pending.flash}
+        errors={opts.errors}
+        lead="After a successful password change, you stay signed in here and are signed out everywhere else."
+      >
+        <section class="panel" aria-labelledby="change-title">
+          <h2 id="change-title">Change your password</h2>
+          <form method="post" action={UPDATE}>
+            <CsrfField token={r.csrf} />
+            <TextField
+              id="user_password"
+              name="user[password]"
+              type="password"
+              label="Current password"
+              autocomplete="current-password"
+              error={err('user_password')}
+              required
+            />
+            <TextField
+              id="user_new_password"
+              name="user[new_password]"
+              type="password"
+              label="New password"
+              hint="At least 8 characters."
+              autocomplete="new-password"
+              error={err('user_new_password')}
+              required
+            />
+            <TextField
+              id="user_password_confirmation"
+              name="user[password_confirmation]"
+              type="password"
+              label="Password confirmation"
+              autocomplete="new-password"
+              error={err('user_password_confirmation')}
+              required
+            />
+            <div class="actions">
+              <Button>Save password</Button>
+            </div>
+          </form>
+        </section>
+      </Layout>,
+    );
+  }
+
+  app.get(EDIT, async (request, reply) => {
+    const r = await guard(request, reply);
+    return r ? page(reply, r) : reply;
+  });
+
+  app.post(UPDATE, FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const current = stringParam(body, 'user[password]') ?? '';
+    const next = stringParam(body, 'user[new_password]') ?? '';
+    const confirmation = stringParam(body, 'user[password_confirmation]') ?? '';
+    // The form's own problems first: no password hash is spent on a form that cannot succeed.
+    const errors: FieldError[] = [];
+    const problem = passwordProblem(next);
+    if (problem)
+      errors.push({ field: 'user_new_password', message: `New password ${problem.replace(/^password /, '')}` });
+    else if (next !== confirmation)
+      errors.push({
+        field: 'user_password_confirmation',
+        message: 'Password confirmation doesn’t match the new password.',
+      });
+    if (errors.length) return page(reply, r, { status: 422, errors });
+    const checked = await checkCurrentPassword(db, r.user, current, request.ip);
+    if (!checked.ok) {
+      if (checked.reason === 'rate_limited') {
+        reply.header('retry-after', String(checked.retryAfter));
+        return page(reply, r, {
+          status: 429,
+          flash: { alert: `Too many failed attempts. Try again in ${checked.retryAfter} seconds.` },
+        });
+      }
+      return page(reply, r, {
+        status: 422,
+        errors: [{ field: 'user_password', message: 'You must provide a valid current password.' }],
+      });
+    }
+    await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor);
+    await deleteUserSessions(db, r.user.id);
+    const session = await app.sessions.signIn(request, reply, r.user.id);
+    return redirectWithFlash(app, reply, session, EDIT, {
+      notice: 'Password was successfully updated. Other sessions have been signed out.',
+    });
+  });
+}

@@ -1,0 +1,246 @@
+// /-/profile/two_factor_auth: enrol (QR code as SVG plus the secret in text, confirmed by a TOTP
+// code), ten recovery codes shown once, regenerate them, disable — the last two with the current
+// password. The secret being enrolled waits in the session, sealed with the session id.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { renderSVG } from 'uqr';
+import type { AppContext } from '../../app-context';
+import { DomainError } from '../../domain/errors';
+import { checkCurrentPassword } from '../../domain/sign-in';
+import { newTotpSecret, otpauthUri } from '../../domain/totp';
+import {
+  disableTwoFactor,
+  enableTwoFactor,
+  regenerateRecoveryCodes,
+  remainingRecoveryCodes,
+} from '../../domain/two-factor';
+import { twoFactorEnabled } from '../../domain/users';
+import { formRouteOptions } from '../../http/form-body';
+import { stringParam } from '../../shared/params';
+import { Button, CsrfField, type FieldError, type Flash, TextField } from '../../pages/components';
+import { seal, unseal } from '../../pages/flash';
+import * as React from '../../pages/jsx';
+import { Layout, PRODUCT_NAME, sendPage } from '../../pages/layout';
+import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+
+const BASE = '/-/profile/two_factor_auth';
+const PIN_FORM = formRouteOptions({ strings: ['pin_code'] });
+const PASSWORD_FORM = formRouteOptions({ strings: ['current_password'] });
+const WRONG_PASSWORD = 'You must provide a valid current password.';
+
+/** Group a base32 secret in fours, as authenticator apps show it for typing. */
+const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
+
+export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppContext) {
+  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+
+  /** The secret being enrolled: the one in the session, or a new one kept there. */
+  async function pendingSecret(r: AccountRequest): Promise<string> {
+    const sealed = r.session.data.pending_otp;
+    const existing = sealed ? unseal(r.session, sealed) : undefined;
+    if (typeof existing === 'string') return existing;
+    const secret = newTotpSecret();
+    r.session.data.pending_otp = seal(r.session, secret);
+    await app.sessions.save(r.session);
+    return secret;
+  }
+
+  async function page(
+    reply: FastifyReply,
+    r: AccountRequest,
+    opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
+  ) {
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session);
+    const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
+    const enabled = twoFactorEnabled(r.user);
+    let body: React.Html;
+    if (enabled) {
+      const remaining = await remainingRecoveryCodes(db, r.user.id);
+      body = (
+        <>
+          {pending.secret ? (
+            <section class="panel" id="recovery-codes" aria-labelledby="recovery-codes-title">
+              <h2 id="recovery-codes-title">Your recovery codes</h2>
+              <p>
+                Save these codes somewhere safe now: they are shown only once. Each signs you in once if you lose your
+                device.
+              </p>
+              <ul class="codes">
+                {pending.secret.map((c) => (
+                  <li>
+                    <code class="secret">{c}</code>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          ) : null}
+          <section class="panel" aria-labelledby="status-title">
+            <h2 id="status-title">Status</h2>
+            <p id="two-factor-status">
+              Two-factor authentication is <strong>enabled</strong>. {remaining} of 10 recovery codes remain unused.
+            </p>
+          </section>
+          <section class="panel" aria-labelledby="regenerate-title">
+            <h2 id="regenerate-title">Regenerate recovery codes</h2>
+            <p>New codes replace all of your current ones.</p>
+            <form method="post" action={`${BASE}/codes`}>
+              <CsrfField token={r.csrf} />
+              <TextField
+                id="regenerate_current_password"
+                name="current_password"
+                type="password"
+                label="Current password"
+                autocomplete="current-password"
+                error={err('regenerate_current_password')}
+                required
+              />
+              <div class="actions">
+                <Button variant="secondary">Regenerate recovery codes</Button>
+              </div>
+            </form>
+          </section>
+          <section class="panel" aria-labelledby="disable-title">
+            <h2 id="disable-title">Disable two-factor authentication</h2>
+            <p>Your account will then be protected by your password alone.</p>
+            <form method="post" action={`${BASE}/disable`}>
+              <CsrfField token={r.csrf} />
+              <TextField
+                id="disable_current_password"
+                name="current_password"
+                type="password"
+                label="Current password"
+                autocomplete="current-password"
+                error={err('disable_current_password')}
+                required
+              />
+              <div class="actions">
+                <Button variant="danger">Disable two-factor authentication</Button>
+              </div>
+            </form>
+          </section>
+        </>
+      );
+    } else {
+      const secret = await pendingSecret(r);
+      const uri = otpauthUri(secret, r.user.email, PRODUCT_NAME);
+      body = (
+        <section class="panel" aria-labelledby="enrol-title">
+          <h2 id="enrol-title">Register a one-time password authenticator</h2>
+          <p>Use an app on your phone (for example a TOTP authenticator) to scan this QR code.</p>
+          <div class="qr" role="img" aria-label="QR code of your two-factor secret">
+            {React.trustedHtml(renderSVG(uri, { border: 1 }))}
+          </div>
+          <p>Can’t scan the code? Enter this key in your app, time-based:</p>
+          <code class="secret" id="otp-secret">
+            {grouped(secret)}
+          </code>
+          <form method="post" action={BASE}>
+            <CsrfField token={r.csrf} />
+            <TextField
+              id="pin_code"
+              name="pin_code"
+              label="Pin code"
+              hint="The 6-digit code your app shows now."
+              inputmode="numeric"
+              autocomplete="one-time-code"
+              error={err('pin_code')}
+              required
+            />
+            <div class="actions">
+              <Button>Register with two-factor app</Button>
+            </div>
+          </form>
+        </section>
+      );
+    }
+    return sendPage(
+      reply,
+      opts.status ?? 200,
+      <Layout
+        title="Two-factor authentication"
+        user={r.user}
+        csrf={r.csrf}
+        section={BASE}
+        flash={pending.flash}
+        errors={opts.errors}
+        lead="Protect your account with a code from your phone in addition to your password."
+      >
+        {body}
+      </Layout>,
+    );
+  }
+
+  /** The current password, through the sign-in form's limits; the error page when it fails. */
+  async function passwordOk(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    r: AccountRequest,
+    field: string,
+  ): Promise<boolean> {
+    const password = stringParam((request.body ?? {}) as Record<string, unknown>, 'current_password') ?? '';
+    const result = await checkCurrentPassword(db, r.user, password, request.ip);
+    if (result.ok) return true;
+    if (result.reason === 'rate_limited') {
+      reply.header('retry-after', String(result.retryAfter));
+      await page(reply, r, {
+        status: 429,
+        flash: { alert: `Too many failed attempts. Try again in ${result.retryAfter} seconds.` },
+      });
+    } else {
+      await page(reply, r, { status: 422, errors: [{ field, message: WRONG_PASSWORD }] });
+    }
+    return false;
+  }
+
+  app.get(BASE, async (request, reply) => {
+    const r = await guard(request, reply);
+    return r ? page(reply, r) : reply;
+  });
+
+  app.post(BASE, PIN_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    if (twoFactorEnabled(r.user))
+      return page(reply, r, { status: 409, flash: { alert: 'Two-factor authentication is already enabled.' } });
+    const secret = await pendingSecret(r);
+    const pin = stringParam((request.body ?? {}) as Record<string, unknown>, 'pin_code') ?? '';
+    try {
+      const codes = await enableTwoFactor(db, r.user.id, secret, pin, auditActor(r.user, request));
+      delete r.session.data.pending_otp;
+      return redirectWithFlash(
+        app,
+        reply,
+        r.session,
+        BASE,
+        { notice: 'You have set up two-factor authentication. Save your recovery codes.' },
+        codes,
+      );
+    } catch (err) {
+      if (err instanceof DomainError && err.kind === 'invalid')
+        return page(reply, r, {
+          status: 422,
+          errors: [{ field: 'pin_code', message: 'Invalid pin code. Enter the current code from your app.' }],
+        });
+      throw err;
+    }
+  });
+
+  app.post(`${BASE}/codes`, PASSWORD_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    if (!twoFactorEnabled(r.user))
+      return page(reply, r, { status: 409, flash: { alert: 'Enable two-factor authentication first.' } });
+    if (!(await passwordOk(request, reply, r, 'regenerate_current_password'))) return reply;
+    const codes = await regenerateRecoveryCodes(db, r.user.id, auditActor(r.user, request));
+    return redirectWithFlash(app, reply, r.session, BASE, { notice: 'New recovery codes were generated.' }, codes);
+  });
+
+  app.post(`${BASE}/disable`, PASSWORD_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    if (!twoFactorEnabled(r.user))
+      return page(reply, r, { status: 409, flash: { alert: 'Two-factor authentication is not enabled.' } });
+    if (!(await passwordOk(request, reply, r, 'disable_current_password'))) return reply;
+    await disableTwoFactor(db, r.user.id, auditActor(r.user, request));
+    return redirectWithFlash(app, reply, r.session, BASE, { notice: 'Two-factor authentication has been disabled.' });
+  });
+}

@@ -1,0 +1,442 @@
+// The account pages through the real app: every POST answers 303 + Location + a one-time flash
+// (post/redirect/get), bad input is the page again with its message, a 4xx and nothing changed.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { issueAccessToken } from '../../service/domain/oauth-tokens';
+import { sha256Hex } from '../../service/domain/secrets';
+import { totp } from '../../service/domain/totp';
+import { addMember, createGroup, createProject } from '../support/api-fixtures';
+import { resetDatabase } from '../support/db';
+import { WebClient } from '../oauth/support/browser-like';
+import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
+
+const f = useFixture();
+let web: WebClient;
+let alice: Awaited<ReturnType<typeof makeUser>>['user'];
+
+beforeEach(async () => {
+  await resetDatabase(f.db, ['service_keys']);
+  alice = (await makeUser(f.db, 'alice')).user;
+  await makeUser(f.db, 'bob');
+  web = new WebClient(f.app);
+  expect((await web.signIn('alice', PASSWORD)).statusCode).toBe(302);
+});
+
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const notice = (body: string) => /id="flash-notice">([^<]*)</.exec(body)?.[1];
+const alert = (body: string) => /id="flash-alert">([^<]*)</.exec(body)?.[1];
+const fieldError = (body: string, id: string) =>
+  new RegExp(`id="${id}-error"><span class="visually-hidden">Error: </span>([^<]*)<`).exec(body)?.[1];
+
+/** GET the page, then POST its form with the page's CSRF token. */
+async function submit(page: string, action: string, values: Record<string, string | undefined>) {
+  const csrf = WebClient.csrf((await web.get(page)).body);
+  return web.post(action, { authenticity_token: csrf, ...values });
+}
+
+function expectSeeOther(res: Awaited<ReturnType<WebClient['post']>>, location: string) {
+  expect(res.statusCode).toBe(303);
+  expect(res.headers.location).toBe(location);
+  expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.body).toBe('');
+}
+
+const audits = async (action: string) =>
+  (await f.db.selectFrom('audit_events').select(['actor', 'action']).where('action', '=', action).execute()).length;
+
+describe('personal access tokens', () => {
+  const PATS = '/-/user_settings/personal_access_tokens';
+  const create = (values: Record<string, string | undefined>) =>
+    submit(PATS, PATS, {
+      'personal_access_token[name]': 'ci',
+      'personal_access_token[expires_at]': day(30),
+      'personal_access_token[scopes][]': 'read_user',
+      ...values,
+    });
+
+  it('creates (303), shows the token once, it works on /api/v4/user; a reload shows nothing', async () => {
+    const res = await create({});
+    expectSeeOther(res, PATS);
+    const sessionData = JSON.stringify(
+      (await f.db.selectFrom('web_sessions').select('data').where('user_id', '=', alice.id).execute()).map(
+        (r) => r.data,
+      ),
+    );
+    const page = await web.get(PATS);
+    expect(notice(page.body)).toBe('Your new personal access token has been created.');
+    const token = /id="created-personal-access-token">([^<]+)</.exec(page.body)![1];
+    expect(token).toMatch(/^glpat-[A-Za-z0-9_-]{20,}$/);
+    // While it waited for this page, the token sat sealed in the session, never in plaintext.
+    expect(sessionData).not.toContain(token);
+    const row = await f.db
+      .selectFrom('personal_access_tokens')
+      .select(['name', 'scopes', 'expires_at', 'token_digest', 'user_id'])
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({
+      name: 'ci',
+      scopes: ['read_user'],
+      expires_at: day(30),
+      token_digest: sha256Hex(token),
+      user_id: alice.id,
+    });
+    const api = await f.app.inject({ method: 'GET', url: '/api/v4/user', headers: { 'private-token': token } });
+    expect(api.statusCode).toBe(200);
+    expect(api.json()).toMatchObject({ username: 'alice' });
+    const reload = await web.get(PATS);
+    expect(reload.body).not.toContain(token);
+    expect(notice(reload.body)).toBeUndefined();
+    expect(reload.body).toContain('<td data-label="Token name">ci</td>');
+    expect(await audits('personal_access_token.create')).toBe(1);
+  });
+
+  it.each([
+    [{ 'personal_access_token[name]': '' }, 'token_name', 'Token name can’t be blank.'],
+    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', 'Expiration date must be in the future.'],
+    [{ 'personal_access_token[expires_at]': '' }, 'token_expires_at', 'Expiration date can’t be blank.'],
+    [
+      { 'personal_access_token[expires_at]': day(366) },
+      'token_expires_at',
+      `Expiration date must be at most 365 days from today (${day(365)}).`,
+    ],
+    [
+      { 'personal_access_token[expires_at]': '2026-02-30' },
+      'token_expires_at',
+      'Expiration date must be a date (YYYY-MM-DD).',
+    ],
+    [{ 'personal_access_token[scopes][]': 'sudo' }, 'token_scopes', 'Unknown scope: sudo.'],
+    [{ 'personal_access_token[scopes][]': undefined }, 'token_scopes', 'Select at least one scope.'],
+  ])('bad input %j → 422 with "%s" message, nothing created', async (values, field, message) => {
+    const res = await create(values);
+    expect(res.statusCode).toBe(422);
+    expect(fieldError(res.body, field)).toBe(message);
+    expect(res.body).toContain('<div class="error-summary" role="alert"');
+    expect(await f.db.selectFrom('personal_access_tokens').select('id').execute()).toEqual([]);
+  });
+
+  it('revoke: a confirm page that changes nothing, then 303; the token stops working; another user’s id → 404', async () => {
+    await create({});
+    const token = /id="created-personal-access-token">([^<]+)</.exec((await web.get(PATS)).body)![1];
+    const { id } = await f.db.selectFrom('personal_access_tokens').select('id').executeTakeFirstOrThrow();
+    const confirm = await web.get(`${PATS}/${id}/revoke`);
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain(`<form method="post" action="${PATS}/${id}/revoke">`);
+    expect(
+      (await f.db.selectFrom('personal_access_tokens').select('revoked_at').executeTakeFirstOrThrow()).revoked_at,
+    ).toBeNull();
+
+    const bobWeb = new WebClient(f.app);
+    await bobWeb.signIn('bob', PASSWORD);
+    const csrf = WebClient.csrf((await bobWeb.get(PATS)).body);
+    const theirs = await bobWeb.post(`${PATS}/${id}/revoke`, { authenticity_token: csrf });
+    expect(theirs.statusCode).toBe(404);
+    expect(alert(theirs.body)).toBe('That personal access token was not found.');
+    expect((await bobWeb.get(`${PATS}/${id}/revoke`)).statusCode).toBe(404);
+    expect(
+      (await f.db.selectFrom('personal_access_tokens').select('revoked_at').executeTakeFirstOrThrow()).revoked_at,
+    ).toBeNull();
+
+    const res = await web.post(`${PATS}/${id}/revoke`, { authenticity_token: WebClient.csrf(confirm.body) });
+    expectSeeOther(res, PATS);
+    expect(notice((await web.get(PATS)).body)).toBe('Revoked personal access token ci.');
+    const api = await f.app.inject({ method: 'GET', url: '/api/v4/user', headers: { 'private-token': token } });
+    expect(api.statusCode).toBe(401);
+    // Posting again (a reload of the POST) changes nothing more: the token is no longer listed.
+    expect(
+      (await web.post(`${PATS}/${id}/revoke`, { authenticity_token: WebClient.csrf(confirm.body) })).statusCode,
+    ).toBe(404);
+    expect(await audits('personal_access_token.revoke')).toBe(1);
+  });
+
+  it('CSRF: a post without the token, or from another origin, is refused (422); signed out → sign in', async () => {
+    expect((await web.post(PATS, { 'personal_access_token[name]': 'x' })).statusCode).toBe(422);
+    const csrf = WebClient.csrf((await web.get(PATS)).body);
+    const crossSite = await web.post(
+      PATS,
+      {
+        authenticity_token: csrf,
+        'personal_access_token[name]': 'x',
+        'personal_access_token[expires_at]': day(3),
+        'personal_access_token[scopes][]': 'api',
+      },
+      { origin: 'https://evil.example' },
+    );
+    expect(crossSite.statusCode).toBe(422);
+    expect(await f.db.selectFrom('personal_access_tokens').select('id').execute()).toEqual([]);
+    const anon = new WebClient(f.app);
+    expect((await anon.get(PATS)).headers.location).toBe('/users/sign_in');
+  });
+});
+
+describe('two-factor authentication', () => {
+  const TFA = '/-/profile/two_factor_auth';
+  const secretOf = (body: string) => /id="otp-secret">([^<]+)</.exec(body)![1].replace(/ /g, '');
+
+  async function enrol() {
+    const page = await web.get(TFA);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/<div class="qr" role="img" aria-label="QR code of your two-factor secret"><svg /);
+    const secret = secretOf(page.body);
+    const res = await web.post(TFA, { authenticity_token: WebClient.csrf(page.body), pin_code: totp(secret) });
+    expectSeeOther(res, TFA);
+    const shown = await web.get(TFA);
+    const codes = [...shown.body.matchAll(/<li><code class="secret">([0-9a-f]{16})<\/code><\/li>/g)].map((m) => m[1]);
+    return { secret, codes, shown };
+  }
+
+  it('enrols with a TOTP code from the shown secret; 10 recovery codes shown once, stored hashed', async () => {
+    const { secret, codes, shown } = await enrol();
+    expect(notice(shown.body)).toBe('You have set up two-factor authentication. Save your recovery codes.');
+    expect(codes).toHaveLength(10);
+    const user = await f.db
+      .selectFrom('users')
+      .select('otp_secret')
+      .where('id', '=', alice.id)
+      .executeTakeFirstOrThrow();
+    expect(user.otp_secret).toBe(secret);
+    const stored = await f.db
+      .selectFrom('user_recovery_codes')
+      .select('code_digest')
+      .where('user_id', '=', alice.id)
+      .execute();
+    expect(stored.map((r) => r.code_digest).sort()).toEqual(codes.map(sha256Hex).sort());
+    const reload = await web.get(TFA);
+    expect(reload.body).not.toContain(codes[0]);
+    expect(reload.body).toContain('10 of 10 recovery codes remain unused.');
+    expect(await audits('user.enable_2fa')).toBe(1);
+  });
+
+  it('a wrong pin: 422 with its message, 2FA stays off, the same secret is offered again', async () => {
+    const page = await web.get(TFA);
+    const secret = secretOf(page.body);
+    const wrong = totp(secret) === '000000' ? '111111' : '000000';
+    const res = await web.post(TFA, { authenticity_token: WebClient.csrf(page.body), pin_code: wrong });
+    expect(res.statusCode).toBe(422);
+    expect(fieldError(res.body, 'pin_code')).toBe('Invalid pin code. Enter the current code from your app.');
+    expect(secretOf(res.body)).toBe(secret);
+    expect(
+      (await f.db.selectFrom('users').select('otp_secret').where('id', '=', alice.id).executeTakeFirstOrThrow())
+        .otp_secret,
+    ).toBeNull();
+  });
+
+  it('a recovery code signs in once at the TOTP step; reused → refused', async () => {
+    const { codes } = await enrol();
+    const signIn = async (code: string) => {
+      const client = new WebClient(f.app);
+      const page = await client.get('/users/sign_in');
+      const step = await client.post('/users/sign_in', {
+        authenticity_token: WebClient.csrf(page.body),
+        'user[login]': 'alice',
+        'user[password]': PASSWORD,
+      });
+      expect(step.statusCode).toBe(200);
+      return client.post('/users/sign_in', {
+        authenticity_token: WebClient.csrf(step.body),
+        'user[otp_attempt]': code,
+      });
+    };
+    const first = await signIn(codes[3].toUpperCase().replace(/(.{8})/, '$1-'));
+    expect(first.statusCode).toBe(302);
+    const again = await signIn(codes[3]);
+    expect(again.statusCode).toBe(401);
+    expect(fieldError(again.body, 'user_otp_attempt')).toBe('Invalid two-factor code.');
+    expect((await web.get(TFA)).body).toContain('9 of 10 recovery codes remain unused.');
+  });
+
+  it('regenerate and disable need the current password: wrong → 422 and nothing changes', async () => {
+    const { codes } = await enrol();
+    const digests = async () =>
+      (await f.db.selectFrom('user_recovery_codes').select('code_digest').execute()).map((r) => r.code_digest).sort();
+    const before = await digests();
+    const wrongRegen = await submit(TFA, `${TFA}/codes`, { current_password: 'nope' });
+    expect(wrongRegen.statusCode).toBe(422);
+    expect(fieldError(wrongRegen.body, 'regenerate_current_password')).toBe(
+      'You must provide a valid current password.',
+    );
+    expect(await digests()).toEqual(before);
+    const wrongDisable = await submit(TFA, `${TFA}/disable`, { current_password: 'nope' });
+    expect(wrongDisable.statusCode).toBe(422);
+    expect(
+      (await f.db.selectFrom('users').select('otp_secret').where('id', '=', alice.id).executeTakeFirstOrThrow())
+        .otp_secret,
+    ).not.toBeNull();
+
+    const regen = await submit(TFA, `${TFA}/codes`, { current_password: PASSWORD });
+    expectSeeOther(regen, TFA);
+    const fresh = [...(await web.get(TFA)).body.matchAll(/<li><code class="secret">([0-9a-f]{16})<\/code><\/li>/g)].map(
+      (m) => m[1],
+    );
+    expect(fresh).toHaveLength(10);
+    expect(fresh).not.toContain(codes[0]);
+    expect(await digests()).toEqual(fresh.map(sha256Hex).sort());
+
+    const disable = await submit(TFA, `${TFA}/disable`, { current_password: PASSWORD });
+    expectSeeOther(disable, TFA);
+    expect(notice((await web.get(TFA)).body)).toBe('Two-factor authentication has been disabled.');
+    expect(
+      (await f.db.selectFrom('users').select('otp_secret').where('id', '=', alice.id).executeTakeFirstOrThrow())
+        .otp_secret,
+    ).toBeNull();
+    expect(await digests()).toEqual([]);
+    expect(await audits('user.disable_2fa')).toBe(1);
+  });
+});
+
+describe('password', () => {
+  const EDIT = '/-/user_settings/password/edit';
+  const UPDATE = '/-/user_settings/password';
+  const hash = async () =>
+    (await f.db.selectFrom('users').select('password_hash').where('id', '=', alice.id).executeTakeFirstOrThrow())
+      .password_hash;
+
+  it.each([
+    [{ 'user[password]': 'wrong password' }, 'user_password', 'You must provide a valid current password.'],
+    [
+      { 'user[new_password]': 'short', 'user[password_confirmation]': 'short' },
+      'user_new_password',
+      'New password is too short (minimum is 8 characters)',
+    ],
+    [
+      { 'user[password_confirmation]': 'something else' },
+      'user_password_confirmation',
+      'Password confirmation doesn’t match the new password.',
+    ],
+  ])('bad input %j → 422 with its message, password unchanged', async (values, field, message) => {
+    const before = await hash();
+    const res = await submit(EDIT, UPDATE, {
+      'user[password]': PASSWORD,
+      'user[new_password]': 'a brand new passphrase',
+      'user[password_confirmation]': 'a brand new passphrase',
+      ...values,
+    });
+    expect(res.statusCode).toBe(422);
+    expect(fieldError(res.body, field)).toBe(message);
+    expect(await hash()).toBe(before);
+  });
+
+  it('changes it (303): other sessions end, this one goes on, the new password signs in', async () => {
+    const other = new WebClient(f.app);
+    await other.signIn('alice', PASSWORD);
+    expect((await other.get(EDIT)).statusCode).toBe(200);
+    const res = await submit(EDIT, UPDATE, {
+      'user[password]': PASSWORD,
+      'user[new_password]': 'a brand new passphrase',
+      'user[password_confirmation]': 'a brand new passphrase',
+    });
+    expectSeeOther(res, EDIT);
+    const page = await web.get(EDIT);
+    expect(page.statusCode).toBe(200);
+    expect(notice(page.body)).toBe('Password was successfully updated. Other sessions have been signed out.');
+    expect((await other.get(EDIT)).headers.location).toBe('/users/sign_in');
+    expect((await new WebClient(f.app).signIn('alice', PASSWORD)).statusCode).toBe(401);
+    expect((await new WebClient(f.app).signIn('alice', 'a brand new passphrase')).statusCode).toBe(302);
+    expect(await audits('user.set_password')).toBe(1);
+  });
+});
+
+describe('authorized applications', () => {
+  it('lists each live grant with scopes; revoke (confirm, then 303) kills every token; unknown → 404', async () => {
+    const app = await makeApp(f.db, { name: 'Grafana' });
+    const t1 = await issueAccessToken(f.db, {
+      applicationId: app.application.id,
+      userId: alice.id,
+      scopes: ['read_user'],
+      withRefreshToken: true,
+    });
+    const t2 = await issueAccessToken(f.db, {
+      applicationId: app.application.id,
+      userId: alice.id,
+      scopes: ['api'],
+      withRefreshToken: true,
+    });
+    const page = await web.get('/-/user_settings/applications');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<h2 id="authorized-applications">Authorized applications (1)</h2>');
+    expect(page.body).toMatch(
+      /<td data-label="Name">Grafana<\/td><td data-label="Scopes"><span class="badge">api<\/span><span class="badge">read_user<\/span><\/td>/,
+    );
+    const bobApp = await makeApp(f.db, { name: 'Other' });
+    const unknown = await web.post(`/profile/applications/authorized/${bobApp.clientId}/revoke`, {
+      authenticity_token: WebClient.csrf(page.body),
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(alert(unknown.body)).toBe('That authorized application was not found.');
+    expect((await web.get(`/profile/applications/authorized/${app.clientId}/revoke`)).statusCode).toBe(200);
+    const live = async () =>
+      (await f.db.selectFrom('oauth_access_tokens').select('id').where('revoked_at', 'is', null).execute()).length;
+    expect(await live()).toBe(2);
+    const res = await web.post(`/profile/applications/authorized/${app.clientId}/revoke`, {
+      authenticity_token: WebClient.csrf(page.body),
+    });
+    expectSeeOther(res, '/profile/applications');
+    expect(await live()).toBe(0);
+    for (const t of [t1, t2]) {
+      const api = await f.app.inject({
+        method: 'GET',
+        url: '/api/v4/user',
+        headers: { authorization: `Bearer ${t.accessToken}` },
+      });
+      expect(api.statusCode).toBe(401);
+    }
+    const after = await web.get('/profile/applications');
+    expect(notice(after.body)).toBe('The access of Grafana was revoked.');
+    expect(after.body).toContain('Authorized applications (0)');
+    expect(await audits('oauth_application.revoke_authorization')).toBe(1);
+  });
+});
+
+describe('notifications', () => {
+  const N = '/-/profile/notifications';
+
+  it('shows each group and project with its effective level and where it comes from (gitlab#222840)', async () => {
+    await createGroup(f.db, { path: 'top', visibility: 'private' });
+    await createGroup(f.db, { path: 'sub', parent: 'top', visibility: 'private' });
+    await createProject(f.db, { path: 'top/sub/app', visibility: 'private' });
+    await addMember(f.db, { group: 'top', username: 'alice', access: 'developer' });
+    const top = await f.db.selectFrom('groups').select('id').where('full_path', '=', 'top').executeTakeFirstOrThrow();
+    const project = await f.db.selectFrom('projects').select('id').executeTakeFirstOrThrow();
+
+    expectSeeOther(await submit(N, `${N}/groups/${top.id}`, { level: 'disabled' }), N);
+    const page = await web.get(N);
+    expect(notice(page.body)).toBe('Notification level of top set to Disabled.');
+    const row = (path: string) =>
+      new RegExp(`<tr data-path="${path}">.*?<td data-label="Applies" class="effective">(.*?)</td>`).exec(
+        page.body,
+      )?.[1];
+    expect(row('top')).toBe('<strong>Disabled</strong> <span class="muted">set here</span>');
+    expect(row('top/sub')).toBe('<strong>Disabled</strong> <span class="muted">from group <code>top</code></span>');
+    expect(row('top/sub/app')).toBe('<strong>Disabled</strong> <span class="muted">from group <code>top</code></span>');
+
+    expectSeeOther(await submit(N, `${N}/projects/${project.id}`, { level: 'watch' }), N);
+    expectSeeOther(await submit(N, N, { level: 'mention', notification_email: 'alice@example.com' }), N);
+    const again = await web.get(N);
+    const row2 = (path: string) =>
+      new RegExp(`<tr data-path="${path}">.*?<td data-label="Applies" class="effective">(.*?)</td>`).exec(
+        again.body,
+      )?.[1];
+    expect(row2('top/sub/app')).toBe('<strong>Watch</strong> <span class="muted">set here</span>');
+    expectSeeOther(await submit(N, `${N}/groups/${top.id}`, { level: 'global' }), N);
+    const third = await web.get(N);
+    expect(
+      /<tr data-path="top\/sub">.*?<td data-label="Applies" class="effective">(.*?)<\/td>/.exec(third.body)?.[1],
+    ).toBe('<strong>On mention</strong> <span class="muted">from your global setting</span>');
+    expect(await audits('notification_settings.update')).toBe(4);
+  });
+
+  it('bad input: unknown level, unverified e-mail, an invisible group → 4xx, nothing changed', async () => {
+    await createGroup(f.db, { path: 'secret', visibility: 'private' });
+    const hidden = await f.db.selectFrom('groups').select('id').executeTakeFirstOrThrow();
+    const rows = () => f.db.selectFrom('notification_settings').select(['level', 'notification_email']).execute();
+    const badLevel = await submit(N, N, { level: 'loud' });
+    expect(badLevel.statusCode).toBe(422);
+    expect(fieldError(badLevel.body, 'global_level')).toBe('Choose a notification level from the list.');
+    const badEmail = await submit(N, N, { level: 'watch', notification_email: 'bob@example.com' });
+    expect(badEmail.statusCode).toBe(422);
+    expect(fieldError(badEmail.body, 'notification_email')).toBe(
+      'Notification e-mail must be an e-mail you have verified.',
+    );
+    const invisible = await submit(N, `${N}/groups/${hidden.id}`, { level: 'watch' });
+    expect(invisible.statusCode).toBe(404);
+    expect(alert(invisible.body)).toBe('That group was not found.');
+    expect(await rows()).toEqual([]);
+  });
+});
