@@ -24,12 +24,20 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The session/CSRF key ring; default: the service_keys table (deployed: Secrets Manager). */
   keyRing?: KeyRingSource;
+  /** The request id (every log line carries it); default a random UUID. On Lambda: API Gateway's. */
+  genReqId?: FastifyServerOptions['genReqId'];
 }
 
-export async function buildApp({ db, config, logger, keyRing }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  db,
+  config,
+  logger,
+  keyRing,
+  genReqId: requestId,
+}: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
-    genReqId,
+    genReqId: requestId ?? genReqId,
     trustProxy: config.trustProxy,
     // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub%2Fproject): one param,
     // and deep nesting makes it long (Fastify's default limit of 100 would answer 414).
