@@ -29,6 +29,11 @@ export interface AwsConfig {
   dbHost: string;
   dbPort: number;
   dbName: string;
+  /**
+   * APP_DB_SECRET_ARN (the migration function only): the app role's secret, which it creates and
+   * rotates. The other functions get that secret as DB_SECRET_ARN and never see the master's.
+   */
+  appDbSecretArn?: string;
   /** SESSION_KEYS_SECRET_ARN: the session/CSRF key ring secret, when deployed with one. */
   sessionKeysSecretArn?: string;
   /** DB_CA_FILE: a PEM bundle to verify the database's TLS certificate; default: the bundled RDS CAs. */
@@ -104,6 +109,7 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
     dbHost,
     dbPort: Number(portText),
     dbName: env.DB_NAME?.trim() || 'lanyard',
+    appDbSecretArn: env.APP_DB_SECRET_ARN?.trim() || undefined,
     sessionKeysSecretArn: env.SESSION_KEYS_SECRET_ARN?.trim() || undefined,
     dbCaFile: env.DB_CA_FILE?.trim() || undefined,
     region,
