@@ -35,7 +35,11 @@ describe('a disposable stack with a custom domain', () => {
     });
     expect(db.inputs.finalSnapshotIdentifier).toBeUndefined();
     expect(db.protect).toBe(false);
-    expect(stack.one('aws:secretsmanager/secret:Secret').inputs.recoveryWindowInDays).toBe(0);
+    const secrets = stack.byType('aws:secretsmanager/secret:Secret');
+    expect(secrets.map((s) => s.name).sort()).toEqual(['secrets-app-db', 'secrets-session-keys']);
+    for (const secret of secrets) expect(secret.inputs.recoveryWindowInDays).toBe(0);
+    // The audit bucket is emptied on destroy only in a stack without deletion protection.
+    expect(stack.one('aws:s3/bucket:Bucket').inputs.forceDestroy).toBe(true);
   });
 
   it('applies retention, throttling and concurrency from the config', () => {
