@@ -341,5 +341,12 @@ describe('the built functions against PostgreSQL', () => {
     const incomingV1 = lines.find((l) => l.reqId === 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef' && l.req);
     expect(incomingV1.req.remoteAddress).toBe('192.0.2.20');
     expect(JSON.stringify(lines)).not.toContain('forged-by-client');
+    // The completed-request lines carry res.statusCode: the stack's 429 metric filter reads it.
+    expect(
+      lines
+        .filter((l) => l.res)
+        .map((l) => l.res.statusCode)
+        .sort(),
+    ).toEqual([200, 404]);
   });
 });
