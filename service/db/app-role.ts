@@ -1,6 +1,6 @@
 // The application's own PostgreSQL role (lanyard_app): it may read and write rows in Lanyard's
 // tables and nothing else — no DDL (no CREATE on the schema, owns no table, so cannot DROP or
-// ALTER), not a superuser, cannot create roles or databases, no access to the migrator's tables.
+// ALTER), not a superuser, cannot create roles or databases, the migrator's tables read-only.
 // Created and re-granted by the migration function (as the master user) after every migration;
 // default privileges make tables created by later migrations usable at once.
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
@@ -9,7 +9,11 @@ import type { Db, DbOrTrx } from './schema';
 
 export const APP_ROLE = 'lanyard_app';
 
-/** Kysely's bookkeeping: the application has no business reading or changing it. */
+/**
+ * Kysely's bookkeeping: read-only for the application, so `lanyard-admin db status` (and a
+ * `db migrate` with nothing pending) answer through the admin function; applying a migration
+ * needs the owner, which is the deploy's migration function's job.
+ */
 const MIGRATOR_TABLES = ['kysely_migration', 'kysely_migration_lock'];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -41,7 +45,7 @@ export async function setAppRolePassword(db: DbOrTrx, role: string, password: st
 }
 
 /**
- * Grant the role exactly DML on the current tables of schema public (the migrator's excepted),
+ * Grant the role exactly DML on the current tables of schema public (the migrator's: SELECT only),
  * USAGE on its sequences, and the same on whatever the current user (the migrating owner)
  * creates there later. Idempotent: run after every migration.
  */
@@ -64,7 +68,9 @@ export async function grantAppRole(db: DbOrTrx, role: string): Promise<void> {
   const migratorTables = await sql<{ t: string }>`
     select tablename as t from pg_tables where schemaname = 'public' and tablename = any(${MIGRATOR_TABLES})
   `.execute(db);
-  for (const { t } of migratorTables.rows) statements.push(`REVOKE ALL ON TABLE public.${t} FROM ${role}`);
+  for (const { t } of migratorTables.rows) {
+    statements.push(`REVOKE ALL ON TABLE public.${t} FROM ${role}`, `GRANT SELECT ON TABLE public.${t} TO ${role}`);
+  }
   for (const statement of statements) await sql.raw(statement).execute(db);
 }
 

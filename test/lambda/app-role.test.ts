@@ -139,7 +139,9 @@ describe('the migration handler and lanyard_app', () => {
       );
       expect(await failure(app.query('create index on users (name)'))).toBe('42501: must be owner of table users');
       expect(await failure(app.query('create role sneaky'))).toBe('42501: permission denied to create role');
-      expect(await failure(app.query('select * from kysely_migration'))).toBe(
+      // The migrator's tables are read-only (db status through the admin function).
+      expect(await failure(app.query('select name from kysely_migration'))).toBe('succeeded');
+      expect(await failure(app.query(`insert into kysely_migration (name, timestamp) values ('x', 'y')`))).toBe(
         '42501: permission denied for table kysely_migration',
       );
       expect(await failure(app.query('delete from kysely_migration_lock'))).toBe(
@@ -208,6 +210,12 @@ describe('the migration handler and lanyard_app', () => {
     try {
       const { rows } = await sql<{ u: string }>`select current_user as u`.execute(database.db);
       expect(rows).toEqual([{ u: 'lanyard_app' }]);
+      // `lanyard-admin db status` / `db migrate` through the admin function: nothing pending, so
+      // nothing to apply, and both answer without owner rights.
+      const { migrateToLatest, migrationStatus } = await import('../../service/db/migrator.js');
+      const status = await migrationStatus(database.db);
+      expect(status.pending).toEqual([]);
+      expect(await migrateToLatest(database.db)).toEqual({ ...status, newlyApplied: [] });
       expect(await failure(sql`create table nope (id int)`.execute(database.db))).toBe(
         '42501: permission denied for schema public',
       );
