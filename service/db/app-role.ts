@@ -31,7 +31,12 @@ export function scramSha256Verifier(password: string, salt = randomBytes(16), it
   return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
 }
 
-const ROLE_OPTIONS = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT';
+/**
+ * On RDS the master user is not a superuser: it may create a role without SUPERUSER, REPLICATION
+ * and BYPASSRLS (their defaults), but may not name those attributes in ALTER ROLE at all, not even
+ * to turn them off. So they are left to their defaults and checked afterwards instead.
+ */
+const ROLE_OPTIONS = 'LOGIN NOCREATEDB NOCREATEROLE NOINHERIT';
 
 /** Create the role if missing, or reset its attributes and password (the verifier only) if present. */
 export async function setAppRolePassword(db: DbOrTrx, role: string, password: string): Promise<'created' | 'updated'> {
@@ -41,6 +46,14 @@ export async function setAppRolePassword(db: DbOrTrx, role: string, password: st
   const exists = await sql<{ n: number }>`select count(*)::int as n from pg_roles where rolname = ${role}`.execute(db);
   const created = exists.rows[0].n === 0;
   await sql.raw(`${created ? 'CREATE' : 'ALTER'} ROLE ${role} WITH ${ROLE_OPTIONS} PASSWORD '${verifier}'`).execute(db);
+  const { rows } = await sql<{ rolsuper: boolean; rolreplication: boolean; rolbypassrls: boolean }>`
+    select rolsuper, rolreplication, rolbypassrls from pg_roles where rolname = ${role}
+  `.execute(db);
+  const excess = Object.entries(rows[0])
+    .filter(([, on]) => on)
+    .map(([attribute]) => attribute.replace(/^rol/, '').toUpperCase());
+  // Someone raised it by hand: refuse (failing the deploy) rather than serve traffic through it.
+  if (excess.length) throw new Error(`role ${role} has ${excess.join(', ')}: remove it (ALTER ROLE as a superuser)`);
   return created ? 'created' : 'updated';
 }
 

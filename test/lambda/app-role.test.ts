@@ -1,6 +1,8 @@
 // The migration function's app role on real PostgreSQL: the handler creates lanyard_app and its
 // secret; connected as lanyard_app, DML works and DDL does not; grants follow new tables; the
-// password rotates; and the app's own database layer connects with the app secret.
+// password rotates; and the app's own database layer connects with the app secret. As on RDS, the
+// migrating "master" user is not a superuser (LOGIN CREATEROLE CREATEDB, owner of its database):
+// what a superuser may do and RDS's master may not would pass here and fail on the first redeploy.
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,12 +10,15 @@ import { openLambdaDatabase } from '../../service/aws/database';
 import { createMigrateHandler } from '../../service/aws/migrate-handler';
 import type { SecretStore } from '../../service/aws/secret-store';
 import { scramSha256Verifier } from '../../service/db/app-role';
+import { createDb, type DbHandle } from '../../service/db/create-db';
 import { loadConfig } from '../../service/config';
-import { createTestDatabase, type TestDatabase } from '../support/db';
 
 const APP_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/app-db-AbCdEf';
 
-let t: TestDatabase;
+const MASTER = `lanyard_master_${process.pid}`;
+const DATABASE = `lanyard_approle_${process.pid}_${Date.now()}`;
+/** Connected as the RDS-like master user, owner of DATABASE. */
+let t: DbHandle & { url: string; name: string };
 const secrets = new Map<string, string>();
 const puts: string[] = [];
 const store: SecretStore = {
@@ -51,13 +56,22 @@ const failure = (p: Promise<unknown>) =>
   );
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // A role is cluster-wide: start from none (a previous run may have left one).
+  // Roles are cluster-wide: start from none (a previous run may have left them).
   await admin('drop role if exists lanyard_app').catch(() => undefined);
+  await admin(`drop role if exists ${MASTER}`).catch(() => undefined);
+  await admin(`create role ${MASTER} login createrole createdb password 'master-password'`);
+  await admin(`create database ${DATABASE} owner ${MASTER}`);
+  const url = new URL(inject('pgAdminUrl'));
+  url.username = MASTER;
+  url.password = 'master-password';
+  url.pathname = `/${DATABASE}`;
+  t = { ...createDb({ connectionString: url.toString(), max: 2 }), url: url.toString(), name: DATABASE };
 });
 afterAll(async () => {
-  await t.db.executeQuery(sql`drop owned by lanyard_app`.compile(t.db)).catch(() => undefined);
   await t.destroy();
+  await admin(`drop database if exists ${DATABASE} with (force)`);
+  await admin('drop role if exists lanyard_app').catch(() => undefined);
+  await admin(`drop role if exists ${MASTER}`).catch(() => undefined);
 });
 
 describe('scramSha256Verifier', () => {
@@ -76,6 +90,7 @@ describe('the migration handler and lanyard_app', () => {
     const handler = createMigrateHandler({ db: t.db, store, appDbSecretArn: APP_SECRET });
     const first = await handler({ action: 'migrate' });
     expect(first.pending).toEqual([]);
+    expect(first.newlyApplied).toContain('0001-initial-schema');
     expect(first.appRole).toEqual({ secret: 'created', role: 'created' });
     const creds = appCredentials();
     expect(creds.username).toBe('lanyard_app');
@@ -192,6 +207,18 @@ describe('the migration handler and lanyard_app', () => {
     expect(appCredentials().password).toBe(current);
     const app = await asApp(current);
     await app.end();
+  });
+
+  it('refuses (failing the deploy) when someone gave the role an attribute it must not have', async () => {
+    await admin('alter role lanyard_app bypassrls');
+    try {
+      const handler = createMigrateHandler({ db: t.db, store, appDbSecretArn: APP_SECRET });
+      await expect(handler({ action: 'migrate' })).rejects.toThrow(
+        'role lanyard_app has BYPASSRLS: remove it (ALTER ROLE as a superuser)',
+      );
+    } finally {
+      await admin('alter role lanyard_app nobypassrls');
+    }
   });
 
   it("the functions' database layer connects as lanyard_app with the app secret", async () => {
