@@ -28,7 +28,20 @@ export interface StackConfig {
   alarmEmail?: string;
   /** Days a deleted secret can be restored (0 = delete at once, for throwaway stacks). */
   secretRecoveryDays: number;
+  /**
+   * The public front: `httpApi` (API Gateway HTTP API: cheapest, one global stage throttle) or
+   * `waf` (a regional REST API with an AWS WAF web ACL: per-client-address rate-based rules).
+   */
+  edge: 'httpApi' | 'waf';
+  /** `waf` edge: requests per client address per 5 minutes, any path, before WAF blocks it. */
+  wafRateLimit: number;
+  /** `waf` edge: POSTs to the credential endpoints per client address per 5 minutes. */
+  wafCredentialRateLimit: number;
+  /** Days the admin function's CloudTrail records are kept in their S3 bucket. */
+  auditRetentionDays: number;
 }
+
+export const EDGES = ['httpApi', 'waf'] as const;
 
 export class StackConfigError extends Error {}
 
@@ -58,6 +71,10 @@ export const CONFIG_KEYS = [
   'certificateArn',
   'alarmEmail',
   'secretRecoveryDays',
+  'edge',
+  'wafRateLimit',
+  'wafCredentialRateLimit',
+  'auditRetentionDays',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -98,7 +115,16 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     certificateArn: optional('certificateArn'),
     alarmEmail: optional('alarmEmail'),
     secretRecoveryDays: int('secretRecoveryDays', 7, 0, 30),
+    edge: str('edge', 'httpApi') as StackConfig['edge'],
+    // WAF's floor for a rate-based rule is 10 requests per window.
+    wafRateLimit: int('wafRateLimit', 1000, 10, 2_000_000_000),
+    wafCredentialRateLimit: int('wafCredentialRateLimit', 100, 10, 2_000_000_000),
+    auditRetentionDays: int('auditRetentionDays', 365, 1, 3653),
   };
+
+  if (!EDGES.includes(config.edge)) {
+    throw new StackConfigError(`lanyard:edge must be one of ${EDGES.join(', ')} (got "${config.edge}")`);
+  }
 
   if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-4])$/.test(config.vpcCidr)) {
     throw new StackConfigError(`lanyard:vpcCidr must be an IPv4 CIDR from /16 to /24 (got "${config.vpcCidr}")`);

@@ -6,6 +6,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { connectionBudget } from './budget';
 import { Admin } from './components/admin';
 import { Api, API_TIMEOUT_SECONDS } from './components/api';
+import { Audit } from './components/audit';
 import { Database } from './components/database';
 import { Migrations } from './components/migrations';
 import { Network } from './components/network';
@@ -57,9 +58,10 @@ const secrets = new Secrets('secrets', {
   tags,
 });
 
-// What every function is told: where things are, never a secret value.
-const environment = {
-  DB_SECRET_ARN: database.masterSecretArn,
+// What every function is told: where things are, never a secret value. Only the migration
+// function gets the master user's secret; it creates lanyard_app (DML only) and its secret, which
+// the API and admin functions connect with.
+const common = {
   DB_HOST: database.address,
   DB_PORT: database.port.apply(String),
   DB_NAME: database.databaseName,
@@ -67,9 +69,17 @@ const environment = {
   SIGNING_KEYS_SECRET_ARN: secrets.signingKeysSecretArn,
   LOG_LEVEL: 'info',
 };
-const readSecretArns = [database.masterSecretArn, secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
-// Only the migration function (first key) and the admin function (rotation) write the key secrets.
-const writeSecretArns = [secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
+const appEnvironment = { ...common, DB_SECRET_ARN: secrets.appDbSecretArn };
+const appReadSecretArns = [secrets.appDbSecretArn, secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
+// Only the migration function (first keys) and the admin function (rotation) write the key secrets.
+const keyWriteSecretArns = [secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
+// Through the VPC endpoint, only these four secrets can be reached at all.
+network.restrictSecretsEndpoint('network-secretsmanager-policy', [
+  database.masterSecretArn,
+  secrets.appDbSecretArn,
+  secrets.sessionKeysSecretArn,
+  secrets.signingKeysSecretArn,
+]);
 const placement = { subnetIds: network.subnetIds, securityGroupId: network.functionSecurityGroupId };
 
 const migrations = new Migrations('migrations', {
@@ -77,9 +87,14 @@ const migrations = new Migrations('migrations', {
   bundleDir: bundleDir('migrate'),
   migrationsHash: hashMigrations(path.join(ROOT, 'migrations')),
   ...placement,
-  environment,
-  readSecretArns,
-  writeSecretArns,
+  environment: { ...common, DB_SECRET_ARN: database.masterSecretArn, APP_DB_SECRET_ARN: secrets.appDbSecretArn },
+  readSecretArns: [
+    database.masterSecretArn,
+    secrets.appDbSecretArn,
+    secrets.sessionKeysSecretArn,
+    secrets.signingKeysSecretArn,
+  ],
+  writeSecretArns: [secrets.appDbSecretArn, ...keyWriteSecretArns],
   logRetentionDays: config.logRetentionDays,
   tags,
   dependsOn: [database, network],
@@ -91,13 +106,16 @@ const api = new Api('api', {
   memoryMb: config.apiMemoryMb,
   reservedConcurrency: config.apiReservedConcurrency,
   ...placement,
-  environment,
-  readSecretArns,
+  environment: appEnvironment,
+  readSecretArns: appReadSecretArns,
   throttleRateLimit: config.throttleRateLimit,
   throttleBurstLimit: config.throttleBurstLimit,
   logRetentionDays: config.logRetentionDays,
   domainName: config.domainName,
   certificateArn: config.certificateArn,
+  edge: config.edge,
+  wafRateLimit: config.wafRateLimit,
+  wafCredentialRateLimit: config.wafCredentialRateLimit,
   tags,
   dependsOn: [migrations.invocation],
 });
@@ -106,12 +124,20 @@ const admin = new Admin('admin', {
   functionName: functionName(stack, 'admin'),
   bundleDir: bundleDir('admin'),
   ...placement,
-  environment,
-  readSecretArns,
-  writeSecretArns,
+  environment: appEnvironment,
+  readSecretArns: appReadSecretArns,
+  writeSecretArns: keyWriteSecretArns,
   logRetentionDays: config.logRetentionDays,
   tags,
   dependsOn: [migrations.invocation],
+});
+
+const audit = new Audit('audit', {
+  namePrefix: prefix,
+  adminFunctionArn: admin.functionArn,
+  retentionDays: config.auditRetentionDays,
+  forceDestroy: !config.deletionProtection,
+  tags,
 });
 
 const observability = new Observability('observability', {
@@ -121,7 +147,12 @@ const observability = new Observability('observability', {
     migrate: { name: migrations.functionName, timeoutSeconds: 300 },
     admin: { name: admin.functionName, timeoutSeconds: 60 },
   },
-  apiId: api.apiId,
+  apiMetrics: api.metrics,
+  apiLogGroupName: api.functionLogGroupName,
+  waf:
+    config.edge === 'waf'
+      ? { webAclName: api.webAclName.apply((n) => n ?? ''), region: aws.getRegionOutput().region }
+      : undefined,
   dbInstanceIdentifier: database.instanceIdentifier,
   dbMaxConnections: connectionBudget(config.dbInstanceClass)?.maxConnections,
   dbFreeStorageBytes: Math.max(2, Math.floor(config.dbAllocatedStorageGb * 0.1)) * 1024 ** 3,
@@ -139,6 +170,10 @@ export const databaseEndpoint = database.endpoint;
 export const databaseSecretArn = database.masterSecretArn;
 export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;
 export const signingKeysSecretArn = secrets.signingKeysSecretArn;
+export const appDatabaseSecretArn = secrets.appDbSecretArn;
+export const edge = config.edge;
+export const auditTrailArn = audit.trailArn;
+export const auditBucketName = audit.bucketName;
 export const alarmTopicArn = observability.alarmTopicArn;
 export const vpcId = network.vpcId;
 /** Read by `lanyard-admin --stack` to call the admin function in the right region. */

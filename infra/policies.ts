@@ -98,3 +98,62 @@ export function findPolicyProblems(doc: PolicyDocument): string[] {
   }
   return problems;
 }
+
+/**
+ * The Secrets Manager VPC endpoint's policy: through this endpoint, only this account's principals
+ * and only Lanyard's secrets (exact ARNs), only the two calls the functions make. A function role
+ * that somehow gained wider IAM rights still could not read another secret from inside the VPC.
+ */
+export function secretsEndpointPolicy(args: { accountId: string; secretArns: string[] }): PolicyDocument {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'LanyardSecretsOnly',
+        Effect: 'Allow',
+        Principal: { AWS: '*' },
+        Action: ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue'],
+        Resource: [...args.secretArns],
+        Condition: { StringEquals: { 'aws:PrincipalAccount': args.accountId } },
+      },
+    ],
+  };
+}
+
+/**
+ * The audit bucket's policy: CloudTrail may write this trail's objects (and read the ACL, as it
+ * checks before writing), nobody reaches it without TLS. Everything else is denied by default
+ * (public access blocked, ACLs disabled by the ownership setting).
+ */
+export function auditBucketPolicy(args: { bucketArn: string; trailArn: string; accountId: string }): PolicyDocument {
+  const fromThisTrail = { StringEquals: { 'aws:SourceArn': args.trailArn } };
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'CloudTrailAclCheck',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudtrail.amazonaws.com' },
+        Action: 's3:GetBucketAcl',
+        Resource: args.bucketArn,
+        Condition: fromThisTrail,
+      },
+      {
+        Sid: 'CloudTrailWrite',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudtrail.amazonaws.com' },
+        Action: 's3:PutObject',
+        Resource: `${args.bucketArn}/AWSLogs/${args.accountId}/*`,
+        Condition: { StringEquals: { ...fromThisTrail.StringEquals, 's3:x-amz-acl': 'bucket-owner-full-control' } },
+      },
+      {
+        Sid: 'TlsOnly',
+        Effect: 'Deny',
+        Principal: { AWS: '*' },
+        Action: 's3:*',
+        Resource: [args.bucketArn, `${args.bucketArn}/*`],
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      },
+    ],
+  };
+}

@@ -28,6 +28,8 @@ export interface BuildAppOptions {
   keyRing?: KeyRingSource;
   /** The OpenID Connect signing keys; default: LANYARD_HOME/signing-keys.json (deployed: Secrets Manager). */
   signingKeys?: SigningKeySource;
+  /** The request id (every log line carries it); default a random UUID. On Lambda: API Gateway's. */
+  genReqId?: FastifyServerOptions['genReqId'];
 }
 
 export async function buildApp({
@@ -36,10 +38,11 @@ export async function buildApp({
   logger,
   keyRing,
   signingKeys,
+  genReqId: requestId,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
-    genReqId,
+    genReqId: requestId ?? genReqId,
     trustProxy: config.trustProxy,
     // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub%2Fproject): one param,
     // and deep nesting makes it long (Fastify's default limit of 100 would answer 414).

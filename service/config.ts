@@ -40,6 +40,11 @@ export interface AwsConfig {
   dbHost: string;
   dbPort: number;
   dbName: string;
+  /**
+   * APP_DB_SECRET_ARN (the migration function only): the app role's secret, which it creates and
+   * rotates. The other functions get that secret as DB_SECRET_ARN and never see the master's.
+   */
+  appDbSecretArn?: string;
   /** SESSION_KEYS_SECRET_ARN: the session/CSRF key ring secret, when deployed with one. */
   sessionKeysSecretArn?: string;
   /** SIGNING_KEYS_SECRET_ARN: the OpenID Connect signing key document, when deployed with one. */
@@ -135,6 +140,7 @@ function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {
     dbHost,
     dbPort: Number(portText),
     dbName: env.DB_NAME?.trim() || 'lanyard',
+    appDbSecretArn: env.APP_DB_SECRET_ARN?.trim() || undefined,
     sessionKeysSecretArn: env.SESSION_KEYS_SECRET_ARN?.trim() || undefined,
     signingKeysSecretArn,
     dbCaFile: env.DB_CA_FILE?.trim() || undefined,

@@ -1,50 +1,24 @@
 // The migration function: invoked by `pulumi up` (aws.lambda.Invocation) before the API function
-// changes, and by hand when needed. Runs the shared migrator, then seeds the session key ring if
-// the deploy just created its secret, and writes the first OpenID Connect signing key likewise.
-// Throwing fails the invocation, and with it the deploy.
-import { loadConfig, signingKeyPolicy } from './config';
+// changes, and by hand when needed. The only function holding the master user's credentials:
+// it migrates, keeps the app role (lanyard_app) and its secret current, and seeds the session key
+// ring and the first OpenID Connect signing key (aws/migrate-handler.ts). Throwing fails the
+// invocation, and with it the deploy.
 import { openLambdaDatabase } from './aws/database';
+import { createMigrateHandler } from './aws/migrate-handler';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
-import { ensureKeyRingSecret } from './aws/session-key-ring';
-import { ensureSigningKeySecret } from './aws/signing-key-secret';
-import { migrateToLatest, migrationStatus } from './db/migrator';
+import { loadConfig, signingKeyPolicy } from './config';
 
-const config = loadConfig(process.env, { trustProxy: true });
+export type { MigrateEvent, MigrateResult } from './aws/migrate-handler';
+
+const config = loadConfig(process.env);
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-migrate' });
+const aws = config.aws;
 
-export interface MigrateEvent {
-  /** "status" reports without applying; default "migrate". */
-  action?: 'migrate' | 'status';
-}
-
-export interface MigrateResult {
-  applied: string[];
-  pending: string[];
-  /** Applied by this invocation. */
-  newlyApplied: string[];
-  /** The session key ring secret: created now or already present (absent when not configured). */
-  sessionKeyRing?: 'created' | 'present';
-  /** The OpenID Connect signing key secret: its first key written now, or already present. */
-  signingKeys?: 'created' | 'present';
-}
-
-export const handler = async (event: MigrateEvent | null | undefined): Promise<MigrateResult> => {
-  if (event?.action === 'status') return { ...(await migrationStatus(database.db)), newlyApplied: [] };
-  const { applied, pending, newlyApplied } = await migrateToLatest(database.db);
-  const result: MigrateResult = { applied, pending, newlyApplied };
-  const aws = config.aws;
-  if (aws?.sessionKeysSecretArn) {
-    result.sessionKeyRing = await ensureKeyRingSecret(
-      secretsManagerStore(secretsManagerOptions(aws)),
-      aws.sessionKeysSecretArn,
-    );
-  }
-  if (aws?.signingKeysSecretArn) {
-    result.signingKeys = await ensureSigningKeySecret(
-      secretsManagerStore(secretsManagerOptions(aws)),
-      aws.signingKeysSecretArn,
-      signingKeyPolicy(config),
-    );
-  }
-  return result;
-};
+export const handler = createMigrateHandler({
+  db: database.db,
+  store: aws ? secretsManagerStore(secretsManagerOptions(aws)) : undefined,
+  appDbSecretArn: aws?.appDbSecretArn,
+  sessionKeysSecretArn: aws?.sessionKeysSecretArn,
+  signingKeysSecretArn: aws?.signingKeysSecretArn,
+  signingKeyPolicy: signingKeyPolicy(config),
+});

@@ -1,19 +1,22 @@
-// The API function's handler (API Gateway HTTP API, payload v2) over the same Fastify app as
-// `npm start`. Everything slow happens during init — the credentials fetch, Fastify's boot — so
-// the first request does not pay for it. One connection per instance (see aws/database.ts).
-// Deployed, the session/CSRF key ring is read from its Secrets Manager secret (the session
-// plugin caches it and reloads it when a signature fails to verify after a rotation). The OpenID
-// Connect signing keys come from their own secret, cached for SIGNING_KEY_CACHE_SECONDS.
+// The API function's handler (API Gateway HTTP API payload v2; REST API payload v1 behind the
+// `waf` edge) over the same Fastify app as `npm start`. Everything slow happens during init — the
+// credentials fetch, Fastify's boot — so the first request does not pay for it. One connection
+// per instance (see aws/database.ts). Deployed, the session/CSRF key ring is read from its Secrets
+// Manager secret (the session plugin caches it and reloads it when a signature fails to verify).
+// The OpenID Connect signing keys come from their own secret, cached for SIGNING_KEY_CACHE_SECONDS.
+import { randomUUID } from 'node:crypto';
 import awsLambdaFastify from '@fastify/aws-lambda';
 import { buildApp } from './app';
 import { loadConfig, signingKeyPolicy } from './config';
 import { openLambdaDatabase } from './aws/database';
-import { withRawQueryString } from './aws/http-api-event';
+import { apiGatewayRequestId, withRawQueryString } from './aws/http-api-event';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
 import { secretKeyRingSource } from './aws/session-key-ring';
 import { secretSigningKeySource } from './aws/signing-key-secret';
 
-const config = loadConfig(process.env, { trustProxy: true });
+// No proxy trust: request.ip is API Gateway's sourceIp (see aws/http-api-event.ts for why), so a
+// client-written X-Forwarded-For cannot pick the key of the per-address failure limit.
+const config = loadConfig(process.env, { trustProxy: false });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-api' });
 const aws = config.aws;
 const keyRing = aws?.sessionKeysSecretArn
@@ -28,7 +31,22 @@ const signingKeys = aws?.signingKeysSecretArn
     )
   : undefined;
 
-const proxyPromise = buildApp({ db: database.db, config, keyRing, signingKeys }).then(async (app) => {
+/**
+ * Carries API Gateway's request id from the event to Fastify's genReqId. Set by this handler on
+ * every event (a client-sent header of the same name is dropped first), so it cannot be forged.
+ */
+const REQUEST_ID_HEADER = 'x-lanyard-apigw-request-id';
+
+const proxyPromise = buildApp({
+  db: database.db,
+  config,
+  keyRing,
+  signingKeys,
+  genReqId: (req) => {
+    const id = req.headers[REQUEST_ID_HEADER];
+    return typeof id === 'string' && id ? id : randomUUID();
+  },
+}).then(async (app) => {
   const proxy = awsLambdaFastify(app, { decorateRequest: false });
   await app.ready();
   return proxy;
@@ -36,7 +54,21 @@ const proxyPromise = buildApp({ db: database.db, config, keyRing, signingKeys })
 // Reported by the first invocation (a rejected init promise must not crash the runtime early).
 proxyPromise.catch(() => undefined);
 
+function withRequestId<E>(event: E): E {
+  const e = event as { headers?: Record<string, string>; multiValueHeaders?: Record<string, string[]> } | null;
+  if (!e || typeof e !== 'object') return event;
+  const drop = <V>(h: Record<string, V> | undefined) =>
+    Object.fromEntries(Object.entries(h ?? {}).filter(([k]) => k.toLowerCase() !== REQUEST_ID_HEADER));
+  const id = apiGatewayRequestId(event);
+  const out: Record<string, unknown> = {
+    ...e,
+    headers: { ...drop(e.headers), ...(id ? { [REQUEST_ID_HEADER]: id } : {}) },
+  };
+  if (e.multiValueHeaders) out.multiValueHeaders = drop(e.multiValueHeaders);
+  return out as E;
+}
+
 type Proxy = Awaited<typeof proxyPromise>;
 
 export const handler = async (event: Parameters<Proxy>[0], context: Parameters<Proxy>[1]) =>
-  (await proxyPromise)(withRawQueryString(event), context);
+  (await proxyPromise)(withRequestId(withRawQueryString(event)), context);

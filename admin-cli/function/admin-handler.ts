@@ -30,8 +30,10 @@ export function createAdminHandler(options: AdminHandlerOptions) {
     const problem = invocationProblem(event);
     if (problem) return { exitCode: 1, stdout: '', stderr: `lanyard-admin: invalid admin payload: ${problem}\n` };
     const { argv, stdin, actor: claimed } = event as AdminInvocation;
-    // The invoker's IAM identity as the CLI resolved it; CloudTrail's Invoke record (same request
-    // id) is the authoritative one, since only IAM principals allowed to invoke get this far.
+    // Who invoked us is not knowable here: a direct Invoke's context carries no caller identity
+    // (context.identity is Cognito's), so the CLI's actor is only a claim, and is recorded as one.
+    // The verified IAM caller is CloudTrail's record of this Invoke (the stack's admin-audit
+    // trail), whose requestID is this invocation's request_id.
     const actor = claimed?.trim() || 'admin-function';
     const io = bufferedIo({ stdin });
     const startedAt = Date.now();
@@ -41,6 +43,9 @@ export function createAdminHandler(options: AdminHandlerOptions) {
       exit_code: exitCode,
       request_id: context?.awsRequestId ?? null,
       via: 'admin-function',
+      claimed_actor: claimed?.trim() || null,
+      actor_verified: false,
+      verified_by: 'cloudtrail-invoke-record',
     };
     try {
       await recordAudit(await getDb(), {

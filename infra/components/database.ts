@@ -78,12 +78,16 @@ export class Database extends pulumi.ComponentResource {
       `${name}-pg${ENGINE_MAJOR}`,
       {
         family: `postgres${ENGINE_MAJOR}`,
-        description: 'Lanyard: TLS only, SCRAM passwords, slow statements logged',
+        description: 'Lanyard: TLS only, SCRAM passwords, slow statements logged without parameters',
         parameters: [
           { name: 'rds.force_ssl', value: '1' },
           { name: 'ssl_min_protocol_version', value: 'TLSv1.2' },
           { name: 'password_encryption', value: 'scram-sha-256' },
           { name: 'log_min_duration_statement', value: '500' },
+          // A slow or failing statement is logged with its text only: bind parameters (password
+          // hashes, token digests, e-mail addresses) never reach CloudWatch.
+          { name: 'log_parameter_max_length', value: '0' },
+          { name: 'log_parameter_max_length_on_error', value: '0' },
         ],
         tags: args.tags,
       },

@@ -6,6 +6,7 @@
 // to offline tests (one resource, no children), while each of these can be asserted.
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
+import { secretsEndpointPolicy } from '../policies';
 
 export interface NetworkArgs {
   cidrBlock: string;
@@ -33,6 +34,7 @@ export class Network extends pulumi.ComponentResource {
   readonly functionSecurityGroupId: pulumi.Output<string>;
   readonly endpointSecurityGroupId: pulumi.Output<string>;
   readonly secretsManagerEndpointId: pulumi.Output<string>;
+  private readonly secretsManagerEndpoint: aws.ec2.VpcEndpoint;
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super('lanyard:infra:Network', name, {}, opts);
@@ -150,6 +152,7 @@ export class Network extends pulumi.ComponentResource {
       parent,
     );
 
+    this.secretsManagerEndpoint = endpoint;
     this.vpcId = vpc.id;
     this.functionSecurityGroupId = functionSg.id;
     this.endpointSecurityGroupId = endpointSg.id;
@@ -160,5 +163,23 @@ export class Network extends pulumi.ComponentResource {
       functionSecurityGroupId: this.functionSecurityGroupId,
       secretsManagerEndpointId: this.secretsManagerEndpointId,
     });
+  }
+
+  /**
+   * Restrict the Secrets Manager endpoint to these secrets (policies.ts). Separate from the
+   * endpoint because the RDS master secret exists only once the database (inside this VPC) does.
+   */
+  restrictSecretsEndpoint(name: string, secretArns: pulumi.Input<string>[]): aws.ec2.VpcEndpointPolicy {
+    const account = aws.getCallerIdentityOutput({}, { parent: this });
+    return new aws.ec2.VpcEndpointPolicy(
+      name,
+      {
+        vpcEndpointId: this.secretsManagerEndpoint.id,
+        policy: pulumi
+          .all([account.accountId, pulumi.all(secretArns)])
+          .apply(([accountId, arns]) => JSON.stringify(secretsEndpointPolicy({ accountId, secretArns: arns }))),
+      },
+      { parent: this },
+    );
   }
 }

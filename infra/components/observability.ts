@@ -1,6 +1,7 @@
 // Observability: the alarm topic (optionally mailed) and the alarms — Lambda errors, throttles
-// and duration for each function, API 5xx, RDS CPU, free storage and connections. (Log groups
-// with retention are made by each function's component, before the function.)
+// and duration for each function, API 4xx and 5xx, surges of the app's own 429s (a metric filter
+// on the API function's JSON log lines), WAF blocks on the `waf` edge, RDS CPU, free storage and
+// connections. (Log groups with retention are made by each function's component.)
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 
@@ -12,7 +13,15 @@ export interface ObservedFunction {
 export interface ObservabilityArgs {
   namePrefix: string;
   functions: Record<string, ObservedFunction>;
-  apiId: pulumi.Input<string>;
+  /** The API's CloudWatch metrics: names and dimensions differ between HTTP and REST APIs. */
+  apiMetrics: ApiMetrics;
+  /** The API function's log group: its JSON request lines carry res.statusCode. */
+  apiLogGroupName: pulumi.Input<string>;
+  /** The `waf` edge's web ACL metric dimensions, when there is one. */
+  waf?: { webAclName: pulumi.Input<string>; region: pulumi.Input<string> };
+  /** Alarm thresholds per 5 minutes. */
+  api4xxPer5Min?: number;
+  rateLimitedPer5Min?: number;
   dbInstanceIdentifier: pulumi.Input<string>;
   /** Alarm when connections exceed 80% of this. */
   dbMaxConnections?: number;
@@ -21,6 +30,20 @@ export interface ObservabilityArgs {
   alarmEmail?: string;
   tags: Record<string, string>;
 }
+
+export interface ApiMetrics {
+  namespace: 'AWS/ApiGateway';
+  clientErrors: string;
+  serverErrors: string;
+  dimensions: Record<string, pulumi.Input<string>>;
+}
+
+/** A 4xx surge: guessing, scanning, a broken client (normal traffic stays far below). */
+export const API_4XX_PER_5_MIN = 500;
+/** App-level 429s (the per-address credential limit): someone is guessing passwords. */
+export const RATE_LIMITED_PER_5_MIN = 20;
+/** Matches the app's request-completed lines with status 429 (pino JSON: {"res":{"statusCode":429}}). */
+export const RATE_LIMITED_PATTERN = '{ $.res.statusCode = 429 }';
 
 export class Observability extends pulumi.ComponentResource {
   readonly alarmTopicArn: pulumi.Output<string>;
@@ -98,10 +121,59 @@ export class Observability extends pulumi.ComponentResource {
       });
     }
 
+    alarm('api-4xx', {
+      namespace: args.apiMetrics.namespace,
+      metricName: args.apiMetrics.clientErrors,
+      dimensions: args.apiMetrics.dimensions,
+      statistic: 'Sum',
+      period: 300,
+      evaluationPeriods: 1,
+      threshold: args.api4xxPer5Min ?? API_4XX_PER_5_MIN,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      alarmDescription: 'A surge of 4xx answers (guessing, scanning or a broken client)',
+    });
+
+    const rateLimitedNamespace = `Lanyard/${args.namePrefix}`;
+    new aws.cloudwatch.LogMetricFilter(
+      `${name}-rate-limited`,
+      {
+        name: `${args.namePrefix}-rate-limited`,
+        logGroupName: args.apiLogGroupName,
+        pattern: RATE_LIMITED_PATTERN,
+        metricTransformation: { name: 'RateLimited', namespace: rateLimitedNamespace, value: '1', unit: 'Count' },
+      },
+      parent,
+    );
+    alarm('api-429', {
+      namespace: rateLimitedNamespace,
+      metricName: 'RateLimited',
+      dimensions: {},
+      statistic: 'Sum',
+      period: 300,
+      evaluationPeriods: 1,
+      threshold: args.rateLimitedPer5Min ?? RATE_LIMITED_PER_5_MIN,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      alarmDescription: 'A surge of 429s from the per-address credential limit (password guessing)',
+    });
+
+    if (args.waf) {
+      alarm('waf-blocked', {
+        namespace: 'AWS/WAFV2',
+        metricName: 'BlockedRequests',
+        dimensions: { WebACL: args.waf.webAclName, Region: args.waf.region, Rule: 'ALL' },
+        statistic: 'Sum',
+        period: 300,
+        evaluationPeriods: 1,
+        threshold: 100,
+        comparisonOperator: 'GreaterThanOrEqualToThreshold',
+        alarmDescription: "WAF's rate-based rules blocked client addresses",
+      });
+    }
+
     alarm('api-5xx', {
-      namespace: 'AWS/ApiGateway',
-      metricName: '5xx',
-      dimensions: { ApiId: args.apiId, Stage: '$default' },
+      namespace: args.apiMetrics.namespace,
+      metricName: args.apiMetrics.serverErrors,
+      dimensions: args.apiMetrics.dimensions,
       statistic: 'Sum',
       period: 300,
       evaluationPeriods: 1,

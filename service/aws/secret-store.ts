@@ -1,5 +1,10 @@
 // Secrets Manager behind a two-method interface: a small SigV4 JSON client used on Lambda, and
 // the seam the tests replace with an in-memory store. Values are read at init and cached.
+// Throttling, 5xx answers and network errors are retried a bounded number of times with "full
+// jitter" backoff (AWS Architecture Blog, "Exponential Backoff And Jitter"; the SDKs' standard
+// retry mode): each wait is random in [0, min(cap, base·2^attempt)), so instances that failed
+// together do not retry together.
+import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import http from 'node:http';
 import type { AwsConfig } from '../config';
@@ -30,6 +35,54 @@ export interface SecretsManagerOptions {
   /** Default https://secretsmanager.<region>.amazonaws.com (the VPC endpoint answers it privately). */
   endpoint?: string;
   timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included (the SDKs' standard mode: 3). */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** [0, 1); tests pin it. */
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 3,
+  baseDelayMs: 100,
+  maxDelayMs: 2_000,
+  random: Math.random,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+/** Full jitter: a wait drawn from [0, min(cap, base·2^retry)) before retry number `retry` (0-based). */
+export const fullJitterDelay = (policy: RetryPolicy, retry: number): number =>
+  Math.floor(policy.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry));
+
+const THROTTLING_TYPES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
+]);
+
+/** Worth another attempt: throttled, a server-side failure, or no answer at all (network, timeout). */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof SecretsManagerError) {
+    return err.statusCode === 429 || err.statusCode >= 500 || THROTTLING_TYPES.has(err.type);
+  }
+  return err instanceof NetworkError;
+}
+
+/** The request got no HTTP answer (connection refused or reset, DNS, timeout). */
+export class NetworkError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NetworkError';
+  }
 }
 
 export const secretsManagerOptions = (aws: AwsConfig): SecretsManagerOptions => ({
@@ -51,7 +104,18 @@ export function secretsManagerStore(options: SecretsManagerOptions): SecretStore
     message?: string;
     Message?: string;
   }
+  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const call = async (target: string, payload: object): Promise<SecretsManagerAnswer> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await callOnce(target, payload);
+      } catch (err) {
+        if (attempt >= retry.maxAttempts || !isRetryable(err)) throw err;
+        await retry.sleep(fullJitterDelay(retry, attempt - 1));
+      }
+    }
+  };
+  const callOnce = async (target: string, payload: object): Promise<SecretsManagerAnswer> => {
     const body = JSON.stringify(payload);
     const headers = signRequest({
       method: 'POST',
@@ -63,7 +127,13 @@ export function secretsManagerStore(options: SecretsManagerOptions): SecretStore
       credentials: options.credentials,
     });
     const { statusCode, text } = await post(url, headers, body, options.timeoutMs ?? 5_000);
-    const parsed: SecretsManagerAnswer = text ? JSON.parse(text) : {};
+    let parsed: SecretsManagerAnswer;
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      // A load balancer's HTML 502/503 page, say: typed by status so 5xx is retried.
+      parsed = { __type: statusCode >= 500 ? 'ServiceUnavailable' : 'UnknownError', message: `HTTP ${statusCode}` };
+    }
     if (statusCode >= 200 && statusCode < 300) return parsed;
     // {"__type":"com.amazonaws.secretsmanager#ResourceNotFoundException","message":"…"}
     const type = String(parsed.__type ?? 'UnknownError')
@@ -89,11 +159,8 @@ export function secretsManagerStore(options: SecretsManagerOptions): SecretStore
       }
     },
     async put(arn, value, token) {
-      await call('PutSecretValue', {
-        SecretId: arn,
-        SecretString: value,
-        ...(token ? { ClientRequestToken: token } : {}),
-      });
+      // Always a request token, so a retry after a lost answer cannot store a second version.
+      await call('PutSecretValue', { SecretId: arn, SecretString: value, ClientRequestToken: token ?? randomUUID() });
     },
   };
 }
@@ -118,11 +185,13 @@ function post(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
+        res.on('error', (err) => reject(new NetworkError(`Secrets Manager: ${err.message}`, { cause: err })));
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`Secrets Manager did not answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new NetworkError(`Secrets Manager did not answer within ${timeoutMs} ms`)));
+    req.on('error', (err) =>
+      reject(err instanceof NetworkError ? err : new NetworkError(`Secrets Manager: ${err.message}`, { cause: err })),
+    );
     req.end(body);
   });
 }

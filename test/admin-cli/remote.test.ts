@@ -121,7 +121,15 @@ describe('--function', () => {
     ]);
     expect(events[1]).toMatchObject({
       target_id: 'users create',
-      details: { exit_code: 0, request_id: 'req-1', via: 'admin-function' },
+      // The ARN is the CLI's claim; CloudTrail's Invoke record with this request id verifies it.
+      details: {
+        exit_code: 0,
+        request_id: 'req-1',
+        via: 'admin-function',
+        claimed_actor: CALLER_ARN,
+        actor_verified: false,
+        verified_by: 'cloudtrail-invoke-record',
+      },
     });
     expect(JSON.stringify(events)).not.toContain(PASSWORD);
   });
@@ -337,6 +345,10 @@ describe('the admin function handler', () => {
       exit_code: 0,
       request_id: 'abc-123',
       via: 'admin-function',
+      // No actor was sent: nothing claimed, and the function cannot verify a caller itself.
+      claimed_actor: null,
+      actor_verified: false,
+      verified_by: 'cloudtrail-invoke-record',
     });
     expect(JSON.stringify(events)).not.toContain(PASSWORD);
   });

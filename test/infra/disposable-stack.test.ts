@@ -35,8 +35,15 @@ describe('a disposable stack with a custom domain', () => {
     });
     expect(db.inputs.finalSnapshotIdentifier).toBeUndefined();
     expect(db.protect).toBe(false);
-    // Both key secrets: the session key ring and the OpenID Connect signing keys.
-    expect(stack.byType('aws:secretsmanager/secret:Secret').map((s) => s.inputs.recoveryWindowInDays)).toEqual([0, 0]);
+    const secrets = stack.byType('aws:secretsmanager/secret:Secret');
+    expect(secrets.map((s) => s.name).sort()).toEqual([
+      'secrets-app-db',
+      'secrets-session-keys',
+      'secrets-signing-keys',
+    ]);
+    for (const secret of secrets) expect(secret.inputs.recoveryWindowInDays).toBe(0);
+    // The audit bucket is emptied on destroy only in a stack without deletion protection.
+    expect(stack.one('aws:s3/bucket:Bucket').inputs.forceDestroy).toBe(true);
   });
 
   it('applies retention, throttling and concurrency from the config', () => {

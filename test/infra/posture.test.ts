@@ -10,6 +10,9 @@ beforeAll(async () => {
 });
 
 const FUNCTIONS = ['api-fn', 'migrations-fn', 'admin-fn'];
+const MASTER_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf';
+const APP_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/app-db-AbCdEf';
+const KEY_RING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf';
 const fn = (name: string) => stack.one('aws:lambda/function:Function', name);
 
 describe('network', () => {
@@ -145,10 +148,19 @@ describe('functions', () => {
   });
 
   it('get secret ARNs and the database location in their environment, never a secret value', () => {
+    // The master user's secret reaches the migration function only; the others connect as lanyard_app.
+    expect(fn('migrations-fn').inputs.environment.variables).toMatchObject({
+      DB_SECRET_ARN: MASTER_SECRET,
+      APP_DB_SECRET_ARN: APP_SECRET,
+    });
+    for (const name of ['api-fn', 'admin-fn']) {
+      expect(fn(name).inputs.environment.variables.DB_SECRET_ARN).toBe(APP_SECRET);
+      expect(fn(name).inputs.environment.variables.APP_DB_SECRET_ARN).toBeUndefined();
+      expect(JSON.stringify(fn(name).inputs.environment.variables)).not.toContain('rds!db');
+    }
     for (const name of FUNCTIONS) {
       const env = fn(name).inputs.environment.variables;
       expect(env).toMatchObject({
-        DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
         SESSION_KEYS_SECRET_ARN:
           'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
         SIGNING_KEYS_SECRET_ARN:
@@ -196,7 +208,12 @@ describe('functions', () => {
       const actions = doc.Statement.flatMap((s) => s.Action);
       for (const a of actions) expect(a).not.toContain('*');
       const read = doc.Statement.find((s) => s.Sid === 'ReadSecrets')!;
-      expect(read.Resource).toEqual([dbSecret, keyRing, signingKeys]);
+      // Only the migration function may read the master user's secret.
+      expect(read.Resource).toEqual(
+        name === 'migrations-policy'
+          ? [dbSecret, APP_SECRET, keyRing, signingKeys]
+          : [APP_SECRET, keyRing, signingKeys],
+      );
       const star = doc.Statement.filter(
         (s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')),
       );
@@ -205,7 +222,8 @@ describe('functions', () => {
     const writes = (n: string) =>
       policies[n].Statement.filter((s) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
     expect(writes('api-policy')).toEqual([]); // the API cannot change the key ring nor the signing keys
-    expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[keyRing, signingKeys]]);
+    // The migration function generates and rotates the app role's password; nobody else writes it.
+    expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[APP_SECRET, keyRing, signingKeys]]);
     expect(writes('admin-policy').map((s) => s.Resource)).toEqual([[keyRing, signingKeys]]);
     expect(policies['api-policy'].Statement.find((s) => s.Sid === 'OwnLogs')!.Resource).toEqual([
       'arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/lanyard-prod-api:*',
@@ -296,15 +314,17 @@ describe('observability', () => {
     for (const name of FUNCTIONS) expect(fn(name).dependsOn).toContain(name.replace('-fn', '-log'));
   });
 
-  it('alarms on Lambda errors, throttles and duration, API 5xx, and RDS CPU, storage and connections', () => {
+  it('alarms on Lambda errors, throttles and duration, API 4xx and 5xx, app 429s, and RDS CPU, storage and connections', () => {
     const alarms = stack.byType('aws:cloudwatch/metricAlarm:MetricAlarm').map((a) => a.inputs);
-    const key = (a: any) => `${a.namespace}/${a.metricName}/${Object.values(a.dimensions).join(',')}`;
+    const key = (a: any) => `${a.namespace}/${a.metricName}/${Object.values(a.dimensions ?? {}).join(',')}`;
     expect(alarms.map(key).sort()).toEqual(
       [
         ...['lanyard-prod-api', 'lanyard-prod-migrate', 'lanyard-prod-admin'].flatMap((f) =>
           ['Errors', 'Throttles', 'Duration'].map((m) => `AWS/Lambda/${m}/${f}`),
         ),
         'AWS/ApiGateway/5xx/api-http-id,$default',
+        'AWS/ApiGateway/4xx/api-http-id,$default',
+        'Lanyard/lanyard-prod/RateLimited/',
         'AWS/RDS/CPUUtilization/lanyard-prod',
         'AWS/RDS/FreeStorageSpace/lanyard-prod',
         'AWS/RDS/DatabaseConnections/lanyard-prod',
@@ -315,6 +335,150 @@ describe('observability', () => {
     expect(
       alarms.find((a) => a.metricName === 'Duration' && a.dimensions.FunctionName === 'lanyard-prod-api')!.threshold,
     ).toBe(29 * 1000 * 0.8);
+    expect(alarms.find((a) => a.metricName === '4xx')).toMatchObject({
+      statistic: 'Sum',
+      period: 300,
+      threshold: 500,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarms.find((a) => a.metricName === 'RateLimited')).toMatchObject({ statistic: 'Sum', threshold: 20 });
+  });
+
+  it("counts the app's 429 answers from its JSON request lines with a log metric filter", () => {
+    expect(stack.one('aws:cloudwatch/logMetricFilter:LogMetricFilter').inputs).toEqual(
+      expect.objectContaining({
+        logGroupName: '/aws/lambda/lanyard-prod-api',
+        pattern: '{ $.res.statusCode = 429 }',
+        metricTransformation: { name: 'RateLimited', namespace: 'Lanyard/lanyard-prod', value: '1', unit: 'Count' },
+      }),
+    );
+  });
+});
+
+describe('hardening', () => {
+  it('never logs bind parameters (password hashes, token digests) of slow or failed statements', () => {
+    const params = stack.one('aws:rds/parameterGroup:ParameterGroup').inputs.parameters;
+    expect(params).toEqual(
+      expect.arrayContaining([
+        { name: 'log_parameter_max_length', value: '0' },
+        { name: 'log_parameter_max_length_on_error', value: '0' },
+        { name: 'log_min_duration_statement', value: '500' },
+      ]),
+    );
+  });
+
+  it("limits the Secrets Manager endpoint to this account's principals and Lanyard's three secrets", () => {
+    const policy = stack.one('aws:ec2/vpcEndpointPolicy:VpcEndpointPolicy');
+    expect(policy.inputs.vpcEndpointId).toBe('network-secretsmanager-id');
+    expect(JSON.parse(policy.inputs.policy)).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Sid: 'LanyardSecretsOnly',
+          Effect: 'Allow',
+          Principal: { AWS: '*' },
+          Action: ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue'],
+          Resource: [MASTER_SECRET, APP_SECRET, KEY_RING],
+          Condition: { StringEquals: { 'aws:PrincipalAccount': '123456789012' } },
+        },
+      ],
+    });
+  });
+
+  it("keeps the app role's secret apart, created empty (its value comes from the migration function)", () => {
+    const secret = stack.one('aws:secretsmanager/secret:Secret', 'secrets-app-db');
+    expect(secret.inputs).toMatchObject({ namePrefix: 'lanyard-prod/app-db-', recoveryWindowInDays: 7 });
+    expect(stack.byType('aws:secretsmanager/secretVersion:SecretVersion')).toHaveLength(0);
+  });
+});
+
+describe('audit', () => {
+  it('records the admin function invocations only, as CloudTrail data events', () => {
+    const trail = stack.one('aws:cloudtrail/trail:Trail').inputs;
+    expect(trail).toMatchObject({
+      name: 'lanyard-prod-admin-audit',
+      s3BucketName: 'lanyard-prod-audit-0123',
+      enableLogging: true,
+      enableLogFileValidation: true,
+      isMultiRegionTrail: false,
+      includeGlobalServiceEvents: false,
+    });
+    expect(trail.advancedEventSelectors).toEqual([
+      {
+        name: 'Invocations of the Lanyard admin function',
+        fieldSelectors: [
+          { field: 'eventCategory', equals: ['Data'] },
+          { field: 'resources.type', equals: ['AWS::Lambda::Function'] },
+          { field: 'resources.ARN', equals: ['arn:aws:lambda:eu-west-1:123456789012:function:lanyard-prod-admin'] },
+        ],
+      },
+    ]);
+    expect(trail.eventSelectors ?? []).toEqual([]);
+    expect(stack.one('aws:cloudtrail/trail:Trail').dependsOn).toContain('audit-trail-policy');
+  });
+
+  it('keeps the records in a private, encrypted, TLS-only bucket only this trail writes, for the retention', () => {
+    expect(stack.one('aws:s3/bucket:Bucket').inputs).toMatchObject({
+      bucketPrefix: 'lanyard-prod-audit-',
+      forceDestroy: false,
+    });
+    expect(stack.one('aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock').inputs).toMatchObject({
+      bucket: 'lanyard-prod-audit-0123',
+      blockPublicAcls: true,
+      blockPublicPolicy: true,
+      ignorePublicAcls: true,
+      restrictPublicBuckets: true,
+    });
+    expect(stack.one('aws:s3/bucketOwnershipControls:BucketOwnershipControls').inputs.rule).toEqual({
+      objectOwnership: 'BucketOwnerEnforced',
+    });
+    expect(
+      stack.one('aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration').inputs.rules,
+    ).toEqual([{ applyServerSideEncryptionByDefault: { sseAlgorithm: 'AES256' } }]);
+    expect(stack.one('aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration').inputs.rules[0]).toMatchObject(
+      { status: 'Enabled', expiration: { days: 365 } },
+    );
+    const trailArn = 'arn:aws:cloudtrail:eu-west-1:123456789012:trail/lanyard-prod-admin-audit';
+    const bucketArn = 'arn:aws:s3:::lanyard-prod-audit-0123';
+    expect(JSON.parse(stack.one('aws:s3/bucketPolicy:BucketPolicy').inputs.policy)).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Sid: 'CloudTrailAclCheck',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudtrail.amazonaws.com' },
+          Action: 's3:GetBucketAcl',
+          Resource: bucketArn,
+          Condition: { StringEquals: { 'aws:SourceArn': trailArn } },
+        },
+        {
+          Sid: 'CloudTrailWrite',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudtrail.amazonaws.com' },
+          Action: 's3:PutObject',
+          Resource: `${bucketArn}/AWSLogs/123456789012/*`,
+          Condition: {
+            StringEquals: { 'aws:SourceArn': trailArn, 's3:x-amz-acl': 'bucket-owner-full-control' },
+          },
+        },
+        {
+          Sid: 'TlsOnly',
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Action: 's3:*',
+          Resource: [bucketArn, `${bucketArn}/*`],
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        },
+      ],
+    });
+  });
+});
+
+describe('edge (default httpApi)', () => {
+  it('has no WAF and no REST API: the HTTP API is the front', () => {
+    expect(stack.byType('aws:wafv2/webAcl:WebAcl')).toHaveLength(0);
+    expect(stack.byType('aws:apigateway/restApi:RestApi')).toHaveLength(0);
+    expect(stack.outputs.edge).toBe('httpApi');
   });
 });
 
@@ -327,6 +491,9 @@ describe('stack outputs', () => {
       databaseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
       sessionKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf',
       signingKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf',
+      appDatabaseSecretArn: APP_SECRET,
+      auditTrailArn: 'arn:aws:cloudtrail:eu-west-1:123456789012:trail/lanyard-prod-admin-audit',
+      auditBucketName: 'lanyard-prod-audit-0123',
       alarmTopicArn: expect.stringMatching(/^arn:aws:sns:/),
       region: 'eu-west-1',
     });

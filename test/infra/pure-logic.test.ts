@@ -32,12 +32,18 @@ describe('parseStackConfig', () => {
       certificateArn: undefined,
       alarmEmail: undefined,
       secretRecoveryDays: 7,
+      edge: 'httpApi',
+      wafRateLimit: 1000,
+      wafCredentialRateLimit: 100,
+      auditRetentionDays: 365,
     });
   });
 
   it('rejects values AWS would reject later, with the key in the message', () => {
     const bad: Array<[Record<string, string>, RegExp]> = [
       [{ logRetentionDays: '10' }, /lanyard:logRetentionDays must be one of/],
+      [{ edge: 'cloudfront' }, /lanyard:edge must be one of httpApi, waf \(got "cloudfront"\)/],
+      [{ wafRateLimit: '5' }, /lanyard:wafRateLimit must be an integer from 10 to/],
       [{ dbMultiAz: 'yes' }, /lanyard:dbMultiAz must be true or false/],
       [{ dbBackupRetentionDays: '0' }, /lanyard:dbBackupRetentionDays must be an integer from 1 to 35/],
       [{ secretRecoveryDays: '3' }, /must be 0 or from 7 to 30/],

@@ -65,6 +65,18 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
       };
     case 'aws:lambda/invocation:Invocation':
       return { result: '{"applied":["0001-initial-schema"],"pending":[],"newlyApplied":[]}' };
+    case 'aws:apigateway/restApi:RestApi':
+      return { rootResourceId: 'root-resource', executionArn: arn('execute-api', 'rest123') };
+    case 'aws:apigateway/stage:Stage':
+      return { arn: `arn:aws:apigateway:${REGION}::/restapis/rest123/stages/${inputs.stageName}` };
+    case 'aws:apigateway/domainName:DomainName':
+      return { regionalDomainName: `d-rest.execute-api.${REGION}.amazonaws.com` };
+    case 'aws:wafv2/webAcl:WebAcl':
+      return { arn: arn('wafv2', `regional/webacl/${inputs.name}/0123`) };
+    case 'aws:s3/bucket:Bucket':
+      return { arn: `arn:aws:s3:::${inputs.bucketPrefix}0123`, bucket: `${inputs.bucketPrefix}0123` };
+    case 'aws:cloudtrail/trail:Trail':
+      return { arn: arn('cloudtrail', `trail/${inputs.name}`) };
     case 'aws:sns/topic:Topic':
       return { arn: arn('sns', `${inputs.namePrefix ?? name}topic`) };
     default:
@@ -85,13 +97,23 @@ export async function loadStack(config: Record<string, string> = {}, stackName =
         };
         const extra = pending.get(args.name) ?? { dependsOn: [], protect: false };
         resources.push({ type: args.type, name: args.name, inputs: args.inputs, ...extra });
-        return { id: `${args.name}-id`, state };
+        // An S3 bucket's id is its name.
+        const id = args.type === 'aws:s3/bucket:Bucket' ? String(state.bucket) : `${args.name}-id`;
+        return { id, state };
       },
       call(args) {
         if (args.token === 'aws:index/getAvailabilityZones:getAvailabilityZones') {
           return { names: [`${REGION}a`, `${REGION}b`, `${REGION}c`], zoneIds: ['euw1-az1', 'euw1-az2', 'euw1-az3'] };
         }
         if (args.token === 'aws:index/getRegion:getRegion') return { region: REGION, name: REGION, id: REGION };
+        if (args.token === 'aws:index/getCallerIdentity:getCallerIdentity') {
+          return {
+            accountId: ACCOUNT,
+            arn: `arn:aws:iam::${ACCOUNT}:user/deployer`,
+            userId: 'AIDEXAMPLE',
+            id: ACCOUNT,
+          };
+        }
         throw new Error(`unexpected call ${args.token}`);
       },
     },

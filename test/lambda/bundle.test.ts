@@ -2,6 +2,7 @@
 // held to the size budget, deterministic, shipped with the RDS CAs, and answering Lambda events
 // locally against real PostgreSQL — the API function through API Gateway HTTP API v2 events, the
 // migration function as the deploy invokes it, the admin function as `lanyard-admin --stack` does.
+import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -103,6 +104,7 @@ describe('the built functions against PostgreSQL', () => {
     PUBLIC_URL: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
   });
   let accessToken: string;
+  let client: { application_id: string; secret: string };
 
   it('migration function: applies pending migrations to an empty database, then reports', async () => {
     const empty = `lanyard_empty_${process.pid}_${Date.now()}`;
@@ -151,6 +153,7 @@ describe('the built functions against PostgreSQL', () => {
     });
     expect(app.exitCode).toBe(0);
     const { application_id, secret } = JSON.parse(app.stdout);
+    client = { application_id, secret };
     expect(application_id).toMatch(/^[0-9a-f]{64}$/);
 
     // API function: the password grant through an HTTP API v2 event.
@@ -342,5 +345,126 @@ describe('the built functions against PostgreSQL', () => {
     expect(doc.servers).toEqual([{ url: 'https://abc123.execute-api.eu-west-1.amazonaws.com' }]);
     expect(Object.keys(doc.paths)).toContain('/api/v4/notification_settings');
     expect(openapi.body).not.toContain('lanyard-public-url.invalid');
+  });
+
+  // The bypass found in review: with trustProxy on, request.ip was the left-most X-Forwarded-For
+  // entry, which the client writes, so each attempt counted against a fresh key and none was
+  // ever refused. The limit (60 failures a minute) must follow API Gateway's sourceIp.
+  it('API function: failed password grants are limited per sourceIp whatever X-Forwarded-For says', async () => {
+    // A cheap hash for this user (the test process's low scrypt cost), so 70 checks stay fast;
+    // the bundle verifies with the parameters stored in the hash.
+    const { hashPassword } = await import('../../service/domain/passwords.js');
+    const pool = new pg.Pool({ connectionString: t.url, max: 1 });
+    try {
+      await pool.query('update users set password_hash = $1 where username = $2', [
+        await hashPassword('the right password'),
+        'alice',
+      ]);
+      const { handler } = loadBundle('api', env());
+      const attempt = (i: number, sourceIp: string) =>
+        handler(
+          httpApiEvent({
+            method: 'POST',
+            path: '/oauth/token',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({
+              grant_type: 'password',
+              username: 'alice',
+              password: `wrong guess ${i}`,
+              client_id: client.application_id,
+              client_secret: client.secret,
+            }).toString(),
+            sourceIp,
+            clientForwardedFor: `198.51.${Math.floor(i / 250)}.${i % 250}`,
+            requestId: `req-xff-${i}`,
+          }),
+          lambdaContext,
+        );
+      const statuses: number[] = [];
+      let limited: any;
+      for (let i = 1; i <= 70; i++) {
+        const res = await attempt(i, '192.0.2.10');
+        statuses.push(res.statusCode);
+        if (i === 61) limited = res;
+      }
+      expect(statuses.slice(0, 60)).toEqual(Array(60).fill(400));
+      expect(statuses.slice(60)).toEqual(Array(10).fill(429));
+      expect(JSON.parse(limited.body)).toEqual({ message: 'Retry later' });
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      const { rows } = await pool.query(
+        "select key, count from rate_limit_counters where key like 'failures:addr:%' order by key",
+      );
+      expect(rows).toEqual([{ key: 'failures:addr:192.0.2.10', count: 60 }]);
+
+      // Another sourceIp (claiming to be the first in its header) is not held back by it.
+      const other = await attempt(71, '192.0.2.11');
+      expect(other.statusCode).toBe(400);
+      expect(JSON.parse(other.body).error).toBe('invalid_grant');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("API function: API Gateway's request id is the request id of every log line (HTTP API and REST API events)", async () => {
+    // A fresh process: pino writes to file descriptor 1, and the log level is read at init.
+    const v2 = httpApiEvent({
+      method: 'GET',
+      path: '/api/v4/nope',
+      requestId: 'Jv8yUiEZoAMEbXQ=',
+      // A client cannot choose its request id by sending the carrier header.
+      headers: { 'x-lanyard-apigw-request-id': 'forged-by-client' },
+    });
+    const v1 = {
+      resource: '/{proxy+}',
+      path: '/-/health',
+      httpMethod: 'GET',
+      headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'X-Forwarded-For': '198.51.100.9, 192.0.2.20' },
+      multiValueHeaders: {},
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      requestContext: {
+        requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+        stage: 'live',
+        identity: { sourceIp: '192.0.2.20' },
+      },
+      body: null,
+      isBase64Encoded: false,
+    };
+    const script = `
+      const { handler } = require(${JSON.stringify(path.join(outDir, 'api', 'index.js'))});
+      (async () => {
+        const ctx = { awsRequestId: 'lambda-req', getRemainingTimeInMillis: () => 30000 };
+        const a = await handler(${JSON.stringify(v2)}, ctx);
+        const b = await handler(${JSON.stringify(v1)}, ctx);
+        setTimeout(() => { process.stderr.write(JSON.stringify([a.statusCode, b.statusCode, b.body])); process.exit(0); }, 200);
+      })();`;
+    const { stdout, stderr } = spawnSync(process.execPath, ['-e', script], {
+      cwd: outDir,
+      env: { PATH: process.env.PATH, DATABASE_URL: t.url, LOG_LEVEL: 'info', PUBLIC_URL: 'https://x.example' },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(stderr)).toEqual([404, 200, '{"status":"ok"}']);
+    const lines = stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const requestLines = lines.filter((l) => l.req || l.res);
+    expect(requestLines.length).toBeGreaterThanOrEqual(4); // incoming + completed, per request
+    expect(new Set(lines.filter((l) => 'reqId' in l).map((l) => l.reqId))).toEqual(
+      new Set(['Jv8yUiEZoAMEbXQ=', 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef']),
+    );
+    // The REST API event's client address is its sourceIp, not the left-most forwarded entry.
+    const incomingV1 = lines.find((l) => l.reqId === 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef' && l.req);
+    expect(incomingV1.req.remoteAddress).toBe('192.0.2.20');
+    expect(JSON.stringify(lines)).not.toContain('forged-by-client');
+    // The completed-request lines carry res.statusCode: the stack's 429 metric filter reads it.
+    expect(
+      lines
+        .filter((l) => l.res)
+        .map((l) => l.res.statusCode)
+        .sort(),
+    ).toEqual([200, 404]);
   });
 });

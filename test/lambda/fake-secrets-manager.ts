@@ -1,12 +1,15 @@
 // A local stand-in for the Secrets Manager JSON API (GetSecretValue, PutSecretValue) that checks
-// each request is SigV4-signed for secretsmanager, and counts calls.
+// each request is SigV4-signed for secretsmanager, and counts calls. `failNext` makes the next
+// requests fail (an HTTP error answer, or a connection dropped without an answer) before it serves.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface FakeSecretsManager {
   url: string;
   secrets: Map<string, string | undefined>;
-  calls: Array<{ target: string; secretId: string; authorization: string }>;
+  calls: Array<{ target: string; secretId: string; authorization: string; token?: string }>;
+  /** Consumed one per request: an error status with an AWS error type, or 'drop' (no answer). */
+  failNext: Array<{ status: number; type: string } | 'drop'>;
   close(): Promise<void>;
 }
 
@@ -15,6 +18,7 @@ export async function startFakeSecretsManager(
 ): Promise<FakeSecretsManager> {
   const secrets = new Map(Object.entries(initial));
   const calls: FakeSecretsManager['calls'] = [];
+  const failNext: FakeSecretsManager['failNext'] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -26,7 +30,10 @@ export async function startFakeSecretsManager(
       const target = String(req.headers['x-amz-target'] ?? '').replace('secretsmanager.', '');
       const authorization = String(req.headers.authorization ?? '');
       const payload = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      calls.push({ target, secretId: payload.SecretId, authorization });
+      calls.push({ target, secretId: payload.SecretId, authorization, token: payload.ClientRequestToken });
+      const failure = failNext.shift();
+      if (failure === 'drop') return req.socket.destroy();
+      if (failure) return reply(failure.status, { __type: failure.type, message: 'injected failure' });
       if (
         !/^AWS4-HMAC-SHA256 Credential=\w+\/\d{8}\/[\w-]+\/secretsmanager\/aws4_request, SignedHeaders=[\w;-]+, Signature=[0-9a-f]{64}$/.test(
           authorization,
@@ -62,6 +69,7 @@ export async function startFakeSecretsManager(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     secrets,
     calls,
+    failNext,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -26,8 +26,31 @@ describe('withRawQueryString', () => {
       rawPath: '/-/health',
       rawQueryString: '',
     });
-    const v1 = { httpMethod: 'GET', path: '/x', queryStringParameters: { a: '1' } };
-    expect(withRawQueryString(v1)).toBe(v1);
     expect(withRawQueryString(undefined)).toBeUndefined();
+    const alb = { requestContext: { elb: {} }, path: '/x' };
+    expect(withRawQueryString(alb)).toBe(alb);
+  });
+
+  it('REST API (1.0) events: the decoded multi-value parameters re-encoded onto the path, commas kept', () => {
+    const v1 = {
+      httpMethod: 'GET',
+      path: '/oauth/authorize',
+      queryStringParameters: { state: 'a,b', scope: 'read_user' },
+      multiValueQueryStringParameters: {
+        state: ['a,b'],
+        redirect_uri: ['https://x.example/cb?q=100%'],
+        scope: ['api read_user', 'read_user'],
+      },
+      headers: { host: 'h' },
+    };
+    expect(withRawQueryString(v1)).toEqual({
+      httpMethod: 'GET',
+      path: '/oauth/authorize?state=a%2Cb&redirect_uri=https%3A%2F%2Fx.example%2Fcb%3Fq%3D100%25&scope=api%20read_user&scope=read_user',
+      headers: { host: 'h' },
+    });
+    expect(withRawQueryString({ httpMethod: 'GET', path: '/x', multiValueQueryStringParameters: null })).toEqual({
+      httpMethod: 'GET',
+      path: '/x',
+    });
   });
 });

@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CachedSecret,
+  fullJitterDelay,
+  NetworkError,
   secretsManagerStore,
   SecretsManagerError,
   type SecretStore,
@@ -48,6 +50,88 @@ describe('secretsManagerStore', () => {
     const err = await bad.get(ARN).catch((e) => e);
     expect(err).toBeInstanceOf(SecretsManagerError);
     expect(err.type).toBe('IncompleteSignatureException');
+  });
+});
+
+describe('secretsManagerStore retries (full jitter, bounded)', () => {
+  const sleeps: number[] = [];
+  const retrying = (maxAttempts = 3) =>
+    secretsManagerStore({
+      region: 'eu-west-1',
+      credentials,
+      endpoint: fake.url,
+      retry: {
+        maxAttempts,
+        baseDelayMs: 100,
+        maxDelayMs: 2_000,
+        random: () => 0.5,
+        sleep: async (ms) => void sleeps.push(ms),
+      },
+    });
+  const callsSince = (n: number) => fake.calls.slice(n).map((c) => c.target);
+
+  it('retries throttling, 5xx and dropped connections, then answers', async () => {
+    sleeps.length = 0;
+    const before = fake.calls.length;
+    fake.failNext.push({ status: 400, type: 'ThrottlingException' }, 'drop');
+    expect(await retrying().get(ARN)).toBe('{"username":"lanyard","password":"p1"}');
+    expect(callsSince(before)).toEqual(['GetSecretValue', 'GetSecretValue', 'GetSecretValue']);
+    expect(sleeps).toEqual([50, 100]); // half of 100·2^0, half of 100·2^1
+
+    sleeps.length = 0;
+    const mark = fake.calls.length;
+    fake.failNext.push({ status: 503, type: 'ServiceUnavailable' }, { status: 500, type: 'InternalServiceError' });
+    expect(await retrying().get(ARN)).toBe('{"username":"lanyard","password":"p1"}');
+    expect(callsSince(mark)).toHaveLength(3);
+  });
+
+  it('gives up after maxAttempts with the last error, and never retries a client error', async () => {
+    sleeps.length = 0;
+    const before = fake.calls.length;
+    fake.failNext.push(...Array(4).fill({ status: 500, type: 'InternalServiceError' }));
+    const err = await retrying()
+      .get(ARN)
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(SecretsManagerError);
+    expect(err).toMatchObject({ type: 'InternalServiceError', statusCode: 500 });
+    expect(callsSince(before)).toHaveLength(3);
+    expect(sleeps).toEqual([50, 100]);
+    fake.failNext.length = 0;
+
+    const mark = fake.calls.length;
+    fake.failNext.push({ status: 400, type: 'AccessDeniedException' });
+    const denied = await retrying()
+      .get(ARN)
+      .catch((e) => e);
+    expect(denied).toMatchObject({ type: 'AccessDeniedException', statusCode: 400 });
+    expect(callsSince(mark)).toHaveLength(1);
+
+    const dropMark = fake.calls.length;
+    fake.failNext.push('drop', 'drop');
+    const dropped = await retrying(2)
+      .get(ARN)
+      .catch((e) => e);
+    expect(dropped).toBeInstanceOf(NetworkError);
+    expect(callsSince(dropMark)).toHaveLength(2);
+  });
+
+  it('sends one request token for every attempt of a put, so a retried put stores one version', async () => {
+    const before = fake.calls.length;
+    fake.failNext.push('drop');
+    await retrying().put(ARN, '{"username":"lanyard","password":"p2"}');
+    const puts = fake.calls.slice(before);
+    expect(puts.map((c) => c.target)).toEqual(['PutSecretValue', 'PutSecretValue']);
+    expect(puts[0].token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(puts[1].token).toBe(puts[0].token);
+    fake.secrets.set(ARN, '{"username":"lanyard","password":"p1"}');
+  });
+
+  it('draws each wait from [0, min(cap, base·2^retry))', () => {
+    const policy = { maxAttempts: 9, baseDelayMs: 100, maxDelayMs: 2_000, sleep: async () => undefined };
+    expect([0, 1, 2, 3, 4, 5].map((r) => fullJitterDelay({ ...policy, random: () => 0.999999 }, r))).toEqual([
+      99, 199, 399, 799, 1599, 1999,
+    ]);
+    expect(fullJitterDelay({ ...policy, random: () => 0 }, 5)).toBe(0);
   });
 });
 
