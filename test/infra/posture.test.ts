@@ -13,6 +13,7 @@ const FUNCTIONS = ['api-fn', 'migrations-fn', 'admin-fn'];
 const MASTER_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf';
 const APP_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/app-db-AbCdEf';
 const KEY_RING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/session-keys-AbCdEf';
+const SIGNING_KEYS = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf';
 const fn = (name: string) => stack.one('aws:lambda/function:Function', name);
 
 describe('network', () => {
@@ -232,10 +233,14 @@ describe('functions', () => {
 });
 
 describe('secrets', () => {
-  it('the session key ring and the OpenID Connect signing keys are secrets created empty: no value in Pulumi state', () => {
+  it('the session key ring, the OpenID Connect signing keys and the app role credentials are secrets created empty: no value in Pulumi state', () => {
     const secrets = stack.byType('aws:secretsmanager/secret:Secret');
     const prefixes = secrets.map((s) => s.inputs.namePrefix).filter((p) => p?.startsWith('lanyard-prod/'));
-    expect(prefixes.sort()).toEqual(['lanyard-prod/session-keys-', 'lanyard-prod/signing-keys-']);
+    expect(prefixes.sort()).toEqual([
+      'lanyard-prod/app-db-',
+      'lanyard-prod/session-keys-',
+      'lanyard-prod/signing-keys-',
+    ]);
     // The values are written by the migration function, never by the Pulumi program.
     expect(stack.byType('aws:secretsmanager/secretVersion:SecretVersion')).toEqual([]);
   });
@@ -367,7 +372,7 @@ describe('hardening', () => {
     );
   });
 
-  it("limits the Secrets Manager endpoint to this account's principals and Lanyard's three secrets", () => {
+  it("limits the Secrets Manager endpoint to this account's principals and Lanyard's four secrets", () => {
     const policy = stack.one('aws:ec2/vpcEndpointPolicy:VpcEndpointPolicy');
     expect(policy.inputs.vpcEndpointId).toBe('network-secretsmanager-id');
     expect(JSON.parse(policy.inputs.policy)).toEqual({
@@ -378,7 +383,7 @@ describe('hardening', () => {
           Effect: 'Allow',
           Principal: { AWS: '*' },
           Action: ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue'],
-          Resource: [MASTER_SECRET, APP_SECRET, KEY_RING],
+          Resource: [MASTER_SECRET, APP_SECRET, KEY_RING, SIGNING_KEYS],
           Condition: { StringEquals: { 'aws:PrincipalAccount': '123456789012' } },
         },
       ],
