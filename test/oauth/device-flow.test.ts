@@ -4,12 +4,14 @@
 // guess limits, and bad input changing nothing.
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { lockDeviceGrant, markDeviceGrantUsed } from '../../service/domain/device-grants';
 import { resetDatabase } from '../support/db';
 import { WebClient } from './support/browser-like';
 import { errorBody } from './support/contract';
 import { basic, form, FORM, makeApp, makeUser, PASSWORD, useFixture } from './support/harness';
 
-const f = useFixture();
+// A pool big enough that concurrent polls really run in parallel transactions.
+const f = useFixture({ max: 20 });
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 // Doorkeeper has no locale entry for the device grant's errors and falls back to server_error's text.
@@ -234,6 +236,40 @@ describe('polling POST /oauth/token', () => {
     for (const r of results.filter((r) => r.statusCode === 400)) expect(r.json()).toEqual(errorBody('invalid_grant'));
     const tokens = await f.db.selectFrom('oauth_access_tokens').select('id').execute();
     expect(tokens).toHaveLength(1);
+  });
+
+  it('a poll waits on PostgreSQL for a transaction holding the approved code, then finds it used', async () => {
+    const { device_code, user_code } = await authorizeDevice(ctx.pub.clientId);
+    expect((await decide(ctx.web, user_code, 'authorize')).statusCode).toBe(303);
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const holder = f.db.transaction().execute(async (trx) => {
+      const row = await lockDeviceGrant(trx, device_code);
+      await markDeviceGrantUsed(trx, row!.id, new Date());
+      locked();
+      await held;
+    });
+    await isLocked;
+    const pending = poll(ctx.pub.clientId, device_code);
+    for (let i = 0; ; i++) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%for update%'`.execute(f.db);
+      if (rows[0].n === 1) break;
+      if (i > 200) throw new Error('the poll never waited on the lock');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    release();
+    await holder;
+    const res = await pending;
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: errorBody('invalid_grant') });
+    expect(await f.db.selectFrom('oauth_access_tokens').select('id').execute()).toHaveLength(0);
   });
 
   it('a denied code answers access_denied until it expires, then expired_token; no token is issued', async () => {
