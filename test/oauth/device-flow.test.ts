@@ -227,6 +227,21 @@ describe('polling POST /oauth/token', () => {
     expect((await grantRows())[0].status).toBe('used');
   });
 
+  it('with openid, the token response carries an ID token for this client, without a nonce', async () => {
+    const oidc = await makeApp(f.db, { name: 'OIDC CLI', confidential: false, scopes: 'openid read_user' });
+    const { device_code, user_code } = await authorizeDevice(oidc.clientId, 'openid read_user');
+    expect((await decide(ctx.web, user_code, 'authorize')).statusCode).toBe(303);
+    const res = await poll(oidc.clientId, device_code);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.scope).toBe('openid read_user');
+    expect(body.id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const claims = JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
+    expect(claims).toMatchObject({ iss: f.config.publicUrl, aud: oidc.clientId, sub: String(ctx.alice.user.id) });
+    expect(claims.nonce).toBeUndefined();
+    expect(typeof claims.auth_time).toBe('number');
+  });
+
   it('concurrent polls after approval: exactly one token response, the others invalid_grant', async () => {
     const { device_code, user_code } = await authorizeDevice(ctx.pub.clientId);
     expect((await decide(ctx.web, user_code, 'authorize')).statusCode).toBe(303);

@@ -10,10 +10,10 @@ import {
   recordDevicePoll,
   type DeviceGrantRecord,
 } from '../../domain/device-grants';
-import { issueAccessToken, type IssuedToken } from '../../domain/oauth-tokens';
+import { issueAccessToken } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
 import { AccessDenied, AuthorizationPending, ExpiredToken, InvalidGrant, InvalidRequest, SlowDown } from '../errors';
-import type { Grant, GrantContext } from './types';
+import type { Grant, GrantContext, GrantResult } from './types';
 
 export const grantType = 'urn:ietf:params:oauth:grant-type:device_code';
 export const parameters = ['device_code'] as const;
@@ -34,12 +34,12 @@ const REFUSALS: Record<Refusal, () => Error> = {
 const polledTooSoon = (row: DeviceGrantRecord, at: Date) =>
   row.last_polled_at !== null && at.getTime() - row.last_polled_at.getTime() < row.interval_seconds * 1000;
 
-export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<IssuedToken> {
+export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<GrantResult> {
   const deviceCode = params.device_code;
   if (!deviceCode) throw new InvalidRequest();
   const application = client!.application;
   // Return (not throw) refusals from the transaction: the poll's time and a widened interval must commit.
-  const outcome = await db.transaction().execute(async (trx): Promise<IssuedToken | Refusal> => {
+  const outcome = await db.transaction().execute(async (trx): Promise<GrantResult | Refusal> => {
     const row = await lockDeviceGrant(trx, deviceCode);
     if (!row || row.application_id !== application.id || row.status === 'used') return 'invalid_grant';
     if (row.expires_at.getTime() <= receivedAt.getTime()) return 'expired_token';
@@ -55,14 +55,16 @@ export async function handler({ db, params, client, receivedAt }: GrantContext):
     const user = await findUserById(trx, row.user_id!);
     if (user?.state !== 'active') return 'invalid_grant';
     await markDeviceGrantUsed(trx, row.id, receivedAt);
-    // OIDC hook: when `openid` is among row.scopes, the id_token is added where the token endpoint
-    // adds it for authorization codes (no nonce here: RFC 8628 has none).
-    return issueAccessToken(trx, {
+    const issued = await issueAccessToken(trx, {
       applicationId: application.id,
       userId: row.user_id!,
       scopes: row.scopes,
       withRefreshToken: true,
     });
+    if (!row.scopes.includes('openid')) return issued;
+    // The person authenticated in the browser session that approved the code; no nonce (RFC 8628 has none).
+    const authTime = user.current_sign_in_at ?? receivedAt;
+    return { ...issued, idToken: { clientId: application.uid, user, authTime } };
   });
   if (typeof outcome === 'string') throw REFUSALS[outcome]();
   return outcome;
