@@ -89,6 +89,20 @@ export interface OAuthAuthorizationCodesTable {
   created_at: Timestamp;
 }
 
+export interface OAuthDeviceGrantsTable {
+  id: Id;
+  application_id: number;
+  device_code_digest: string;
+  user_code_digest: string;
+  scopes: string[];
+  status: Generated<'pending' | 'approved' | 'denied' | 'used'>;
+  user_id: number | null;
+  interval_seconds: number;
+  last_polled_at: NullableTimestamp;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
 export interface OAuthAccessTokensTable {
   id: Id;
   application_id: number | null;
@@ -218,6 +232,7 @@ export interface Database {
   oauth_applications: OAuthApplicationsTable;
   oauth_authorization_codes: OAuthAuthorizationCodesTable;
   oauth_access_tokens: OAuthAccessTokensTable;
+  oauth_device_grants: OAuthDeviceGrantsTable;
   groups: GroupsTable;
   projects: ProjectsTable;
   members: MembersTable;

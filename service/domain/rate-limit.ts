@@ -14,26 +14,40 @@ const addressKey = (address: string) => `failures:addr:${address}`;
  * else undefined. Checked before the credential check, so a correct password does not get through
  * either (no probing while blocked).
  */
-export async function addressRetryAfter(db: DbOrTrx, address: string): Promise<number | undefined> {
+export const addressRetryAfter = (db: DbOrTrx, address: string): Promise<number | undefined> =>
+  keyRetryAfter(db, addressKey(address), ADDRESS_FAILURE_LIMIT, ADDRESS_WINDOW_SECONDS);
+
+/** Count one failure for `address` (one atomic upsert: concurrent failures all count). */
+export const recordAddressFailure = (db: DbOrTrx, address: string): Promise<void> =>
+  recordKeyFailure(db, addressKey(address), ADDRESS_WINDOW_SECONDS);
+
+/**
+ * The same fixed-window counter under any key (e.g. user-code guesses per web session): seconds
+ * until the key may try again once `limit` failures were counted in the current window, else undefined.
+ */
+export async function keyRetryAfter(
+  db: DbOrTrx,
+  key: string,
+  limit: number,
+  windowSeconds: number,
+): Promise<number | undefined> {
   const row = await db
     .selectFrom('rate_limit_counters')
     .select([
       'count',
-      sql<number>`extract(epoch from (window_start + make_interval(secs => ${ADDRESS_WINDOW_SECONDS}) - now()))`.as(
-        'remaining',
-      ),
+      sql<number>`extract(epoch from (window_start + make_interval(secs => ${windowSeconds}) - now()))`.as('remaining'),
     ])
-    .where('key', '=', addressKey(address))
+    .where('key', '=', key)
     .executeTakeFirst();
-  if (!row || Number(row.remaining) <= 0 || row.count < ADDRESS_FAILURE_LIMIT) return undefined;
+  if (!row || Number(row.remaining) <= 0 || row.count < limit) return undefined;
   return Math.max(1, Math.ceil(Number(row.remaining)));
 }
 
-/** Count one failure for `address` (one atomic upsert: concurrent failures all count). */
-export async function recordAddressFailure(db: DbOrTrx, address: string): Promise<void> {
-  const window = sql`make_interval(secs => ${ADDRESS_WINDOW_SECONDS})`;
+/** Count one failure under `key` (one atomic upsert: concurrent failures all count). */
+export async function recordKeyFailure(db: DbOrTrx, key: string, windowSeconds: number): Promise<void> {
+  const window = sql`make_interval(secs => ${windowSeconds})`;
   await sql`
-    insert into rate_limit_counters (key, window_start, count) values (${addressKey(address)}, now(), 1)
+    insert into rate_limit_counters (key, window_start, count) values (${key}, now(), 1)
     on conflict (key) do update set
       count = case when rate_limit_counters.window_start <= now() - ${window} then 1 else rate_limit_counters.count + 1 end,
       window_start = case when rate_limit_counters.window_start <= now() - ${window} then now() else rate_limit_counters.window_start end

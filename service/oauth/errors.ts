@@ -21,11 +21,21 @@ export const OIDC_ERROR_DESCRIPTIONS = {
   consent_required: 'The authorization server requires end-user consent.',
 } as const;
 
+/**
+ * The device grant's errors (RFC 8628 §3.5) have no entry in Doorkeeper's locale, so Doorkeeper
+ * (and GitLab) describe them with its fallback, server_error's text: kept byte-for-byte.
+ */
+export const DEVICE_GRANT_ERROR_DESCRIPTION =
+  'The authorization server encountered an unexpected condition which prevented it from fulfilling the request.';
+
 export type OAuthErrorCode =
   | keyof typeof OAUTH_ERROR_DESCRIPTIONS
   | keyof typeof OIDC_ERROR_DESCRIPTIONS
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 export class OAuthError extends Error {
   readonly headers: Record<string, string> = {};
@@ -86,6 +96,25 @@ export class AccessDenied extends OAuthError {
 export class UnsupportedResponseType extends OAuthError {
   constructor() {
     super('unsupported_response_type', 400);
+  }
+}
+
+/** RFC 8628 §3.5: the person has not decided yet; poll again after the interval. */
+export class AuthorizationPending extends OAuthError {
+  constructor() {
+    super('authorization_pending', 400, DEVICE_GRANT_ERROR_DESCRIPTION);
+  }
+}
+/** RFC 8628 §3.5: polled sooner than the interval; the interval has grown by 5 seconds. */
+export class SlowDown extends OAuthError {
+  constructor() {
+    super('slow_down', 400, DEVICE_GRANT_ERROR_DESCRIPTION);
+  }
+}
+/** RFC 8628 §3.5: the device code expired before it was approved; the flow is over. */
+export class ExpiredToken extends OAuthError {
+  constructor() {
+    super('expired_token', 400, DEVICE_GRANT_ERROR_DESCRIPTION);
   }
 }
 

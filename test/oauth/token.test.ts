@@ -321,7 +321,8 @@ describe('grant_type=authorization_code', () => {
 
   it('unsupported_grant_type: client_credentials, implicit and unknown grant types', async () => {
     const { confidential: c } = ctx;
-    for (const g of ['client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code', 'nope']) {
+    // (The device_code grant is supported since contract §2's device flow: test/oauth/device-flow.test.ts.)
+    for (const g of ['client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'nope']) {
       expectError(
         await token({ grant_type: g }, { authorization: basic(c.clientId, c.secret) }),
         400,

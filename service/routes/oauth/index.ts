@@ -3,6 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { SigningKeySource } from '../../domain/signing-keys';
 import { authorizeRoutes } from './authorize';
+import { authorizeDeviceRoutes } from './authorize-device';
+import { deviceRoutes } from './device';
 import { introspectRoutes } from './introspect';
 import { jwksRoutes } from './jwks';
 import { metadataRoutes } from './metadata';
@@ -19,6 +21,8 @@ export interface OAuthRoutesContext extends AppContext {
 export const oauthRoutes: FastifyPluginAsync<OAuthRoutesContext> = async (app, ctx) => {
   await authorizeRoutes(app, ctx);
   await tokenRoutes(app, ctx);
+  await authorizeDeviceRoutes(app, ctx);
+  await deviceRoutes(app, ctx);
   await revokeRoutes(app, ctx);
   await tokenInfoRoutes(app, ctx);
   await introspectRoutes(app, ctx);

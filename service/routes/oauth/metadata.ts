@@ -8,9 +8,6 @@ import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
 import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
 
-/** RFC 8628 §3.4: the device grant's type, served by /oauth/authorize_device and /oauth/token. */
-const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
-
 /** Every claim an ID token or userinfo response may carry (GitLab's set, less what Lanyard lacks). */
 export const CLAIMS_SUPPORTED = [
   'iss',
@@ -82,7 +79,7 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       scopes_supported: [...ALL_SCOPES],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: [...new Set([...GRANTS.keys(), DEVICE_CODE_GRANT_TYPE])],
+      grant_types_supported: [...GRANTS.keys()],
       token_endpoint_auth_methods_supported: authMethods,
       revocation_endpoint_auth_methods_supported: authMethods,
       // RFC 7662 §2.1: introspection needs real client credentials (a public client_id is none).

@@ -12,6 +12,7 @@ const TABLES = [
   'oauth_access_tokens',
   'oauth_applications',
   'oauth_authorization_codes',
+  'oauth_device_grants',
   'personal_access_tokens',
   'projects',
   'rate_limit_counters',
@@ -55,6 +56,8 @@ describe('migrations', () => {
       'oauth_authorization_codes.code_challenge',
       'oauth_authorization_codes.code_challenge_method',
       'oauth_authorization_codes.code_digest',
+      'oauth_device_grants.device_code_digest',
+      'oauth_device_grants.user_code_digest',
       'personal_access_tokens.token_digest',
       'service_keys.secret',
       'user_recovery_codes.code_digest',
@@ -68,9 +71,11 @@ describe('migrations', () => {
       t.db,
     );
     expect(idx.map((r) => r.i.replace(/^.* ON public\./, ''))).toEqual([
+      'oauth_device_grants USING btree (user_code_digest)',
       'oauth_access_tokens USING btree (refresh_token_digest)',
       'oauth_access_tokens USING btree (token_digest)',
       'oauth_authorization_codes USING btree (code_digest)',
+      'oauth_device_grants USING btree (device_code_digest)',
       'personal_access_tokens USING btree (token_digest)',
       'user_recovery_codes USING btree (user_id, code_digest)',
     ]);

@@ -1,0 +1,170 @@
+// Device authorization grants (RFC 8628): the device code (64 hex) and the user code (8 letters,
+// shown XXXX-XXXX) are stored as SHA-256 digests; the person's decision; the guess limits of the
+// verification page. The polling rules themselves live in oauth/grants/device-code.ts.
+import { randomInt } from 'node:crypto';
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../db/schema';
+import { addressRetryAfter, keyRetryAfter, recordAddressFailure, recordKeyFailure } from './rate-limit';
+import { randomHex, sha256Hex } from './secrets';
+
+export const DEVICE_CODE_LIFETIME_SECONDS = 300;
+export const DEVICE_POLLING_INTERVAL_SECONDS = 5;
+/** RFC 8628 §3.5: each slow_down adds 5 seconds to the interval, for this and every later request. */
+export const SLOW_DOWN_INCREMENT_SECONDS = 5;
+
+/**
+ * RFC 8628 §6.1's base-20 alphabet: consonants only, without the look-alikes (no vowels, so no
+ * words; no 0/O, 1/I/L confusion). 8 characters: 20^8 ≈ 2.6·10^10 codes.
+ */
+const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+const USER_CODE_LENGTH = 8;
+
+/** Wrong user codes a web session may enter in a minute (the address limit applies as well). */
+export const USER_CODE_SESSION_LIMIT = 5;
+export const USER_CODE_WINDOW_SECONDS = 60;
+
+/** Upper case, without dashes or spaces: what the person types is compared in this form. */
+export function normalizeUserCode(input: string): string | undefined {
+  const code = input.toUpperCase().replace(/[\s-]/g, '');
+  if (code.length !== USER_CODE_LENGTH || [...code].some((c) => !USER_CODE_ALPHABET.includes(c))) return undefined;
+  return code;
+}
+
+export const formatUserCode = (code: string): string => `${code.slice(0, 4)}-${code.slice(4)}`;
+
+function newUserCode(): string {
+  let code = '';
+  for (let i = 0; i < USER_CODE_LENGTH; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
+  return code;
+}
+
+export interface NewDeviceGrant {
+  deviceCode: string;
+  /** Formatted XXXX-XXXX. */
+  userCode: string;
+  expiresIn: number;
+  interval: number;
+}
+
+/** RFC 8628 §3.2: a new device authorization for `applicationId` with the (already resolved) scopes. */
+export async function createDeviceGrant(
+  db: DbOrTrx,
+  input: { applicationId: number; scopes: string[] },
+): Promise<NewDeviceGrant> {
+  const deviceCode = randomHex();
+  const userCode = newUserCode();
+  await db
+    .insertInto('oauth_device_grants')
+    .values({
+      application_id: input.applicationId,
+      device_code_digest: sha256Hex(deviceCode),
+      user_code_digest: sha256Hex(userCode),
+      scopes: input.scopes,
+      interval_seconds: DEVICE_POLLING_INTERVAL_SECONDS,
+      expires_at: sql<Date>`now() + make_interval(secs => ${DEVICE_CODE_LIFETIME_SECONDS})`,
+    })
+    .execute();
+  return {
+    deviceCode,
+    userCode: formatUserCode(userCode),
+    expiresIn: DEVICE_CODE_LIFETIME_SECONDS,
+    interval: DEVICE_POLLING_INTERVAL_SECONDS,
+  };
+}
+
+/** Columns safe to select: never the digests. */
+const GRANT_COLUMNS = [
+  'id',
+  'application_id',
+  'scopes',
+  'status',
+  'user_id',
+  'interval_seconds',
+  'last_polled_at',
+  'expires_at',
+] as const;
+
+/**
+ * Look a device code up and lock its row (FOR UPDATE) for the rest of the caller's transaction:
+ * concurrent polls queue here, so of those after approval exactly one sees it approved.
+ */
+export const lockDeviceGrant = (trx: DbOrTrx, deviceCode: string) =>
+  trx
+    .selectFrom('oauth_device_grants')
+    .select(GRANT_COLUMNS)
+    .where('device_code_digest', '=', sha256Hex(deviceCode))
+    .forUpdate()
+    .executeTakeFirst();
+
+export type DeviceGrantRecord = NonNullable<Awaited<ReturnType<typeof lockDeviceGrant>>>;
+
+/** Record a poll; `slowDown` also widens the interval by SLOW_DOWN_INCREMENT_SECONDS. */
+export async function recordDevicePoll(trx: DbOrTrx, id: number, at: Date, slowDown: boolean): Promise<void> {
+  await trx
+    .updateTable('oauth_device_grants')
+    .set({
+      last_polled_at: at,
+      ...(slowDown ? { interval_seconds: sql<number>`interval_seconds + ${SLOW_DOWN_INCREMENT_SECONDS}` } : {}),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function markDeviceGrantUsed(trx: DbOrTrx, id: number, at: Date): Promise<void> {
+  await trx
+    .updateTable('oauth_device_grants')
+    .set({ status: 'used', last_polled_at: at })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The pending grant a user code names (expired ones included: the page says so), or undefined. */
+export async function findPendingDeviceGrant(db: DbOrTrx, userCode: string) {
+  const code = normalizeUserCode(userCode);
+  if (!code) return undefined;
+  return db
+    .selectFrom('oauth_device_grants')
+    .select([...GRANT_COLUMNS, sql<boolean>`expires_at <= now()`.as('expired')])
+    .where('user_code_digest', '=', sha256Hex(code))
+    .where('status', '=', 'pending')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
+/**
+ * The person's decision on a pending, unexpired grant. False when it was decided meanwhile or has
+ * expired (a conditional update: two decisions racing, one wins).
+ */
+export async function decideDeviceGrant(
+  db: DbOrTrx,
+  id: number,
+  userId: number,
+  decision: 'approved' | 'denied',
+): Promise<boolean> {
+  const row = await db
+    .updateTable('oauth_device_grants')
+    .set({ status: decision, user_id: userId })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', sql<Date>`now()`)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+const sessionKey = (sessionId: string) => `failures:user_code:session:${sha256Hex(sessionId)}`;
+
+/**
+ * Seconds until this session and address may enter a user code again, else undefined: 5 wrong
+ * codes a minute per session, and the address's shared credential-failure limit.
+ */
+export async function userCodeRetryAfter(db: DbOrTrx, sessionId: string, address: string): Promise<number | undefined> {
+  const bySession = await keyRetryAfter(db, sessionKey(sessionId), USER_CODE_SESSION_LIMIT, USER_CODE_WINDOW_SECONDS);
+  return bySession ?? (await addressRetryAfter(db, address));
+}
+
+/** A wrong user code counts against the session and the address. */
+export async function recordUserCodeFailure(db: DbOrTrx, sessionId: string, address: string): Promise<void> {
+  await recordKeyFailure(db, sessionKey(sessionId), USER_CODE_WINDOW_SECONDS);
+  await recordAddressFailure(db, address);
+}
