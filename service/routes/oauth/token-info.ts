@@ -38,9 +38,10 @@ function bearerToken(authorization: string | undefined, query: unknown): string 
 export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) {
   app.get('/oauth/token/info', { schema: { response: { 200: tokenInfoSchema } } }, async (request, reply) => {
     const token = bearerToken(request.headers.authorization, request.query);
-    // The same look-up as API authentication: one rule for what an active access token is.
+    // The same look-up as API authentication, and its blocked-user rule (the API answers 403):
+    // a blocked user's token is not valid here either.
     const row = token ? await findTokenRecord(db, 'oauth_access_token', token) : undefined;
-    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked) {
+    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked || row.user.state !== 'active') {
       const err = new InvalidToken();
       err.headers['WWW-Authenticate'] =
         'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
