@@ -9,12 +9,24 @@ export const ADDRESS_WINDOW_SECONDS = 60;
 
 const addressKey = (address: string) => `failures:addr:${address}`;
 
+/** A throttled address: what GitLab's RateLimit-* headers report (Gitlab::RackAttack). */
+export interface Throttle {
+  /** Seconds until the window ends (Retry-After). */
+  retryAfter: number;
+  /** Failures allowed per window. */
+  limit: number;
+  /** Failures counted in the current window. */
+  observed: number;
+  /** When the window ends. */
+  resetAt: Date;
+}
+
 /**
- * Seconds until `address` may try again when it has used up its failures in the current window,
- * else undefined. Checked before the credential check, so a correct password does not get through
+ * The throttle on `address` when it has used up its failures in the current window, else
+ * undefined. Checked before the credential check, so a correct password does not get through
  * either (no probing while blocked).
  */
-export async function addressRetryAfter(db: DbOrTrx, address: string): Promise<number | undefined> {
+export async function addressThrottle(db: DbOrTrx, address: string): Promise<Throttle | undefined> {
   const row = await db
     .selectFrom('rate_limit_counters')
     .select([
@@ -26,7 +38,22 @@ export async function addressRetryAfter(db: DbOrTrx, address: string): Promise<n
     .where('key', '=', addressKey(address))
     .executeTakeFirst();
   if (!row || Number(row.remaining) <= 0 || row.count < ADDRESS_FAILURE_LIMIT) return undefined;
-  return Math.max(1, Math.ceil(Number(row.remaining)));
+  const retryAfter = Math.max(1, Math.ceil(Number(row.remaining)));
+  return {
+    retryAfter,
+    limit: ADDRESS_FAILURE_LIMIT,
+    observed: row.count,
+    resetAt: new Date(Date.now() + retryAfter * 1000),
+  };
+}
+
+/**
+ * Seconds until `address` may try again when it has used up its failures in the current window,
+ * else undefined. Checked before the credential check, so a correct password does not get through
+ * either (no probing while blocked).
+ */
+export async function addressRetryAfter(db: DbOrTrx, address: string): Promise<number | undefined> {
+  return (await addressThrottle(db, address))?.retryAfter;
 }
 
 /** Count one failure for `address` (one atomic upsert: concurrent failures all count). */

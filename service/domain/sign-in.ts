@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
-import { addressRetryAfter, recordAddressFailure } from './rate-limit';
+import { addressThrottle, recordAddressFailure, type Throttle } from './rate-limit';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { findUserById, findUserByLogin } from './users';
@@ -15,7 +15,7 @@ export const ACCOUNT_LOCK_SECONDS = 600;
 export type CredentialResult =
   | { ok: true; user: User }
   | { ok: false; reason: 'invalid' | 'locked' | 'blocked' }
-  | { ok: false; reason: 'rate_limited'; retryAfter: number };
+  | { ok: false; reason: 'rate_limited'; retryAfter: number; throttle: Throttle };
 
 export interface PasswordCheckInput {
   login: string;
@@ -29,8 +29,8 @@ const isLocked = (user: Pick<User, 'locked_until'>, now = Date.now()) =>
 
 /** Check a login (username or e-mail) and password. Always spends one password hash of work. */
 export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Promise<CredentialResult> {
-  const retryAfter = await addressRetryAfter(db, input.address);
-  if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
+  const throttle = await addressThrottle(db, input.address);
+  if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
   const user = input.login ? await findUserByLogin(db, input.login) : undefined;
   // Verify even without a user (against a dummy hash): "no such user" costs the same time.
   const passwordOk = await verifyPassword(input.password, user?.password_hash);
@@ -58,8 +58,8 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
  * recovery code (16 hex characters) is accepted instead, once.
  */
 export async function checkOtp(db: DbOrTrx, userId: number, code: string, address: string): Promise<CredentialResult> {
-  const retryAfter = await addressRetryAfter(db, address);
-  if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
+  const throttle = await addressThrottle(db, address);
+  if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
   const user = await findUserById(db, userId);
   if (!user?.otp_secret) return { ok: false, reason: 'invalid' };
   if (isLocked(user)) {

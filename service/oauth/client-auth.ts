@@ -2,11 +2,10 @@
 // (wins when present) or client_id/client_secret in the body; public clients send client_id only.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
-import { RateLimitedError } from '../domain/errors';
 import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
-import { addressRetryAfter, recordAddressFailure } from '../domain/rate-limit';
+import { addressThrottle, recordAddressFailure } from '../domain/rate-limit';
 import { stringParam } from '../shared/params';
-import { InvalidClient, InvalidRequest } from './errors';
+import { InvalidClient, InvalidRequest, TooManyRequests } from './errors';
 
 export const BASIC_REALM = 'Doorkeeper';
 
@@ -81,8 +80,8 @@ export async function authenticateClient(
     if (!application || application.confidential) throw new InvalidClient(basicRealm);
     return { application, method: 'none' };
   }
-  const retryAfter = await addressRetryAfter(db, address);
-  if (retryAfter !== undefined) throw new RateLimitedError(retryAfter);
+  const throttle = await addressThrottle(db, address);
+  if (throttle) throw new TooManyRequests(throttle);
   const application = await verifyApplicationSecret(db, credentials.clientId, credentials.clientSecret);
   if (!application) {
     await recordAddressFailure(db, address);

@@ -25,7 +25,9 @@ export type OAuthErrorCode =
   | keyof typeof OAUTH_ERROR_DESCRIPTIONS
   | keyof typeof OIDC_ERROR_DESCRIPTIONS
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  | 'slow_down'
+  | 'temporarily_unavailable';
 
 export class OAuthError extends Error {
   readonly headers: Record<string, string> = {};
@@ -114,5 +116,24 @@ export class LoginRequired extends OAuthError {
 export class ConsentRequired extends OAuthError {
   constructor() {
     super('consent_required');
+
+/**
+ * 429 in the OAuth error shape (GitLab's rack-attack answers a plain-text "Retry later"; OAuth
+ * clients parse JSON). `slow_down` is the RFC's own rate-limit code (RFC 8628 §3.5: "the client
+ * should slow down"); Retry-After and GitLab's RateLimit-* headers say for how long.
+ */
+export class TooManyRequests extends OAuthError {
+  constructor(throttle: { retryAfter: number; limit: number; observed: number; resetAt: Date }) {
+    super('slow_down', 429, 'Too many failed attempts. Retry later.');
+    const reset = Math.ceil(throttle.resetAt.getTime() / 1000);
+    Object.assign(this.headers, {
+      'Retry-After': String(throttle.retryAfter),
+      'RateLimit-Name': 'throttle_failed_credentials',
+      'RateLimit-Limit': String(throttle.limit),
+      'RateLimit-Observed': String(throttle.observed),
+      'RateLimit-Remaining': String(Math.max(0, throttle.limit - throttle.observed)),
+      'RateLimit-Reset': String(reset),
+      'RateLimit-ResetTime': new Date(reset * 1000).toUTCString(),
+    });
   }
 }
