@@ -2,8 +2,9 @@
 // GitLab {"message"} errors, {"error":"404 Not Found"} for unknown /api/v4 routes) and an
 // opaque 500 that never leaks a stack, SQL or internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable';
 import { DomainError, RateLimitedError } from '../domain/errors';
-import { OAuthError } from '../oauth/errors';
+import { OAuthError, TemporarilyUnavailable } from '../oauth/errors';
 import { isApiPath } from './api-content-type';
 import { ApiError } from './errors';
 
@@ -41,6 +42,13 @@ export function registerErrorHandlers(app: FastifyInstance): void {
       if (fe.statusCode === 429) return reply.code(429).send({ message: 'Retry later' });
       return reply.code(fe.statusCode).send(isApiPath(request.url) ? { error: message } : { message });
     }
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn(
+        { err: { message: err.message, code: (err as { code?: unknown }).code } },
+        'database unavailable',
+      );
+      return sendUnavailable(request, reply);
+    }
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ message: '500 Internal Server Error' });
   });
@@ -50,6 +58,37 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     return reply.code(404).send({ message: '404 Not Found' });
   });
 }
+
+/**
+ * 503 + Retry-After while the database is down, in the shape of the surface asked: the API's
+ * {"message"}, OAuth's temporarily_unavailable (Doorkeeper's description), an HTML page for
+ * browsers (the web pages and the authorization endpoint).
+ */
+function sendUnavailable(request: FastifyRequest, reply: FastifyReply) {
+  reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS)).header('cache-control', 'no-store');
+  const path = request.url.split('?')[0];
+  if (isApiPath(request.url)) return reply.send({ message: '503 Service Unavailable' });
+  if (isOAuthPath(request.url) && path !== '/oauth/authorize') {
+    return reply.header('pragma', 'no-cache').send(new TemporarilyUnavailable().toJSON());
+  }
+  return reply
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+    })
+    .send(UNAVAILABLE_PAGE);
+}
+
+const UNAVAILABLE_PAGE = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Service unavailable · Lanyard</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem">
+<h1>Service unavailable</h1>
+<p>Lanyard cannot reach its database right now. Please try again in a few seconds.</p>
+</body></html>
+`;
 
 /** GitLab's style for a bad parameter: "<param> is invalid" / "<param> is missing". */
 function validationMessage(err: FastifyError): string {

@@ -137,3 +137,14 @@ export class TooManyRequests extends OAuthError {
     });
   }
 }
+
+/** RFC 6749 §4.1.2.1's temporarily_unavailable, as a 503 (the database is down), Doorkeeper's wording. */
+export class TemporarilyUnavailable extends OAuthError {
+  constructor() {
+    super(
+      'temporarily_unavailable',
+      503,
+      'The authorization server is currently unable to handle the request due to a temporary overloading or maintenance of the server.',
+    );
+  }
+}
