@@ -7,6 +7,7 @@ import { DomainError, RateLimitedError } from '../domain/errors';
 import { OAuthError, TemporarilyUnavailable } from '../oauth/errors';
 import { isApiPath } from './api-content-type';
 import { ApiError } from './errors';
+import { sendPlainPage } from './plain-page';
 
 const isOAuthPath = (url: string) => url.startsWith('/oauth/');
 
@@ -71,24 +72,13 @@ function sendUnavailable(request: FastifyRequest, reply: FastifyReply) {
   if (isOAuthPath(request.url) && path !== '/oauth/authorize') {
     return reply.header('pragma', 'no-cache').send(new TemporarilyUnavailable().toJSON());
   }
-  return reply
-    .headers({
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-      'x-frame-options': 'DENY',
-      'x-content-type-options': 'nosniff',
-    })
-    .send(UNAVAILABLE_PAGE);
+  return sendPlainPage(
+    reply,
+    503,
+    'Service unavailable',
+    'Lanyard cannot reach its database right now. Please try again in a few seconds.',
+  );
 }
-
-const UNAVAILABLE_PAGE = `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Service unavailable · Lanyard</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem">
-<h1>Service unavailable</h1>
-<p>Lanyard cannot reach its database right now. Please try again in a few seconds.</p>
-</body></html>
-`;
 
 /** GitLab's style for a bad parameter: "<param> is invalid" / "<param> is missing". */
 function validationMessage(err: FastifyError): string {

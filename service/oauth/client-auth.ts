@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
 import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
 import { addressThrottle, recordAddressFailure } from '../domain/rate-limit';
-import { stringParam } from '../shared/params';
+import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidClient, InvalidRequest, TooManyRequests } from './errors';
 
 export const BASIC_REALM = 'Doorkeeper';
@@ -32,6 +32,9 @@ function formDecode(text: string): string {
   return decodeURIComponent(text.replace(/\+/g, ' '));
 }
 
+/** The client's body parameters (RFC 6749 §2.3.1): single values only. */
+export const CLIENT_PARAMETERS = ['client_id', 'client_secret'] as const;
+
 /** The credentials the request carries, or undefined when it carries none. */
 export function readClientCredentials(
   request: FastifyRequest,
@@ -56,7 +59,7 @@ export function readClientCredentials(
       throw err;
     }
   }
-  if (Array.isArray(params.client_id) || Array.isArray(params.client_secret)) throw new InvalidRequest();
+  if (nonScalarParam(params, CLIENT_PARAMETERS)) throw new InvalidRequest();
   const clientId = stringParam(params, 'client_id');
   if (!clientId) return undefined;
   const clientSecret = stringParam(params, 'client_secret');

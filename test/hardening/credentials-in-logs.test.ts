@@ -16,7 +16,12 @@ const lines: string[] = [];
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  const stream = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
+  const stream = new Writable({
+    write: (chunk, _enc, cb) => {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
   app = await buildApp({ db: f.db, config: testConfig(), logger: { ...(loggerOptions('trace') as object), stream } });
 });
 afterAll(() => app?.close());

@@ -41,7 +41,12 @@ function withoutReauthParams(url: string): string {
 }
 
 /** The consent form: the authorization request's parameters (hidden fields) and the button pressed. */
-const CONSENT_FORM = formRouteOptions({ strings: [...AUTHORIZE_PARAMETERS, 'decision'] });
+const CONSENT_FORM = formRouteOptions(
+  { strings: [...AUTHORIZE_PARAMETERS, 'decision'] },
+  {},
+  // A repeated authorization parameter goes back to the client as invalid_request (§4.1.2.1).
+  { rejectRepeated: false },
+);
 
 const Hidden = ({ name, value }: { name: string; value: string | undefined }) =>
   value === undefined ? React.EMPTY : <input type="hidden" name={name} value={value} />;

@@ -5,6 +5,7 @@ import { findApplicationById } from '../../domain/applications';
 import { findTokenRecord } from '../../domain/access-tokens';
 import { sortScopes } from '../../domain/scopes';
 import { bearerFromHeader } from '../../http/authenticate';
+import { nonScalarParam } from '../../http/params';
 import { InvalidToken } from '../../oauth/errors';
 
 const tokenInfoSchema = {
@@ -31,7 +32,10 @@ const tokenInfoSchema = {
 function bearerToken(authorization: string | undefined, query: unknown): string | undefined {
   const fromHeader = bearerFromHeader(authorization);
   if (fromHeader) return fromHeader;
-  const q = (query as Record<string, unknown>)?.access_token;
+  const params = (query ?? {}) as Record<string, unknown>;
+  // A repeated or bracketed access_token is no token (RFC 6750 §2.3: one value).
+  if (nonScalarParam(params, ['access_token'])) return undefined;
+  const q = params.access_token;
   return typeof q === 'string' && q ? q : undefined;
 }
 
