@@ -28,6 +28,8 @@ export interface StackConfig {
   alarmEmail?: string;
   /** Days a deleted secret can be restored (0 = delete at once, for throwaway stacks). */
   secretRecoveryDays: number;
+  /** Seconds a rotated refresh token may be retried by its client (the API's REFRESH_REUSE_LEEWAY). */
+  refreshReuseLeeway: number;
 }
 
 export class StackConfigError extends Error {}
@@ -58,6 +60,7 @@ export const CONFIG_KEYS = [
   'certificateArn',
   'alarmEmail',
   'secretRecoveryDays',
+  'refreshReuseLeeway',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -98,6 +101,7 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     certificateArn: optional('certificateArn'),
     alarmEmail: optional('alarmEmail'),
     secretRecoveryDays: int('secretRecoveryDays', 7, 0, 30),
+    refreshReuseLeeway: int('refreshReuseLeeway', 30, 0, 60),
   };
 
   if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-4])$/.test(config.vpcCidr)) {

@@ -91,7 +91,7 @@ const api = new Api('api', {
   memoryMb: config.apiMemoryMb,
   reservedConcurrency: config.apiReservedConcurrency,
   ...placement,
-  environment,
+  environment: { ...environment, REFRESH_REUSE_LEEWAY: String(config.refreshReuseLeeway) },
   readSecretArns,
   throttleRateLimit: config.throttleRateLimit,
   throttleBurstLimit: config.throttleBurstLimit,

@@ -41,7 +41,14 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
     const credentials = readClientCredentials(request, params);
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
-    const issued = await grant.handler({ db, params: values, client, address: request.ip, receivedAt });
+    const issued = await grant.handler({
+      db,
+      params: values,
+      client,
+      address: request.ip,
+      receivedAt,
+      refreshReuseLeeway: config.refreshReuseLeeway,
+    });
     const idToken = issued.idToken
       ? await issueIdToken(db, signingKeys, {
           issuer: config.publicUrl,
