@@ -116,6 +116,8 @@ export class LoginRequired extends OAuthError {
 export class ConsentRequired extends OAuthError {
   constructor() {
     super('consent_required');
+  }
+}
 
 /**
  * 429 in the OAuth error shape (GitLab's rack-attack answers a plain-text "Retry later"; OAuth

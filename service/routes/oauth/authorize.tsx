@@ -93,7 +93,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       // prompt=login and max_age once they have been honoured, or the sign-in would never end.
       s.data.return_to = forceSignIn ? withoutReauthParams(request.url) : request.url;
       if (signedIn) s.data.reauthenticate = true;
-      await sessions.save(s);
+      await sessions.save(s, reply);
       return redirect(reply, SIGN_IN_PATH);
     }
     const skipConsent =

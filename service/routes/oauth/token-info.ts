@@ -5,7 +5,7 @@ import { findApplicationById } from '../../domain/applications';
 import { findTokenRecord } from '../../domain/access-tokens';
 import { sortScopes } from '../../domain/scopes';
 import { bearerFromHeader } from '../../http/authenticate';
-import { nonScalarParam } from '../../http/params';
+import { nonScalarParam } from '../../shared/params';
 import { InvalidToken } from '../../oauth/errors';
 
 const tokenInfoSchema = {
