@@ -5,8 +5,9 @@
 import { loadConfig, signingKeyPolicy } from './config';
 import { openLambdaDatabase } from './aws/database';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
-import { ensureKeyRingSecret } from './aws/session-key-ring';
+import { ensureKeyRingSecret, secretKeyRingSource } from './aws/session-key-ring';
 import { ensureSigningKeySecret } from './aws/signing-key-secret';
+import { resealTotpSecrets } from './domain/totp-secrets';
 import { migrateToLatest, migrationStatus } from './db/migrator';
 
 const config = loadConfig(process.env, { trustProxy: true });
@@ -34,10 +35,11 @@ export const handler = async (event: MigrateEvent | null | undefined): Promise<M
   const result: MigrateResult = { applied, pending, newlyApplied };
   const aws = config.aws;
   if (aws?.sessionKeysSecretArn) {
-    result.sessionKeyRing = await ensureKeyRingSecret(
-      secretsManagerStore(secretsManagerOptions(aws)),
-      aws.sessionKeysSecretArn,
-    );
+    const store = secretsManagerStore(secretsManagerOptions(aws));
+    result.sessionKeyRing = await ensureKeyRingSecret(store, aws.sessionKeysSecretArn);
+    // The deployed key ring is in Secrets Manager, out of a frozen migration's reach: the deploy's
+    // data pass seals TOTP secrets still in clear (and any under a retired key) with it.
+    await resealTotpSecrets(database.db, await secretKeyRingSource(store, aws.sessionKeysSecretArn).load());
   }
   if (aws?.signingKeysSecretArn) {
     result.signingKeys = await ensureSigningKeySecret(

@@ -5,8 +5,10 @@ import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { addressThrottle, recordAddressFailure, type Throttle } from './rate-limit';
+import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
+import { openTotpSecret, sealTotpSecret } from './totp-secrets';
 import { findUserById, findUserByLogin } from './users';
 
 export const ACCOUNT_FAILURE_LIMIT = 10;
@@ -53,11 +55,32 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
   return { ok: true, user: await afterGoodPassword(db, user, input.password) };
 }
 
-/**
- * The TOTP step (RFC 6238): ±1 step, and a used step can never be used again (atomic). A
- * recovery code (16 hex characters) is accepted instead, once.
- */
-export async function checkOtp(db: DbOrTrx, userId: number, code: string, address: string): Promise<CredentialResult> {
+/** Where the TOTP sealing keys come from; `refresh` reloads after a rotation made elsewhere. */
+export interface KeyRingLoader {
+  load(): Promise<KeyRing>;
+  refresh?(): Promise<KeyRing>;
+}
+
+async function openUserSecret(keys: KeyRingLoader, userId: number, stored: string) {
+  let ring = await keys.load();
+  try {
+    return { ring, ...openTotpSecret(ring, userId, stored) };
+  } catch (err) {
+    // A key rotated in elsewhere (unknown id), or a ring cached from before a key was replaced:
+    // reload once and try again.
+    if (!keys.refresh) throw err;
+    ring = await keys.refresh();
+    return { ring, ...openTotpSecret(ring, userId, stored) };
+  }
+}
+
+export async function checkOtp(
+  db: DbOrTrx,
+  userId: number,
+  code: string,
+  address: string,
+  keys: KeyRingLoader = { load: () => loadSessionKeyRing(db) },
+): Promise<CredentialResult> {
   const throttle = await addressThrottle(db, address);
   if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
   const user = await findUserById(db, userId);
@@ -73,8 +96,9 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
     await recordAddressFailure(db, address);
     return { ok: false, reason: 'invalid' };
   }
+  const opened = await openUserSecret(keys, user.id, user.otp_secret);
   const step = verifyTotp(
-    user.otp_secret,
+    opened.secret,
     code.trim(),
     user.otp_last_step === null ? null : Number(user.otp_last_step),
   );
@@ -94,6 +118,15 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
     await recordAccountFailure(db, user.id);
     await recordAddressFailure(db, address);
     return { ok: false, reason: 'invalid' };
+  }
+  if (opened.stale) {
+    // In clear (enrolled before encryption) or under an older key: sealed under the signing key now.
+    await db
+      .updateTable('users')
+      .set({ otp_secret: sealTotpSecret(opened.ring, user.id, opened.secret) })
+      .where('id', '=', user.id)
+      .where('otp_secret', '=', user.otp_secret)
+      .execute();
   }
   return { ok: true, user: await resetFailures(db, user) };
 }

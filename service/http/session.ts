@@ -146,6 +146,12 @@ export class SessionManager {
     this.#loaded.set(request, Promise.resolve(undefined));
   }
 
+  /** The service key ring (cached), for what else it keys: TOTP secrets at rest. */
+  keyRing(): { load(): Promise<KeyRing>; refresh(): Promise<KeyRing> } {
+    // A sealed secret's key id comes from the database, not from a request: reload at once.
+    return { load: () => this.#ring.load(), refresh: () => this.#ring.reload() };
+  }
+
   async csrfToken(session: WebSession): Promise<string> {
     return signWithRing(await this.#ring.load(), 'csrf', session.id);
   }

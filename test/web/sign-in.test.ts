@@ -12,7 +12,7 @@ import { WebClient } from '../oauth/support/browser-like';
 import { form, FORM, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
 const f = useFixture();
-beforeEach(() => resetDatabase(f.db));
+beforeEach(() => resetDatabase(f.db, ['service_keys']));
 
 const signedInAs = async (web: WebClient) => {
   const res = await web.get('/profile/applications');

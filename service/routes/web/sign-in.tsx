@@ -142,7 +142,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
         await sessions.save(session, reply);
         return passwordForm(reply, session, 401, 'Your sign-in took too long. Sign in again.');
       }
-      const result = await checkOtp(db, userId, otpAttempt, request.ip);
+      const result = await checkOtp(db, userId, otpAttempt, request.ip, sessions.keyRing());
       if (!result.ok) return failed(result, reply, (status) => otpForm(reply, session, status, INVALID_OTP));
       return complete(request, reply, session, result.user.id);
     }
