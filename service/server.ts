@@ -33,6 +33,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // `npm start` runs `exec node …`: no shell or tsx wrapper in between, so the SIGTERM/SIGINT npm
+  // forwards to its script reaches us. Should npm itself die (SIGKILL), we are re-parented: stop
+  // (server and embedded PostgreSQL) as if signalled.
+  if (process.env.npm_lifecycle_event === 'start') {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) void shutdown('npm exited');
+    }, 250).unref();
+  }
   try {
     const migrated = await migrateToLatest(database.db);
     if (migrated.newlyApplied.length) say(`Applied migrations: ${migrated.newlyApplied.join(', ')}`);
