@@ -34,8 +34,39 @@ export function formBodySchema({ strings, arrays = [] }: FormFields) {
   } as const;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The public URL's origin (PUBLIC_URL), for the Origin check of form posts. */
+    publicOrigin: string;
+  }
+}
+
+/**
+ * Defence in depth behind the CSRF token: a form post that names its origin (Origin, else
+ * Referer) must come from this site, the public URL's origin or the one the browser used (Host).
+ * No header at all is allowed (some clients and privacy settings send neither).
+ */
+export function crossOrigin(request: FastifyRequest): boolean {
+  let origin = request.headers.origin;
+  if (origin === undefined) {
+    const referer = request.headers.referer;
+    if (!referer) return false;
+    try {
+      origin = new URL(referer).origin;
+    } catch {
+      return true;
+    }
+  }
+  const own = [request.server.publicOrigin, `${request.protocol}://${request.headers.host ?? ''}`];
+  return !own.includes(origin);
+}
+
 function rethrowUnlessBody(rejectRepeated: boolean) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (crossOrigin(request)) {
+      await sendPlainPage(reply, 403, 'Forbidden', 'This form was sent from another site.');
+      return;
+    }
     const err = request.validationError as (Error & { validationContext?: string; validation?: unknown[] }) | undefined;
     if (!err) return;
     if (err.validationContext !== 'body') throw err;

@@ -15,7 +15,7 @@ export function sendPlainPage(reply: FastifyReply, status: number, title: string
         "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
       'x-frame-options': 'DENY',
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': 'same-origin',
       'cache-control': 'no-store',
     })
     .send(`<!DOCTYPE html>
