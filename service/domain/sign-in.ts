@@ -97,11 +97,7 @@ export async function checkOtp(
     return { ok: false, reason: 'invalid' };
   }
   const opened = await openUserSecret(keys, user.id, user.otp_secret);
-  const step = verifyTotp(
-    opened.secret,
-    code.trim(),
-    user.otp_last_step === null ? null : Number(user.otp_last_step),
-  );
+  const step = verifyTotp(opened.secret, code.trim(), user.otp_last_step === null ? null : Number(user.otp_last_step));
   // The conditional update is the replay guard under concurrency: of two requests with one code,
   // only one moves otp_last_step forward.
   const claimed =
