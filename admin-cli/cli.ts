@@ -4,7 +4,7 @@
 import os from 'node:os';
 import type { Argv } from 'yargs';
 import { migrationStatus } from '../service/db/migrator';
-import { rotateSessionKey } from '../service/domain/service-keys';
+import { loadSessionKeyRing, rotateSessionKey } from '../service/domain/service-keys';
 import { loadConfig, signingKeyPolicy } from '../service/config';
 import { fileSigningKeyService } from './function/signing-keys';
 import type { AdminCommand, AdminServices, Target } from './command';
@@ -38,6 +38,7 @@ type Outcome = { result: Result } | { remote: { exitCode: number; stdout: string
 /** Local services: the session key ring in the database, the signing key file under LANYARD_HOME. */
 const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
   rotateSessionKey: (db, actor) => rotateSessionKey(db, actor),
+  keyRing: (db) => loadSessionKeyRing(db),
   rotateSigningKey: (db, actor) => {
     const config = loadConfig(env);
     return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor);

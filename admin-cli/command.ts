@@ -3,6 +3,7 @@
 // from parsed arguments to the shared domain functions. `run` never prints: it returns a Result.
 import type { Argv } from 'yargs';
 import type { Db, DbOrTrx } from '../service/db/schema';
+import type { KeyRing } from '../service/domain/service-keys';
 import type { Result } from './output';
 
 /** What a command needs beyond the database, swapped where it runs (the admin Lambda keeps the
@@ -11,6 +12,8 @@ export interface AdminServices {
   rotateSessionKey(db: DbOrTrx, actor: string): Promise<{ rotated: true }>;
   /** The OpenID Connect signing key: a file under LANYARD_HOME locally, Secrets Manager deployed. */
   rotateSigningKey(db: DbOrTrx, actor: string): Promise<{ rotated: true; kid: string }>;
+  /** The service key ring (it seals TOTP secrets): the database's locally, Secrets Manager's deployed. */
+  keyRing(db: DbOrTrx): Promise<KeyRing>;
 }
 
 export interface CommandContext {

@@ -39,6 +39,8 @@ export interface StackConfig {
   wafCredentialRateLimit: number;
   /** Days the admin function's CloudTrail records are kept in their S3 bucket. */
   auditRetentionDays: number;
+  /** Seconds a rotated refresh token may be retried by its client (the API's REFRESH_REUSE_LEEWAY). */
+  refreshReuseLeeway: number;
 }
 
 export const EDGES = ['httpApi', 'waf'] as const;
@@ -75,6 +77,7 @@ export const CONFIG_KEYS = [
   'wafRateLimit',
   'wafCredentialRateLimit',
   'auditRetentionDays',
+  'refreshReuseLeeway',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -120,6 +123,7 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     wafRateLimit: int('wafRateLimit', 1000, 10, 2_000_000_000),
     wafCredentialRateLimit: int('wafCredentialRateLimit', 100, 10, 2_000_000_000),
     auditRetentionDays: int('auditRetentionDays', 365, 1, 3653),
+    refreshReuseLeeway: int('refreshReuseLeeway', 30, 0, 60),
   };
 
   if (!EDGES.includes(config.edge)) {

@@ -106,7 +106,7 @@ const api = new Api('api', {
   memoryMb: config.apiMemoryMb,
   reservedConcurrency: config.apiReservedConcurrency,
   ...placement,
-  environment: appEnvironment,
+  environment: { ...appEnvironment, REFRESH_REUSE_LEEWAY: String(config.refreshReuseLeeway) },
   readSecretArns: appReadSecretArns,
   throttleRateLimit: config.throttleRateLimit,
   throttleBurstLimit: config.throttleBurstLimit,

@@ -3,6 +3,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-initial-schema';
 import * as m0002 from './0002-notification-flags';
+import * as m0003 from './0003-encrypt-totp-secrets';
 import * as m0004 from './0004-openid-connect';
 import * as m0005 from './0005-device-grants';
 import * as m0006 from './0006-notification-settings-source-indexes';
@@ -11,6 +12,7 @@ import * as m0007 from './0007-recovery-codes';
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
   '0002-notification-flags': m0002,
+  '0003-encrypt-totp-secrets': m0003,
   '0004-openid-connect': m0004,
   '0005-device-grants': m0005,
   '0006-notification-settings-source-indexes': m0006,

@@ -64,6 +64,7 @@ export async function buildApp({
   });
   registerErrorHandlers(app);
   apiJsonContentType(app);
+  app.decorate('publicOrigin', new URL(config.publicUrl).origin);
   rejectNulBytes(app);
   await app.register(formbody);
   await app.register(cookie);

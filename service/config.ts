@@ -26,6 +26,12 @@ export interface Config {
    * longer than the ID token lifetime.
    */
   signingKeyCacheSeconds: number;
+  /**
+   * REFRESH_REUSE_LEEWAY (seconds, 0–60, default 30): a refresh token presented again this soon
+   * after its own rotation, by the same client, is a retry (a fresh pair, nothing revoked), not a
+   * replay. 0 turns retries off.
+   */
+  refreshReuseLeeway: number;
   /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
   aws?: AwsConfig;
 }
@@ -93,6 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
   const idTokenLifetimeSeconds = positiveInteger(env, 'ID_TOKEN_LIFETIME', 120);
   const signingKeyCacheSeconds = positiveInteger(env, 'SIGNING_KEY_CACHE_SECONDS', 60, true);
+  const leewayText = env.REFRESH_REUSE_LEEWAY?.trim() || '30';
+  if (!/^\d+$/.test(leewayText) || Number(leewayText) > 60) {
+    throw new ConfigError(`REFRESH_REUSE_LEEWAY must be a whole number of seconds from 0 to 60 (got "${leewayText}")`);
+  }
   return {
     host,
     port,
@@ -105,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dbPoolMax: Number(poolText),
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,
+    refreshReuseLeeway: Number(leewayText),
     aws: loadAwsConfig(env),
     ...overrides,
   };

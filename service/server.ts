@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from './config';
 import { migrateToLatest } from './db/migrator';
 import { DatabaseUnavailableError, openDatabase } from './db/open';
 import { ensureRootUser } from './domain/bootstrap';
+import { loadSessionKeyRing } from './domain/service-keys';
+import { resealTotpSecrets } from './domain/totp-secrets';
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
@@ -31,9 +33,22 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // `npm start` runs `exec node …`: no shell or tsx wrapper in between, so the SIGTERM/SIGINT npm
+  // forwards to its script reaches us. Should npm itself die (SIGKILL), we are re-parented: stop
+  // (server and embedded PostgreSQL) as if signalled.
+  if (process.env.npm_lifecycle_event === 'start') {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) void shutdown('npm exited');
+    }, 250).unref();
+  }
   try {
     const migrated = await migrateToLatest(database.db);
     if (migrated.newlyApplied.length) say(`Applied migrations: ${migrated.newlyApplied.join(', ')}`);
+    // TOTP secrets still in clear (enrolled before they were encrypted, with no key ring yet for
+    // migration 0003 to use) are sealed now; one indexed query when there are none.
+    const sealed = await resealTotpSecrets(database.db, await loadSessionKeyRing(database.db));
+    if (sealed) say(`Encrypted ${sealed} TOTP secret(s) at rest.`);
     const rootPassword = await ensureRootUser(database.db);
     if (rootPassword) {
       say('Created the administrator account. Sign in with it now; this password is shown only once:');

@@ -17,9 +17,15 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
     y
       .positional('username', { type: 'string', describe: 'The username' })
       .positional('state', { choices: ['on', 'off'] as const, describe: 'on: new TOTP secret; off: remove it' }),
-  async run(args, { db, actor }) {
+  async run(args, { db, actor, services }) {
     const on = args.state === 'on';
-    const { user, otpSecret, otpauthUri } = await setTwoFactor(db, args.username, on, actor);
+    const { user, otpSecret, otpauthUri } = await setTwoFactor(
+      db,
+      args.username,
+      on,
+      actor,
+      on ? await services.keyRing(db) : undefined,
+    );
     if (!on) {
       return {
         json: { username: user.username, two_factor_enabled: false },

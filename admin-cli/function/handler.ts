@@ -6,6 +6,7 @@ import { openLambdaDatabase } from '../../service/aws/database';
 import { secretsManagerOptions, secretsManagerStore } from '../../service/aws/secret-store';
 import { loadConfig, signingKeyPolicy } from '../../service/config';
 import { createAdminHandler } from './admin-handler';
+import { secretKeyRingSource } from '../../service/aws/session-key-ring';
 import { secretSessionKeyService } from './session-keys';
 import { secretSigningKeyService } from './signing-keys';
 
@@ -28,6 +29,8 @@ export const handler = createAdminHandler({
         secretsManagerStore(secretsManagerOptions(aws)),
         aws.sessionKeysSecretArn,
       ),
+      keyRing: () =>
+        secretKeyRingSource(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn as string).load(),
     }),
     // Deployed, the signing keys live only in their secret: never the Lambda's read-only file system.
     ...(aws.signingKeysSecretArn && {

@@ -5,7 +5,8 @@ import type { Db } from '../db/schema';
 import { migrateToLatest, migrationStatus } from '../db/migrator';
 import { ensureAppDbCredentials, rotateAppDbPassword } from './app-db-credentials';
 import type { SecretStore } from './secret-store';
-import { ensureKeyRingSecret } from './session-key-ring';
+import { resealTotpSecrets } from '../domain/totp-secrets';
+import { ensureKeyRingSecret, secretKeyRingSource } from './session-key-ring';
 import type { SigningKeyPolicy } from '../domain/signing-keys';
 import { ensureSigningKeySecret } from './signing-key-secret';
 
@@ -56,6 +57,9 @@ export function createMigrateHandler(options: MigrateHandlerOptions) {
     }
     if (store && options.sessionKeysSecretArn) {
       result.sessionKeyRing = await ensureKeyRingSecret(store, options.sessionKeysSecretArn);
+      // The deployed key ring is in Secrets Manager, out of a frozen migration's reach: the deploy's
+      // data pass seals TOTP secrets still in clear (and any under a retired key) with it.
+      await resealTotpSecrets(db, await secretKeyRingSource(store, options.sessionKeysSecretArn).load());
     }
     if (store && options.signingKeysSecretArn && options.signingKeyPolicy) {
       result.signingKeys = await ensureSigningKeySecret(store, options.signingKeysSecretArn, options.signingKeyPolicy);

@@ -5,6 +5,7 @@ import {
   documentKeyRingSource,
   rotateKeyRingDocument,
   parseKeyRingDocument,
+  type KeyRing,
   type KeyRingSource,
 } from '../domain/service-keys';
 import type { SecretStore } from './secret-store';
@@ -22,10 +23,13 @@ export async function ensureKeyRingSecret(store: SecretStore, arn: string): Prom
 }
 
 /** `secrets rotate session-key` against the deployed secret: a new signing key, the old ones verify on. */
-export async function rotateKeyRingSecret(store: SecretStore, arn: string): Promise<{ rotated: true; keyId: string }> {
+export async function rotateKeyRingSecret(
+  store: SecretStore,
+  arn: string,
+): Promise<{ rotated: true; keyId: string; ring: KeyRing }> {
   const { document, keyId } = rotateKeyRingDocument(await store.get(arn));
   await store.put(arn, document);
-  return { rotated: true, keyId };
+  return { rotated: true, keyId, ring: parseKeyRingDocument(document) };
 }
 
 /** The app's KeyRingSource over the secret (wrap in cachedKeyRingSource). */

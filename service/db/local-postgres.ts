@@ -172,7 +172,11 @@ export async function initCluster(dataDir: string, password: string): Promise<vo
   }
 }
 
-/** `extraOptions`: more server settings, e.g. ['-c ssl=on'] (tests of TLS). */
+/**
+ * `extraOptions`: more server settings, e.g. ['-c ssl=on'] (tests of TLS), ['-c fsync=off'] (the
+ * test server: throwaway data). By default PostgreSQL's own fsync=on: an acknowledged write
+ * survives a power cut.
+ */
 export async function startCluster(dataDir: string, port: number, extraOptions: string[] = []): Promise<void> {
   const { pgCtl } = await binaries();
   const ids = await postgresIds();
@@ -188,7 +192,7 @@ export async function startCluster(dataDir: string, port: number, extraOptions: 
       '-l',
       path.join(dataDir, 'server.log'),
       '-o',
-      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 -c fsync=off ${extraOptions.join(' ')}`.trim(),
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 ${extraOptions.join(' ')}`.trim(),
     ],
     { ...ids, env: { ...process.env, LC_ALL: 'C' } },
   );
@@ -202,7 +206,7 @@ export async function stopCluster(dataDir: string): Promise<void> {
 
 /**
  * Start (or attach to) the local instance under `home` and return its URL.
- * `fsync=off` above: this is a developer database, and it makes migrations and tests fast.
+ * Durable (fsync on): it holds the real accounts, applications and tokens of a self-hosted install.
  */
 export async function ensureLocalPostgres(
   home: string,

@@ -9,13 +9,29 @@ export const ADDRESS_WINDOW_SECONDS = 60;
 
 const addressKey = (address: string) => `failures:addr:${address}`;
 
+/** A throttled address: what GitLab's RateLimit-* headers report (Gitlab::RackAttack). */
+export interface Throttle {
+  /** Seconds until the window ends (Retry-After). */
+  retryAfter: number;
+  /** Failures allowed per window. */
+  limit: number;
+  /** Failures counted in the current window. */
+  observed: number;
+  /** When the window ends. */
+  resetAt: Date;
+}
+
 /**
- * Seconds until `address` may try again when it has used up its failures in the current window,
- * else undefined. Checked before the credential check, so a correct password does not get through
+ * The throttle on `address` when it has used up its failures in the current window, else
+ * undefined. Checked before the credential check, so a correct password does not get through
  * either (no probing while blocked).
  */
-export const addressRetryAfter = (db: DbOrTrx, address: string): Promise<number | undefined> =>
-  keyRetryAfter(db, addressKey(address), ADDRESS_FAILURE_LIMIT, ADDRESS_WINDOW_SECONDS);
+export const addressThrottle = (db: DbOrTrx, address: string): Promise<Throttle | undefined> =>
+  keyThrottle(db, addressKey(address), ADDRESS_FAILURE_LIMIT, ADDRESS_WINDOW_SECONDS);
+
+/** Seconds until `address` may try again when it has used up its failures, else undefined. */
+export const addressRetryAfter = async (db: DbOrTrx, address: string): Promise<number | undefined> =>
+  (await addressThrottle(db, address))?.retryAfter;
 
 /** Count one failure for `address` (one atomic upsert: concurrent failures all count). */
 export const recordAddressFailure = (db: DbOrTrx, address: string): Promise<void> =>
@@ -25,12 +41,20 @@ export const recordAddressFailure = (db: DbOrTrx, address: string): Promise<void
  * The same fixed-window counter under any key (e.g. user-code guesses per web session): seconds
  * until the key may try again once `limit` failures were counted in the current window, else undefined.
  */
-export async function keyRetryAfter(
+export const keyRetryAfter = async (
   db: DbOrTrx,
   key: string,
   limit: number,
   windowSeconds: number,
-): Promise<number | undefined> {
+): Promise<number | undefined> => (await keyThrottle(db, key, limit, windowSeconds))?.retryAfter;
+
+/** The throttle on `key` once `limit` failures were counted in the current window, else undefined. */
+export async function keyThrottle(
+  db: DbOrTrx,
+  key: string,
+  limit: number,
+  windowSeconds: number,
+): Promise<Throttle | undefined> {
   const row = await db
     .selectFrom('rate_limit_counters')
     .select([
@@ -40,7 +64,8 @@ export async function keyRetryAfter(
     .where('key', '=', key)
     .executeTakeFirst();
   if (!row || Number(row.remaining) <= 0 || row.count < limit) return undefined;
-  return Math.max(1, Math.ceil(Number(row.remaining)));
+  const retryAfter = Math.max(1, Math.ceil(Number(row.remaining)));
+  return { retryAfter, limit, observed: row.count, resetAt: new Date(Date.now() + retryAfter * 1000) };
 }
 
 /** Count one failure under `key` (one atomic upsert: concurrent failures all count). */

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 import { safeEqual } from './secrets';
+import { resealTotpSecrets } from './totp-secrets';
 
 /**
  * How long a retired key keeps verifying: longer than the longest web session (7 days), so a
@@ -95,6 +96,8 @@ export interface RotationResult {
   retired: number;
   /** Aged-out keys removed. */
   removed: number;
+  /** TOTP secrets re-encrypted under the new key. */
+  resealedTotpSecrets: number;
 }
 
 /**
@@ -121,7 +124,10 @@ export async function rotateSessionKey(db: DbOrTrx, actor = 'system'): Promise<R
       .values({ purpose: 'session', secret: newSecret(), created_at: now })
       .returning('id')
       .executeTakeFirstOrThrow();
+    // TOTP secrets follow the signing key, so no secret depends on a key that will age out.
+    const resealed = await resealTotpSecrets(trx, makeKeyRing(await selectKeys(trx)));
     const result: RotationResult = {
+      resealedTotpSecrets: resealed,
       rotated: true,
       keyId: String(key.id),
       retired: Number(retired.numUpdatedRows),
@@ -132,7 +138,7 @@ export async function rotateSessionKey(db: DbOrTrx, actor = 'system'): Promise<R
       action: 'service_key.rotate',
       targetType: 'service_key',
       targetId: result.keyId,
-      details: { purpose: 'session', retired: result.retired },
+      details: { purpose: 'session', retired: result.retired, resealed_totp_secrets: resealed },
     });
     return result;
   };
@@ -218,6 +224,8 @@ export function cachedKeyRingSource(source: KeyRingSource, ttlMs = 60_000, minRe
       if (current && Date.now() - loadedAt < minRefreshMs) return current;
       return reload();
     },
+    /** Reload now, whatever the rate limit: for key ids read from our own database, not a request. */
+    reload,
   };
 }
 

@@ -4,9 +4,11 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
-import { addressRetryAfter, recordAddressFailure } from './rate-limit';
+import { addressThrottle, recordAddressFailure, type Throttle } from './rate-limit';
+import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
+import { openTotpSecret, sealTotpSecret } from './totp-secrets';
 import { findUserById, findUserByLogin } from './users';
 
 export const ACCOUNT_FAILURE_LIMIT = 10;
@@ -15,7 +17,7 @@ export const ACCOUNT_LOCK_SECONDS = 600;
 export type CredentialResult =
   | { ok: true; user: User }
   | { ok: false; reason: 'invalid' | 'locked' | 'blocked' }
-  | { ok: false; reason: 'rate_limited'; retryAfter: number };
+  | { ok: false; reason: 'rate_limited'; retryAfter: number; throttle: Throttle };
 
 export interface PasswordCheckInput {
   login: string;
@@ -29,8 +31,8 @@ const isLocked = (user: Pick<User, 'locked_until'>, now = Date.now()) =>
 
 /** Check a login (username or e-mail) and password. Always spends one password hash of work. */
 export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Promise<CredentialResult> {
-  const retryAfter = await addressRetryAfter(db, input.address);
-  if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
+  const throttle = await addressThrottle(db, input.address);
+  if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
   const user = input.login ? await findUserByLogin(db, input.login) : undefined;
   // Verify even without a user (against a dummy hash): "no such user" costs the same time.
   const passwordOk = await verifyPassword(input.password, user?.password_hash);
@@ -53,13 +55,34 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
   return { ok: true, user: await afterGoodPassword(db, user, input.password) };
 }
 
-/**
- * The TOTP step (RFC 6238): ±1 step, and a used step can never be used again (atomic). A
- * recovery code (16 hex characters) is accepted instead, once.
- */
-export async function checkOtp(db: DbOrTrx, userId: number, code: string, address: string): Promise<CredentialResult> {
-  const retryAfter = await addressRetryAfter(db, address);
-  if (retryAfter !== undefined) return { ok: false, reason: 'rate_limited', retryAfter };
+/** Where the TOTP sealing keys come from; `refresh` reloads after a rotation made elsewhere. */
+export interface KeyRingLoader {
+  load(): Promise<KeyRing>;
+  refresh?(): Promise<KeyRing>;
+}
+
+async function openUserSecret(keys: KeyRingLoader, userId: number, stored: string) {
+  let ring = await keys.load();
+  try {
+    return { ring, ...openTotpSecret(ring, userId, stored) };
+  } catch (err) {
+    // A key rotated in elsewhere (unknown id), or a ring cached from before a key was replaced:
+    // reload once and try again.
+    if (!keys.refresh) throw err;
+    ring = await keys.refresh();
+    return { ring, ...openTotpSecret(ring, userId, stored) };
+  }
+}
+
+export async function checkOtp(
+  db: DbOrTrx,
+  userId: number,
+  code: string,
+  address: string,
+  keys: KeyRingLoader = { load: () => loadSessionKeyRing(db) },
+): Promise<CredentialResult> {
+  const throttle = await addressThrottle(db, address);
+  if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
   const user = await findUserById(db, userId);
   if (!user?.otp_secret) return { ok: false, reason: 'invalid' };
   if (isLocked(user)) {
@@ -73,11 +96,8 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
     await recordAddressFailure(db, address);
     return { ok: false, reason: 'invalid' };
   }
-  const step = verifyTotp(
-    user.otp_secret,
-    code.trim(),
-    user.otp_last_step === null ? null : Number(user.otp_last_step),
-  );
+  const opened = await openUserSecret(keys, user.id, user.otp_secret);
+  const step = verifyTotp(opened.secret, code.trim(), user.otp_last_step === null ? null : Number(user.otp_last_step));
   // The conditional update is the replay guard under concurrency: of two requests with one code,
   // only one moves otp_last_step forward.
   const claimed =
@@ -94,6 +114,15 @@ export async function checkOtp(db: DbOrTrx, userId: number, code: string, addres
     await recordAccountFailure(db, user.id);
     await recordAddressFailure(db, address);
     return { ok: false, reason: 'invalid' };
+  }
+  if (opened.stale) {
+    // In clear (enrolled before encryption) or under an older key: sealed under the signing key now.
+    await db
+      .updateTable('users')
+      .set({ otp_secret: sealTotpSecret(opened.ring, user.id, opened.secret) })
+      .where('id', '=', user.id)
+      .where('otp_secret', '=', user.otp_secret)
+      .execute();
   }
   return { ok: true, user: await resetFailures(db, user) };
 }

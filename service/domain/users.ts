@@ -4,7 +4,9 @@ import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
+import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
+import { sealTotpSecret } from './totp-secrets';
 
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
 const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -250,13 +252,17 @@ export async function setTwoFactor(
   username: string,
   on: boolean,
   actor = 'system',
+  /** The service key ring that seals the secret (default: the database's; deployed: Secrets Manager's). */
+  keyRing?: KeyRing,
 ): Promise<TwoFactorResult> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
     const secret = on ? newTotpSecret() : null;
+    // Only sealed at rest (AES-256-GCM); the clear secret is shown once, to the enrolling admin.
+    const stored = secret ? sealTotpSecret(keyRing ?? (await loadSessionKeyRing(db)), user.id, secret) : null;
     const updated = await db
       .updateTable('users')
-      .set({ otp_secret: secret, otp_last_step: null, updated_at: new Date() })
+      .set({ otp_secret: stored, otp_last_step: null, updated_at: new Date() })
       .where('id', '=', user.id)
       .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();

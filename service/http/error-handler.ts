@@ -2,10 +2,12 @@
 // GitLab {"message"} errors, {"error":"404 Not Found"} for unknown /api/v4 routes) and an
 // opaque 500 that never leaks a stack, SQL or internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable';
 import { DomainError, RateLimitedError } from '../domain/errors';
-import { OAuthError } from '../oauth/errors';
+import { OAuthError, TemporarilyUnavailable } from '../oauth/errors';
 import { isApiPath } from './api-content-type';
 import { ApiError } from './errors';
+import { sendPlainPage } from './plain-page';
 
 const isOAuthPath = (url: string) => url.startsWith('/oauth/');
 
@@ -41,6 +43,13 @@ export function registerErrorHandlers(app: FastifyInstance): void {
       if (fe.statusCode === 429) return reply.code(429).send({ message: 'Retry later' });
       return reply.code(fe.statusCode).send(isApiPath(request.url) ? { error: message } : { message });
     }
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn(
+        { err: { message: err.message, code: (err as { code?: unknown }).code } },
+        'database unavailable',
+      );
+      return sendUnavailable(request, reply);
+    }
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ message: '500 Internal Server Error' });
   });
@@ -49,6 +58,26 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     if (isApiPath(request.url)) return reply.code(404).send({ error: '404 Not Found' });
     return reply.code(404).send({ message: '404 Not Found' });
   });
+}
+
+/**
+ * 503 + Retry-After while the database is down, in the shape of the surface asked: the API's
+ * {"message"}, OAuth's temporarily_unavailable (Doorkeeper's description), an HTML page for
+ * browsers (the web pages and the authorization endpoint).
+ */
+function sendUnavailable(request: FastifyRequest, reply: FastifyReply) {
+  reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS)).header('cache-control', 'no-store');
+  const path = request.url.split('?')[0];
+  if (isApiPath(request.url)) return reply.send({ message: '503 Service Unavailable' });
+  if (isOAuthPath(request.url) && path !== '/oauth/authorize') {
+    return reply.header('pragma', 'no-cache').send(new TemporarilyUnavailable().toJSON());
+  }
+  return sendPlainPage(
+    reply,
+    503,
+    'Service unavailable',
+    'Lanyard cannot reach its database right now. Please try again in a few seconds.',
+  );
 }
 
 /** GitLab's style for a bad parameter: "<param> is invalid" / "<param> is missing". */

@@ -2,12 +2,13 @@
 // an allow-list of the flat form keys each route reads (`user[login]`, `authenticity_token`).
 //
 // Fastify's Ajv drops undeclared keys (removeAdditional) and coerces scalars to strings, so a
-// handler only ever sees declared fields. A body that does not fit (a repeated field, a JSON
-// array) is not answered with Fastify's 400 JSON: these routes answer in HTML, and their own
-// rules already cover it (a non-string value reads as absent, so a repeated CSRF token is the
-// same 422 page as a missing one). The body's validation error is therefore attached and left to
-// the handler; a params error still goes to the root error handler as before.
-import type { FastifyRequest, RouteShorthandOptions } from 'fastify';
+// handler only ever sees declared fields. A declared single-valued field sent more than once is
+// refused with a 400 HTML page (scalars only where the form says scalar: issue 11), never
+// Fastify's 400 JSON. Any other misfit (an empty body, a JSON array) is left to the handler, whose
+// own rules cover it (a missing CSRF token is its 422 page). The consent form opts out of the
+// 400 page: a repeated authorization parameter is an OAuth error sent back to the client.
+import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { sendPlainPage } from './plain-page';
 import { CSRF_FIELD } from './session';
 
 const STRING = { type: 'string' } as const;
@@ -33,9 +34,47 @@ export function formBodySchema({ strings, arrays = [] }: FormFields) {
   } as const;
 }
 
-async function rethrowUnlessBody(request: FastifyRequest): Promise<void> {
-  const err = request.validationError;
-  if (err && err.validationContext !== 'body') throw err;
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The public URL's origin (PUBLIC_URL), for the Origin check of form posts. */
+    publicOrigin: string;
+  }
+}
+
+/**
+ * Defence in depth behind the CSRF token: a form post that names its origin (Origin, else
+ * Referer) must come from this site, the public URL's origin or the one the browser used (Host).
+ * No header at all is allowed (some clients and privacy settings send neither).
+ */
+export function crossOrigin(request: FastifyRequest): boolean {
+  let origin = request.headers.origin;
+  if (origin === undefined) {
+    const referer = request.headers.referer;
+    if (!referer) return false;
+    try {
+      origin = new URL(referer).origin;
+    } catch {
+      return true;
+    }
+  }
+  const own = [request.server.publicOrigin, `${request.protocol}://${request.headers.host ?? ''}`];
+  return !own.includes(origin);
+}
+
+function rethrowUnlessBody(rejectRepeated: boolean) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (crossOrigin(request)) {
+      await sendPlainPage(reply, 403, 'Forbidden', 'This form was sent from another site.');
+      return;
+    }
+    const err = request.validationError as (Error & { validationContext?: string; validation?: unknown[] }) | undefined;
+    if (!err) return;
+    if (err.validationContext !== 'body') throw err;
+    const fieldErrors = (err.validation ?? []) as Array<{ instancePath: string; keyword: string }>;
+    if (rejectRepeated && fieldErrors.some((e) => e.instancePath !== '' && e.keyword === 'type')) {
+      await sendPlainPage(reply, 400, 'Bad request', 'A field of this form was sent more than once.');
+    }
+  };
 }
 
 /**
@@ -45,10 +84,11 @@ async function rethrowUnlessBody(request: FastifyRequest): Promise<void> {
 export function formRouteOptions(
   fields: FormFields,
   schema: Omit<NonNullable<RouteShorthandOptions['schema']>, 'body'> = {},
+  { rejectRepeated = true }: { rejectRepeated?: boolean } = {},
 ): RouteShorthandOptions {
   return {
     schema: { ...schema, body: formBodySchema(fields) },
     attachValidation: true,
-    preHandler: rethrowUnlessBody,
+    preHandler: rethrowUnlessBody(rejectRepeated),
   };
 }

@@ -1,7 +1,10 @@
 // Web sessions over HTTP: the `_lanyard_session` cookie (HttpOnly, SameSite=Lax, Secure behind
-// HTTPS) carries `<random id>.<HMAC>` signed with the session key ring; the row lives in
-// web_sessions (domain/sessions.ts). CSRF tokens are an HMAC of the session id under the same
-// ring: bound to the session, renewed with it at sign-in, verifiable on any Lambda instance.
+// HTTPS). Signed in, it carries `<random id>.<HMAC>` signed with the session key ring and the row
+// lives in web_sessions (domain/sessions.ts). Before sign-in nothing is stored: the cookie itself
+// is the session, `<nonce>.<expiry>.<data>.<HMAC>` (the return path, the pending TOTP step), so an
+// anonymous visitor costs no database write (issue 11: cookie-less GETs grew the table without
+// bound). CSRF tokens are an HMAC of the session id (or nonce) under the same ring: bound to the
+// session, renewed with it at sign-in, verifiable on any Lambda instance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config';
@@ -14,7 +17,9 @@ import {
   type KeyRing,
   type KeyRingSource,
 } from '../domain/service-keys';
+import { randomBytes } from 'node:crypto';
 import {
+  ANONYMOUS_SESSION_SECONDS,
   createSession,
   deleteSession,
   findSession,
@@ -24,6 +29,10 @@ import {
 } from '../domain/sessions';
 
 export const SESSION_COOKIE = '_lanyard_session';
+/** An anonymous session's data larger than this (a very long return path) drops the return path. */
+const MAX_ANONYMOUS_DATA = 3000;
+const ANONYMOUS_COOKIE = /^([0-9a-f]{32})\.(\d{1,12})\.([A-Za-z0-9_-]{0,4000})\.([A-Za-z0-9_-]{43})$/;
+const anonymousSessions = new WeakSet<WebSession>();
 export const CSRF_FIELD = 'authenticity_token';
 
 declare module 'fastify' {
@@ -58,6 +67,8 @@ export class SessionManager {
 
   async #read(request: FastifyRequest): Promise<WebSession | undefined> {
     const value = request.cookies?.[SESSION_COOKIE];
+    const anonymous = value ? ANONYMOUS_COOKIE.exec(value) : null;
+    if (anonymous) return this.#readAnonymous(anonymous);
     const m = value ? /^([0-9a-f]{64})\.([A-Za-z0-9_-]{43})$/.exec(value) : null;
     if (!m) return undefined;
     const [, id, signature] = m;
@@ -65,12 +76,37 @@ export class SessionManager {
     return findSession(this.db, id);
   }
 
-  /** The session, created (anonymous) when there is none: forms need one for their CSRF token. */
+  async #readAnonymous([, nonce, expiry, payload, signature]: RegExpExecArray): Promise<WebSession | undefined> {
+    const expiresAt = new Date(Number(expiry) * 1000);
+    if (!(await this.#verify('anonymous-session', `${nonce}.${expiry}.${payload}`, signature))) return undefined;
+    if (expiresAt.getTime() <= Date.now()) return undefined;
+    let data: SessionData;
+    try {
+      data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
+    const session: WebSession = { id: nonce, userId: null, data, expiresAt };
+    anonymousSessions.add(session);
+    return session;
+  }
+
+  /**
+   * The session, created (anonymous, in the cookie only) when there is none: forms need one for
+   * their CSRF token. No database write.
+   */
   async ensure(request: FastifyRequest, reply: FastifyReply, data: SessionData = {}): Promise<WebSession> {
     const existing = await this.read(request);
     if (existing) return existing;
-    const session = await createSession(this.db, null, data);
-    await this.#setCookie(reply, session);
+    const session: WebSession = {
+      id: randomBytes(16).toString('hex'),
+      userId: null,
+      data,
+      expiresAt: new Date(Math.floor(Date.now() / 1000 + ANONYMOUS_SESSION_SECONDS) * 1000),
+    };
+    anonymousSessions.add(session);
+    await this.#setAnonymousCookie(reply, session);
     this.#loaded.set(request, Promise.resolve(session));
     return session;
   }
@@ -86,22 +122,34 @@ export class SessionManager {
     data: SessionData = {},
   ): Promise<WebSession> {
     const old = await this.read(request);
-    if (old) await deleteSession(this.db, old.id);
+    if (old && !anonymousSessions.has(old)) await deleteSession(this.db, old.id);
     const session = await createSession(this.db, userId, data);
     await this.#setCookie(reply, session);
     this.#loaded.set(request, Promise.resolve(session));
     return session;
   }
 
-  save(session: WebSession): Promise<void> {
+  /** Store the session's data: in its row, or (anonymous) in a re-signed cookie on `reply`. */
+  save(session: WebSession, reply?: FastifyReply): Promise<void> {
+    if (anonymousSessions.has(session)) {
+      // Signed-in pages (flash, 2FA enrolment) pass no reply: they never hold an anonymous session.
+      if (!reply) throw new Error('an anonymous session is saved in its cookie: pass the reply');
+      return this.#setAnonymousCookie(reply, session);
+    }
     return saveSessionData(this.db, session);
   }
 
   async destroy(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const session = await this.read(request);
-    if (session) await deleteSession(this.db, session.id);
+    if (session && !anonymousSessions.has(session)) await deleteSession(this.db, session.id);
     reply.clearCookie(SESSION_COOKIE, this.#cookieOptions());
     this.#loaded.set(request, Promise.resolve(undefined));
+  }
+
+  /** The service key ring (cached), for what else it keys: TOTP secrets at rest. */
+  keyRing(): { load(): Promise<KeyRing>; refresh(): Promise<KeyRing> } {
+    // A sealed secret's key id comes from the database, not from a request: reload at once.
+    return { load: () => this.#ring.load(), refresh: () => this.#ring.reload() };
   }
 
   async csrfToken(session: WebSession): Promise<string> {
@@ -130,6 +178,18 @@ export class SessionManager {
       ...this.#cookieOptions(),
       expires: session.expiresAt,
     });
+  }
+
+  async #setAnonymousCookie(reply: FastifyReply, session: WebSession): Promise<void> {
+    let payload = Buffer.from(JSON.stringify(session.data)).toString('base64url');
+    if (payload.length > MAX_ANONYMOUS_DATA) {
+      const { return_to: _dropped, ...rest } = session.data;
+      payload = Buffer.from(JSON.stringify(rest)).toString('base64url');
+    }
+    const expiry = String(Math.floor(session.expiresAt.getTime() / 1000));
+    const signed = `${session.id}.${expiry}.${payload}`;
+    const signature = signWithRing(await this.#ring.load(), 'anonymous-session', signed);
+    reply.setCookie(SESSION_COOKIE, `${signed}.${signature}`, { ...this.#cookieOptions(), expires: session.expiresAt });
   }
 
   #cookieOptions() {

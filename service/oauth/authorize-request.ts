@@ -5,7 +5,7 @@
 import type { Db } from '../db/schema';
 import { findApplicationByUid, type ApplicationRecord } from '../domain/applications';
 import { matchRedirectUri } from '../domain/redirect-uris';
-import { stringParam } from '../shared/params';
+import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidRequest, OAuthError, UnsupportedResponseType } from './errors';
 import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
 import { resolveScopes } from './scope';
@@ -59,11 +59,11 @@ export const ERROR_PAGE_DESCRIPTIONS = {
 
 export async function validateAuthorizeRequest(db: Db, params: Record<string, unknown>): Promise<AuthorizeRequest> {
   // RFC 6749 §3.1: a parameter sent twice is malformed; for the client and redirect URI that is an error page.
-  const clientId = stringParam(params, 'client_id');
+  const clientId = nonScalarParam(params, ['client_id']) ? undefined : stringParam(params, 'client_id');
   const application = clientId ? await findApplicationByUid(db, clientId) : undefined;
   if (!application)
     return { kind: 'error_page', error: 'invalid_client', description: ERROR_PAGE_DESCRIPTIONS.invalid_client };
-  const redirectUri = stringParam(params, 'redirect_uri');
+  const redirectUri = nonScalarParam(params, ['redirect_uri']) ? undefined : stringParam(params, 'redirect_uri');
   if (!redirectUri || !matchRedirectUri(application.redirect_uris, redirectUri)) {
     return {
       kind: 'error_page',
@@ -73,7 +73,7 @@ export async function validateAuthorizeRequest(db: Db, params: Record<string, un
   }
   const state = stringParam(params, 'state');
   try {
-    if (AUTHORIZE_PARAMETERS.some((name) => Array.isArray(params[name]))) throw new InvalidRequest();
+    if (nonScalarParam(params, AUTHORIZE_PARAMETERS)) throw new InvalidRequest();
     const responseType = stringParam(params, 'response_type');
     if (!responseType) throw new InvalidRequest();
     // `token` (implicit) and everything else: only the code flow exists here (RFC 9700 §2.1.2).

@@ -2,11 +2,10 @@
 // (wins when present) or client_id/client_secret in the body; public clients send client_id only.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
-import { RateLimitedError } from '../domain/errors';
 import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
-import { addressRetryAfter, recordAddressFailure } from '../domain/rate-limit';
-import { stringParam } from '../shared/params';
-import { InvalidClient, InvalidRequest } from './errors';
+import { addressThrottle, recordAddressFailure } from '../domain/rate-limit';
+import { nonScalarParam, stringParam } from '../shared/params';
+import { InvalidClient, InvalidRequest, TooManyRequests } from './errors';
 
 export const BASIC_REALM = 'Doorkeeper';
 
@@ -33,6 +32,9 @@ function formDecode(text: string): string {
   return decodeURIComponent(text.replace(/\+/g, ' '));
 }
 
+/** The client's body parameters (RFC 6749 §2.3.1): single values only. */
+export const CLIENT_PARAMETERS = ['client_id', 'client_secret'] as const;
+
 /** The credentials the request carries, or undefined when it carries none. */
 export function readClientCredentials(
   request: FastifyRequest,
@@ -57,7 +59,7 @@ export function readClientCredentials(
       throw err;
     }
   }
-  if (Array.isArray(params.client_id) || Array.isArray(params.client_secret)) throw new InvalidRequest();
+  if (nonScalarParam(params, CLIENT_PARAMETERS)) throw new InvalidRequest();
   const clientId = stringParam(params, 'client_id');
   if (!clientId) return undefined;
   const clientSecret = stringParam(params, 'client_secret');
@@ -81,8 +83,8 @@ export async function authenticateClient(
     if (!application || application.confidential) throw new InvalidClient(basicRealm);
     return { application, method: 'none' };
   }
-  const retryAfter = await addressRetryAfter(db, address);
-  if (retryAfter !== undefined) throw new RateLimitedError(retryAfter);
+  const throttle = await addressThrottle(db, address);
+  if (throttle) throw new TooManyRequests(throttle);
   const application = await verifyApplicationSecret(db, credentials.clientId, credentials.clientSecret);
   if (!application) {
     await recordAddressFailure(db, address);

@@ -35,7 +35,8 @@ export type OAuthErrorCode =
   | 'insufficient_scope'
   | 'authorization_pending'
   | 'slow_down'
-  | 'expired_token';
+  | 'expired_token'
+  | 'temporarily_unavailable';
 
 export class OAuthError extends Error {
   readonly headers: Record<string, string> = {};
@@ -143,5 +144,37 @@ export class LoginRequired extends OAuthError {
 export class ConsentRequired extends OAuthError {
   constructor() {
     super('consent_required');
+  }
+}
+
+/**
+ * 429 in the OAuth error shape (GitLab's rack-attack answers a plain-text "Retry later"; OAuth
+ * clients parse JSON). `slow_down` is the RFC's own rate-limit code (RFC 8628 §3.5: "the client
+ * should slow down"); Retry-After and GitLab's RateLimit-* headers say for how long.
+ */
+export class TooManyRequests extends OAuthError {
+  constructor(throttle: { retryAfter: number; limit: number; observed: number; resetAt: Date }) {
+    super('slow_down', 429, 'Too many failed attempts. Retry later.');
+    const reset = Math.ceil(throttle.resetAt.getTime() / 1000);
+    Object.assign(this.headers, {
+      'Retry-After': String(throttle.retryAfter),
+      'RateLimit-Name': 'throttle_failed_credentials',
+      'RateLimit-Limit': String(throttle.limit),
+      'RateLimit-Observed': String(throttle.observed),
+      'RateLimit-Remaining': String(Math.max(0, throttle.limit - throttle.observed)),
+      'RateLimit-Reset': String(reset),
+      'RateLimit-ResetTime': new Date(reset * 1000).toUTCString(),
+    });
+  }
+}
+
+/** RFC 6749 §4.1.2.1's temporarily_unavailable, as a 503 (the database is down), Doorkeeper's wording. */
+export class TemporarilyUnavailable extends OAuthError {
+  constructor() {
+    super(
+      'temporarily_unavailable',
+      503,
+      'The authorization server is currently unable to handle the request due to a temporary overloading or maintenance of the server.',
+    );
   }
 }

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../db/schema';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable';
 
 export const healthRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
   app.get(
@@ -23,7 +24,10 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
         return reply.header('cache-control', 'no-store').send({ status: 'ok' });
       } catch (err) {
         request.log.warn({ err: { message: (err as Error).message } }, 'health check failed');
-        return reply.code(503).header('cache-control', 'no-store').send({ status: 'unavailable' });
+        return reply
+          .code(503)
+          .headers({ 'cache-control': 'no-store', 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) })
+          .send({ status: 'unavailable' });
       }
     },
   );

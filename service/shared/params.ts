@@ -12,6 +12,22 @@ export function mergedParams(request: FastifyRequest): Record<string, unknown> {
   return { ...query, ...body };
 }
 
+/**
+ * The first of `names` that the request sends as anything but one scalar: repeated (an array),
+ * a JSON array or object, or in bracket form (`level[]=custom`, `scope[x]=api`), which would
+ * otherwise read as "absent" and silently fall back to a default. Scalars only where the
+ * contract says scalar: the caller answers 400 in its surface's shape.
+ */
+export function nonScalarParam(params: Record<string, unknown>, names: readonly string[]): string | undefined {
+  const keys = Object.keys(params);
+  for (const name of names) {
+    const v = params[name];
+    if (v !== undefined && v !== null && typeof v === 'object') return name;
+    if (keys.some((k) => k.startsWith(`${name}[`))) return name;
+  }
+  return undefined;
+}
+
 /** A parameter as a single string: arrays (repeated parameters) are refused as undefined. */
 export function stringParam(params: Record<string, unknown>, name: string): string | undefined {
   const v = params[name];

@@ -10,6 +10,7 @@ import { verifyPassword } from '../../service/domain/passwords';
 import { findPersonalAccessTokenByToken } from '../../service/domain/personal-access-tokens';
 import { loadSessionKeyRing } from '../../service/domain/service-keys';
 import { totp, verifyTotp } from '../../service/domain/totp';
+import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
 import type { Db } from '../../service/db/schema';
 import { createTestDatabase, resetDatabase } from '../support/db';
@@ -276,8 +277,13 @@ describe('users', () => {
     expect(on.json.otpauth_uri).toBe(
       `otpauth://totp/Lanyard%3Aalice%40example.com?secret=${on.json.otp_secret}&issuer=Lanyard&algorithm=SHA1&digits=6&period=30`,
     );
+    // Stored sealed (AES-256-GCM under the key ring's signing key), never in clear.
     const stored = (await findUserByUsername(db, 'alice'))!;
-    expect(verifyTotp(stored.otp_secret!, totp(on.json.otp_secret), null)).toBeDefined();
+    const ring = await loadSessionKeyRing(db);
+    expect(stored.otp_secret).toMatch(new RegExp(`^totp1\\.${ring.signing.id}\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]+$`));
+    expect(stored.otp_secret).not.toContain(on.json.otp_secret);
+    const opened = openTotpSecret(ring, stored.id, stored.otp_secret!);
+    expect(verifyTotp(opened.secret, totp(on.json.otp_secret), null)).toBeDefined();
     const human = await run(['users', 'set-2fa', 'alice', 'on']);
     expect(human.out).toContain('otpauth://totp/');
     expect(human.out).toMatch(/[▀▄█]{20,}/); // the QR code, in half blocks

@@ -18,6 +18,7 @@ beforeAll(async () => {
       'lanyard:domainName': 'auth.example.com',
       'lanyard:certificateArn': 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
       'lanyard:alarmEmail': 'ops@example.com',
+      'lanyard:refreshReuseLeeway': '10',
     },
     'dev',
   );
@@ -53,6 +54,10 @@ describe('a disposable stack with a custom domain', () => {
       throttlingBurstLimit: 50,
     });
     expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.reservedConcurrentExecutions).toBe(50);
+    // The refresh retry leeway reaches the API function (and only it: nothing else issues tokens).
+    expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.environment.variables.REFRESH_REUSE_LEEWAY).toBe(
+      '10',
+    );
   });
 
   it('serves on the custom domain only, and mails the alarms', () => {

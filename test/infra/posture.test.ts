@@ -179,6 +179,7 @@ describe('functions', () => {
     expect(fn('api-fn').inputs.environment.variables.PUBLIC_URL).toBe(
       'https://abc123.execute-api.eu-west-1.amazonaws.com',
     );
+    expect(fn('api-fn').inputs.environment.variables.REFRESH_REUSE_LEEWAY).toBe('30');
   });
 
   it('hold the API within the database connection budget, and migrations to one at a time', () => {

@@ -36,6 +36,7 @@ describe('parseStackConfig', () => {
       wafRateLimit: 1000,
       wafCredentialRateLimit: 100,
       auditRetentionDays: 365,
+      refreshReuseLeeway: 30,
     });
   });
 
@@ -51,6 +52,8 @@ describe('parseStackConfig', () => {
       [{ vpcCidr: '10.0.0.0/8' }, /vpcCidr/],
       [{ apiReservedConcurrency: '0' }, /would stop the API/],
       [{ apiReservedConcurrency: '500' }, /exceeds what db.t4g.micro can serve/],
+      [{ refreshReuseLeeway: '61' }, /lanyard:refreshReuseLeeway must be an integer from 0 to 60 \(got "61"\)/],
+      [{ refreshReuseLeeway: '-1' }, /lanyard:refreshReuseLeeway must be an integer from 0 to 60/],
     ];
     for (const [raw, message] of bad) expect(() => parseStackConfig('x', raw)).toThrow(message);
     expect(parseStackConfig('x', { apiReservedConcurrency: '-1' }).apiReservedConcurrency).toBe(-1);

@@ -1,9 +1,15 @@
 // Replays and races on real PostgreSQL: a code is single-use and its replay revokes what it
-// issued; refresh rotation with replay revoking descendants; concurrent exchanges of one code
-// or one refresh token: exactly one wins (row locks, not luck).
+// issued; refresh rotation with replay revoking descendants; concurrent exchanges of one code:
+// exactly one wins (row locks, not luck). Concurrent presentations of one refresh token are
+// retries within the refresh reuse leeway (each gets a fresh pair); with the leeway at 0 exactly
+// one wins.
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { lockAuthorizationCode, markAuthorizationCodeUsed } from '../../service/domain/authorization-codes';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
+import { buildApp } from '../../service/app';
+import { testConfig } from '../support/app';
 import { resetDatabase } from '../support/db';
 import { obtainCode, WebClient } from './support/browser-like';
 import { errorBody } from './support/contract';
@@ -22,8 +28,23 @@ beforeEach(async () => {
   await web.signIn('alice', PASSWORD);
 });
 
-const token = (values: Record<string, string | undefined>) =>
-  f.app.inject({
+/** The same database served with the leeway turned off (REFRESH_REUSE_LEEWAY=0). */
+let noLeeway: FastifyInstance;
+beforeAll(async () => {
+  noLeeway = await buildApp({ db: f.db, config: testConfig({ refreshReuseLeeway: 0 }), logger: false });
+});
+afterAll(() => noLeeway?.close());
+
+/** Move every rotation `seconds` into the past: a presentation now is "later" than the leeway. */
+const ageRotations = (seconds: number) =>
+  f.db
+    .updateTable('oauth_access_tokens')
+    .set({ refreshed_at: sql`refreshed_at - make_interval(secs => ${seconds})` })
+    .where('refreshed_at', 'is not', null)
+    .execute();
+
+const token = (values: Record<string, string | undefined>, app = f.app) =>
+  app.inject({
     method: 'POST',
     url: '/oauth/token',
     headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
@@ -31,7 +52,7 @@ const token = (values: Record<string, string | undefined>) =>
   });
 const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
 const exchange = (code: string) => token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
-const refresh = (rt: string) => token({ grant_type: 'refresh_token', refresh_token: rt });
+const refresh = (rt: string, app = f.app) => token({ grant_type: 'refresh_token', refresh_token: rt }, app);
 
 describe('authorization code replay', () => {
   it('a second use fails with invalid_grant and revokes the tokens issued from the code, refreshed ones included', async () => {
@@ -107,6 +128,7 @@ describe('refresh token rotation', () => {
     // Rotation leaves the previous access tokens valid until they expire.
     for (const t of [t0, t1, t2, t3]) expect((await info(t.access_token)).statusCode).toBe(200);
 
+    await ageRotations(31); // past the default 30 s leeway: a replay, not a retry
     const replay = await refresh(t1.refresh_token);
     expect(replay.statusCode).toBe(400);
     expect(replay.json()).toEqual(errorBody('invalid_grant'));
@@ -115,10 +137,34 @@ describe('refresh token rotation', () => {
     expect((await refresh(t3.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
   });
 
-  it('concurrent refreshes of one refresh token: exactly one wins, and the winner stays valid', async () => {
+  it('concurrent refreshes of one refresh token within the leeway: each gets a fresh pair, nothing revoked; a later replay revokes them all', async () => {
+    const t0 = (await exchange(await obtainCode(web, c.clientId))).json();
+    const results = await Promise.all(Array.from({ length: 8 }, () => refresh(t0.refresh_token)));
+    expect(results.map((r) => r.statusCode)).toEqual(Array(8).fill(200));
+    const pairs = results.map((r) => r.json());
+    expect(new Set(pairs.map((p) => p.access_token)).size).toBe(8);
+    for (const p of [t0, ...pairs]) expect((await info(p.access_token)).statusCode).toBe(200);
+    // Every pair is a child of t0's row, in its family.
+    const children = await f.db
+      .selectFrom('oauth_access_tokens')
+      .select(['parent_id', 'family_id', 'revoked_at'])
+      .where('parent_id', 'is not', null)
+      .execute();
+    expect(children).toEqual(Array(8).fill({ parent_id: 1, family_id: 1, revoked_at: null }));
+    // Any of them rotates on normally.
+    const next = (await refresh(pairs[3].refresh_token)).json();
+    expect((await info(next.access_token)).statusCode).toBe(200);
+    // Later, t0's refresh token is a replay: every pair handed out for it dies, and their descendants.
+    await ageRotations(31);
+    expect((await refresh(t0.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+    for (const p of [...pairs, next]) expect((await info(p.access_token)).statusCode).toBe(401);
+    expect((await info(t0.access_token)).statusCode).toBe(200);
+  });
+
+  it('with the leeway at 0, concurrent refreshes of one refresh token: exactly one wins, and the winner stays valid', async () => {
     for (let round = 0; round < 3; round++) {
       const t0 = (await exchange(await obtainCode(web, c.clientId))).json();
-      const results = await Promise.all(Array.from({ length: 8 }, () => refresh(t0.refresh_token)));
+      const results = await Promise.all(Array.from({ length: 8 }, () => refresh(t0.refresh_token, noLeeway)));
       const winners = results.filter((r) => r.statusCode === 200);
       expect(winners).toHaveLength(1);
       for (const r of results.filter((r) => r.statusCode !== 200)) {
@@ -139,9 +185,9 @@ describe('refresh token rotation', () => {
           .execute(),
       ).toHaveLength(1);
       // The winner's refresh token rotates on normally.
-      expect((await refresh(win.refresh_token)).statusCode).toBe(200);
+      expect((await refresh(win.refresh_token, noLeeway)).statusCode).toBe(200);
       // Sent again now, after the rotation, the old refresh token is a replay: descendants revoked.
-      expect((await refresh(t0.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+      expect((await refresh(t0.refresh_token, noLeeway)).json()).toEqual(errorBody('invalid_grant'));
       expect((await info(win.access_token)).statusCode).toBe(401);
     }
   });

@@ -33,7 +33,8 @@ async function startEmbedded(): Promise<TestPostgres> {
   const password = 'test';
   await initCluster(dataDir, password);
   const port = await freePort();
-  await startCluster(dataDir, port);
+  // Throwaway data: fsync off keeps the suite fast (npm start's database keeps it on).
+  await startCluster(dataDir, port, ['-c fsync=off']);
   return {
     adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     kind: 'embedded',

@@ -1,5 +1,6 @@
-// The web forms' body schemas (service/http/form-body.ts): undeclared fields are dropped, and a
-// body that does not fit the schema still gets the route's own HTML answer, never Fastify's 400.
+// The web forms' body schemas (service/http/form-body.ts): undeclared fields are dropped, a
+// single-valued field sent twice is a 400 HTML page (issue 11: scalars only where the form says
+// scalar), and any other misfit gets the route's own HTML answer, never Fastify's 400 JSON.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resetDatabase } from '../support/db';
 import { authorizeUrl, consentFields, WebClient } from '../oauth/support/browser-like';
@@ -22,7 +23,7 @@ const html = (res: { statusCode: number; headers: Record<string, unknown> }, sta
 };
 
 describe('sign-in and sign-out', () => {
-  it('a repeated authenticity_token is the same 422 page as a missing one', async () => {
+  it('a repeated authenticity_token is the 400 page', async () => {
     const token = WebClient.csrf((await web.get('/users/sign_in')).body);
     const res = await web.postRaw(
       '/users/sign_in',
@@ -33,11 +34,11 @@ describe('sign-in and sign-out', () => {
         ['user[password]', PASSWORD],
       ]).toString(),
     );
-    html(res, 422);
-    expect(res.body).toContain('Invalid or missing authenticity token');
+    html(res, 400);
+    expect(res.body).toContain('A field of this form was sent more than once.');
   });
 
-  it('a repeated login is a failed sign-in (401 form with the generic error), not a 400', async () => {
+  it('a repeated login is the 400 page, not a sign-in attempt (no failure counted)', async () => {
     const token = WebClient.csrf((await web.get('/users/sign_in')).body);
     const res = await web.postRaw(
       '/users/sign_in',
@@ -48,8 +49,10 @@ describe('sign-in and sign-out', () => {
         ['user[password]', PASSWORD],
       ]).toString(),
     );
-    html(res, 401);
-    expect(res.body).toContain('Invalid login or password.');
+    html(res, 400);
+    expect(res.body).toContain('A field of this form was sent more than once.');
+    const row = await f.db.selectFrom('users').select('failed_attempts').executeTakeFirstOrThrow();
+    expect(row.failed_attempts).toBe(0);
   });
 
   it('undeclared fields are ignored: the sign-in still succeeds', async () => {
@@ -102,7 +105,7 @@ describe('/profile/applications', () => {
     expect(row).toEqual({ scopes: ['read_user'], trusted: false, confidential: false });
   });
 
-  it('a repeated name is the form again with its error (422), not a 400', async () => {
+  it('a repeated name is the 400 page; nothing is created', async () => {
     const token = WebClient.csrf((await web.get('/profile/applications')).body);
     const res = await web.postRaw(
       '/profile/applications',
@@ -114,7 +117,7 @@ describe('/profile/applications', () => {
         [`${F}[scopes][]`, 'api'],
       ]).toString(),
     );
-    html(res, 422);
+    html(res, 400);
     expect(await f.db.selectFrom('oauth_applications').select('id').execute()).toEqual([]);
   });
 

@@ -12,7 +12,7 @@ import { WebClient } from '../oauth/support/browser-like';
 import { form, FORM, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
 const f = useFixture();
-beforeEach(() => resetDatabase(f.db));
+beforeEach(() => resetDatabase(f.db, ['service_keys']));
 
 const signedInAs = async (web: WebClient) => {
   const res = await web.get('/profile/applications');
@@ -30,8 +30,9 @@ describe('sign-in form', () => {
       expect(page.body).toContain('name="user[login]"');
       expect(page.body).toContain('name="user[password]"');
       const cookie = String(page.headers['set-cookie']);
+      // Before sign-in the cookie is the whole (anonymous) session: nonce, expiry, data, HMAC.
       expect(cookie).toMatch(
-        /^_lanyard_session=[0-9a-f]{64}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/,
+        /^_lanyard_session=[0-9a-f]{32}\.\d+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/,
       );
       const before = web.cookies.get('_lanyard_session');
       const res = await web.post('/users/sign_in', {
@@ -42,6 +43,8 @@ describe('sign-in form', () => {
       expect(res.statusCode).toBe(302);
       expect(res.headers.location).toBe('/profile/applications');
       expect(web.cookies.get('_lanyard_session')).not.toBe(before); // no session fixation
+      // Signed in: a random id (its digest is the web_sessions row) and its HMAC.
+      expect(web.cookies.get('_lanyard_session')).toMatch(/^[0-9a-f]{64}\.[A-Za-z0-9_-]{43}$/);
       expect(await signedInAs(web)).toBe('alice');
     }
     const users = await f.db.selectFrom('users').select(['current_sign_in_at']).execute();

@@ -4,12 +4,11 @@
 // A public client naming itself by client_id alone is refused (unauthorized_client): a public
 // client_id is no credential, so anyone could mint password-grant tokens in that app's name.
 // Scripts that have no application send no client_id at all.
-import { RateLimitedError } from '../../domain/errors';
 import { API_SCOPES } from '../../domain/scopes';
 import { issueAccessToken } from '../../domain/oauth-tokens';
 import { checkPassword } from '../../domain/sign-in';
 import { twoFactorEnabled } from '../../domain/users';
-import { InvalidGrant, InvalidRequest, UnauthorizedClient } from '../errors';
+import { InvalidGrant, InvalidRequest, TooManyRequests, UnauthorizedClient } from '../errors';
 import { resolveScopes } from '../scope';
 import type { Grant, GrantContext, GrantResult } from './types';
 
@@ -25,7 +24,7 @@ export async function handler({ db, params, client, address }: GrantContext): Pr
   const scopes = resolveScopes(params.scope, client?.application.scopes ?? API_SCOPES);
   const result = await checkPassword(db, { login: username, password, address });
   if (!result.ok) {
-    if (result.reason === 'rate_limited') throw new RateLimitedError(result.retryAfter);
+    if (result.reason === 'rate_limited') throw new TooManyRequests(result.throttle);
     throw new InvalidGrant();
   }
   if (twoFactorEnabled(result.user)) throw new InvalidGrant();

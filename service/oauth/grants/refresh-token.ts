@@ -3,11 +3,14 @@
 // race: GitLab #372358). The row is locked, so of concurrent refreshes exactly one wins; a
 // replayed refresh token revokes every token descended from it (RFC 9700 §4.14.2).
 //
-// Replay vs. race: a request that was already in flight when the token got rotated (the
-// rotation is newer than the request's arrival) lost a race against another process of the
-// same client: it is refused, and the winner's new tokens stay valid. A request arriving after
-// the rotation is a replay and revokes the descendants. (Authorization codes get no such
-// allowance: a client never legitimately exchanges one code twice.)
+// Retry vs. replay (contract §2 "Refresh retries"): the token presented again by its own client
+// within `refreshReuseLeeway` seconds of its rotation (or while in flight during it) is a retry
+// after a lost response or a race — it gets a fresh pair and revokes nothing. That pair is
+// another child of the presented token (parent_id = its row, same family), so a later replay of
+// the token still revokes every pair handed out for it, retries included. With the leeway at 0,
+// a request already in flight when the token got rotated lost a race: refused, nothing revoked.
+// A presentation later than that is a replay and revokes the descendants. (Authorization codes
+// get no such allowance: a client never legitimately exchanges one code twice.)
 import { findApplicationById } from '../../domain/applications';
 import { findAuthorizationCodeAuthTime } from '../../domain/authorization-codes';
 import {
@@ -27,7 +30,13 @@ export const parameters = ['refresh_token', 'scope'] as const;
 // A public client's token refreshes with no credentials; a confidential one's needs them (below).
 export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 
-export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<GrantResult> {
+export async function handler({
+  db,
+  params,
+  client,
+  receivedAt,
+  refreshReuseLeeway,
+}: GrantContext): Promise<GrantResult> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
   const outcome = await db
@@ -45,7 +54,12 @@ export async function handler({ db, params, client, receivedAt }: GrantContext):
         clientId = application.uid;
       }
       if (row.revoked_at) return 'invalid_grant';
-      if (row.refreshed_at) {
+      // The client check above makes any retry "by the same client".
+      const retry =
+        row.refreshed_at !== null &&
+        refreshReuseLeeway > 0 &&
+        receivedAt.getTime() - row.refreshed_at.getTime() <= refreshReuseLeeway * 1000;
+      if (row.refreshed_at && !retry) {
         if (row.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(trx, row.id);
         return 'invalid_grant';
       }
@@ -61,8 +75,9 @@ export async function handler({ db, params, client, receivedAt }: GrantContext):
         familyId: row.family_id ?? row.id,
         authorizationCodeId: row.authorization_code_id,
       });
-      // Last, so the stamp is as close to the commit as possible (see "replay vs. race").
-      await markRefreshed(trx, row.id);
+      // Last, so the stamp is as close to the commit as possible (see "retry vs. replay"). A retry
+      // keeps the first rotation's stamp: the leeway runs from the rotation, not the last retry.
+      if (!retry) await markRefreshed(trx, row.id);
       if (!scopes.includes('openid')) return issued;
       // OIDC Core §12.2: auth_time stays the original sign-in's; no nonce (no authorization request).
       const authTime =

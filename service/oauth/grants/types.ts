@@ -13,6 +13,8 @@ export interface GrantContext {
   address: string;
   /** When the request arrived (the service's clock): tells a lost race from a replay. */
   receivedAt: Date;
+  /** Seconds after a refresh token's rotation during which the same client may retry it. */
+  refreshReuseLeeway: number;
 }
 
 /** What a grant issued; `idToken` when the grant holds `openid` (the token endpoint signs it). */

@@ -41,7 +41,12 @@ function withoutReauthParams(url: string): string {
 }
 
 /** The consent form: the authorization request's parameters (hidden fields) and the button pressed. */
-const CONSENT_FORM = formRouteOptions({ strings: [...AUTHORIZE_PARAMETERS, 'decision'] });
+const CONSENT_FORM = formRouteOptions(
+  { strings: [...AUTHORIZE_PARAMETERS, 'decision'] },
+  {},
+  // A repeated authorization parameter goes back to the client as invalid_request (§4.1.2.1).
+  { rejectRepeated: false },
+);
 
 const Hidden = ({ name, value }: { name: string; value: string | undefined }) =>
   value === undefined ? React.EMPTY : <input type="hidden" name={name} value={value} />;
@@ -88,7 +93,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       // prompt=login and max_age once they have been honoured, or the sign-in would never end.
       s.data.return_to = forceSignIn ? withoutReauthParams(request.url) : request.url;
       if (signedIn) s.data.reauthenticate = true;
-      await sessions.save(s);
+      await sessions.save(s, reply);
       return redirect(reply, SIGN_IN_PATH);
     }
     const skipConsent =

@@ -9,8 +9,8 @@ import {
   revokeAccessToken,
   revokeTokenFamily,
 } from '../../domain/oauth-tokens';
-import { mergedParams, stringParam } from '../../shared/params';
-import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
+import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
+import { authenticateClient, CLIENT_PARAMETERS, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidRequest, RevocationForbidden } from '../../oauth/errors';
 
 export async function revokeRoutes(app: FastifyInstance, { db }: AppContext) {
@@ -19,7 +19,7 @@ export async function revokeRoutes(app: FastifyInstance, { db }: AppContext) {
     { schema: { response: { 200: { type: 'object', properties: {}, additionalProperties: false } } } },
     async (request, reply) => {
       const params = mergedParams(request);
-      if (Array.isArray(params.token) || Array.isArray(params.token_type_hint)) throw new InvalidRequest();
+      if (nonScalarParam(params, ['token', 'token_type_hint', ...CLIENT_PARAMETERS])) throw new InvalidRequest();
       const token = stringParam(params, 'token');
       if (!token) throw new InvalidRequest();
       const credentials = readClientCredentials(request, params);

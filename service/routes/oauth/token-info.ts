@@ -5,6 +5,7 @@ import { findApplicationById } from '../../domain/applications';
 import { findTokenRecord } from '../../domain/access-tokens';
 import { sortScopes } from '../../domain/scopes';
 import { bearerFromHeader } from '../../http/authenticate';
+import { nonScalarParam } from '../../shared/params';
 import { InvalidToken } from '../../oauth/errors';
 
 const tokenInfoSchema = {
@@ -31,16 +32,20 @@ const tokenInfoSchema = {
 function bearerToken(authorization: string | undefined, query: unknown): string | undefined {
   const fromHeader = bearerFromHeader(authorization);
   if (fromHeader) return fromHeader;
-  const q = (query as Record<string, unknown>)?.access_token;
+  const params = (query ?? {}) as Record<string, unknown>;
+  // A repeated or bracketed access_token is no token (RFC 6750 §2.3: one value).
+  if (nonScalarParam(params, ['access_token'])) return undefined;
+  const q = params.access_token;
   return typeof q === 'string' && q ? q : undefined;
 }
 
 export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) {
   app.get('/oauth/token/info', { schema: { response: { 200: tokenInfoSchema } } }, async (request, reply) => {
     const token = bearerToken(request.headers.authorization, request.query);
-    // The same look-up as API authentication: one rule for what an active access token is.
+    // The same look-up as API authentication, and its blocked-user rule (the API answers 403):
+    // a blocked user's token is not valid here either.
     const row = token ? await findTokenRecord(db, 'oauth_access_token', token) : undefined;
-    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked) {
+    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked || row.user.state !== 'active') {
       const err = new InvalidToken();
       err.headers['WWW-Authenticate'] =
         'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';

@@ -2,8 +2,8 @@
 // looked up in the grant table. Success and errors carry Cache-Control: no-store (§5.1).
 import type { FastifyInstance } from 'fastify';
 import type { OAuthRoutesContext } from '.';
-import { mergedParams, stringParam } from '../../shared/params';
-import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
+import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
+import { authenticateClient, CLIENT_PARAMETERS, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth/errors';
 import { GRANTS } from '../../oauth/grants';
 import { formatScopes } from '../../domain/scopes';
@@ -29,21 +29,26 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
   app.post('/oauth/token', { schema: { response: { 200: tokenResponseSchema } } }, async (request, reply) => {
     const receivedAt = new Date();
     const params = mergedParams(request);
-    if (Array.isArray(params.grant_type)) throw new InvalidRequest();
+    if (nonScalarParam(params, ['grant_type', ...CLIENT_PARAMETERS])) throw new InvalidRequest();
     const grantType = stringParam(params, 'grant_type');
     if (!grantType) throw new InvalidRequest();
     const grant = GRANTS.get(grantType);
     if (!grant) throw new UnsupportedGrantType();
     // RFC 6749 §3.1: request parameters must not be repeated.
     const values: Record<string, string | undefined> = {};
-    for (const name of grant.parameters) {
-      if (Array.isArray(params[name])) throw new InvalidRequest();
-      values[name] = stringParam(params, name);
-    }
+    if (nonScalarParam(params, grant.parameters)) throw new InvalidRequest();
+    for (const name of grant.parameters) values[name] = stringParam(params, name);
     const credentials = readClientCredentials(request, params);
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
-    const issued = await grant.handler({ db, params: values, client, address: request.ip, receivedAt });
+    const issued = await grant.handler({
+      db,
+      params: values,
+      client,
+      address: request.ip,
+      receivedAt,
+      refreshReuseLeeway: config.refreshReuseLeeway,
+    });
     const idToken = issued.idToken
       ? await issueIdToken(db, signingKeys, {
           issuer: config.publicUrl,

@@ -20,7 +20,7 @@ export async function requireSignIn(app: FastifyInstance, request: FastifyReques
   const session = await app.sessions.ensure(request, reply);
   if (request.method === 'GET') {
     session.data.return_to = request.url;
-    await app.sessions.save(session);
+    await app.sessions.save(session, reply);
   }
   return redirect(reply, SIGN_IN_PATH);
 }

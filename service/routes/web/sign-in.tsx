@@ -139,10 +139,10 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
       if (userId === undefined || !fresh) {
         delete session.data.otp_user_id;
         delete session.data.otp_started_at;
-        await sessions.save(session);
+        await sessions.save(session, reply);
         return passwordForm(reply, session, 401, 'Your sign-in took too long. Sign in again.');
       }
-      const result = await checkOtp(db, userId, otpAttempt, request.ip);
+      const result = await checkOtp(db, userId, otpAttempt, request.ip, sessions.keyRing());
       if (!result.ok) return failed(result, reply, (status) => otpForm(reply, session, status, INVALID_OTP));
       return complete(request, reply, session, result.user.id);
     }
@@ -155,7 +155,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     if (twoFactorEnabled(result.user)) {
       session.data.otp_user_id = result.user.id;
       session.data.otp_started_at = Date.now();
-      await sessions.save(session);
+      await sessions.save(session, reply);
       return otpForm(reply, session);
     }
     return complete(request, reply, session, result.user.id);

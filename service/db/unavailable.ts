@@ -1,0 +1,44 @@
+// Recognise "the database is unavailable" (down, restarting, unreachable, out of connections)
+// among the errors pg raises, so the service answers 503 + Retry-After instead of a 500. The pool
+// reconnects by itself on the next query: nothing needs a restart once PostgreSQL is back.
+
+/** Socket-level failures (Node error codes). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * SQLSTATEs meaning the server cannot serve us right now: class 08 (connection exception),
+ * 57P01–57P03 (shutdown, crash, starting up), 53300 (too many connections), 3D000 (the database
+ * is gone, e.g. being restored).
+ */
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[1-3]|53300|3D000)$/;
+
+/** pg's own messages for a connection that died or could not be made in time. */
+const POOL_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|terminating connection due to administrator command/i;
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (
+    let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    depth++
+  ) {
+    if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code))) return true;
+    if (typeof e.message === 'string' && POOL_MESSAGES.test(e.message)) return true;
+    // AggregateError (a host with several addresses, all refused) and wrapped causes.
+    const inner = (e as { errors?: unknown[] }).errors;
+    if (Array.isArray(inner) && inner.some(isDatabaseUnavailable)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/** Seconds a client should wait before retrying: recovery takes well under a second once PostgreSQL is up. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
