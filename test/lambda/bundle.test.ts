@@ -389,7 +389,10 @@ describe('the built functions against PostgreSQL', () => {
       }
       expect(statuses.slice(0, 60)).toEqual(Array(60).fill(400));
       expect(statuses.slice(60)).toEqual(Array(10).fill(429));
-      expect(JSON.parse(limited.body)).toEqual({ message: 'Retry later' });
+      expect(JSON.parse(limited.body)).toEqual({
+        error: 'slow_down',
+        error_description: 'Too many failed attempts. Retry later.',
+      });
       const retryAfter = Number(limited.headers['retry-after']);
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);

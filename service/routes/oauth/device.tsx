@@ -82,7 +82,7 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
       // Back to this exact URL (with its user_code) after sign-in: our own path and query only.
       const s = await sessions.ensure(request, reply);
       s.data.return_to = request.url;
-      await sessions.save(s);
+      await sessions.save(s, reply);
       return redirect(reply, SIGN_IN_PATH);
     }
     const userCode = stringParam(mergedParams(request), 'user_code');
