@@ -70,9 +70,14 @@ describe('the local embedded database', () => {
       const created = await lanyardAdmin(['groups', 'create', '--path', 'acme', '--json'], env);
       expect(created.code, created.err).toBe(0);
       expect(JSON.parse(created.out)).toEqual({ id: 1, full_path: 'acme', name: 'acme', visibility: 'private' });
-      expect(created.err).toMatch(/Applied migrations to the local database: 0001-initial-schema/);
+      expect(created.err).toMatch(
+        /Applied migrations to the local database: 0001-initial-schema, 0008-retention-indexes/,
+      );
       const status = await lanyardAdmin(['db', 'status', '--json'], env);
-      expect(JSON.parse(status.out)).toEqual({ applied: ['0001-initial-schema'], pending: [] });
+      expect(JSON.parse(status.out)).toEqual({
+        applied: ['0001-initial-schema', '0008-retention-indexes'],
+        pending: [],
+      });
       expect(status.err).not.toMatch(/Applied migrations/);
     } finally {
       await fs.rm(home, { recursive: true, force: true });
