@@ -18,6 +18,10 @@ export interface Config {
   trustProxy: boolean;
   /** Pool size for the database. */
   dbPoolMax: number;
+  /** PRUNE_INTERVAL_SECONDS: how often `npm start` purges expired rows (default 3600; 0 = never). */
+  pruneIntervalSeconds: number;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are purged; unset = kept forever. */
+  auditRetentionDays?: number;
   /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
   aws?: AwsConfig;
 }
@@ -67,6 +71,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const poolText = env.DB_POOL_MAX?.trim() || '10';
   if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
+  const pruneText = env.PRUNE_INTERVAL_SECONDS?.trim() || '3600';
+  if (!/^\d+$/.test(pruneText) || Number(pruneText) > 7 * 24 * 3600) {
+    throw new ConfigError(`PRUNE_INTERVAL_SECONDS must be a whole number of seconds up to 604800 (got "${pruneText}")`);
+  }
+  const auditText = env.AUDIT_RETENTION_DAYS?.trim();
+  if (auditText !== undefined && auditText !== '' && (!/^[1-9]\d*$/.test(auditText) || Number(auditText) > 36500)) {
+    throw new ConfigError(`AUDIT_RETENTION_DAYS must be a whole number of days from 1 to 36500 (got "${auditText}")`);
+  }
   return {
     host,
     port,
@@ -77,6 +89,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: parseBoolean(env.TRUST_PROXY) ?? false,
     dbPoolMax: Number(poolText),
+    pruneIntervalSeconds: Number(pruneText),
+    auditRetentionDays: auditText ? Number(auditText) : undefined,
     aws: loadAwsConfig(env),
     ...overrides,
   };
