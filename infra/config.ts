@@ -28,6 +28,10 @@ export interface StackConfig {
   alarmEmail?: string;
   /** Days a deleted secret can be restored (0 = delete at once, for throwaway stacks). */
   secretRecoveryDays: number;
+  /** EventBridge schedule of the retention function. */
+  pruneSchedule: string;
+  /** Audit events older than this many days are purged; 0 (the default) keeps them forever. */
+  auditRetentionDays: number;
 }
 
 export class StackConfigError extends Error {}
@@ -58,6 +62,8 @@ export const CONFIG_KEYS = [
   'certificateArn',
   'alarmEmail',
   'secretRecoveryDays',
+  'pruneSchedule',
+  'auditRetentionDays',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -98,10 +104,17 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     certificateArn: optional('certificateArn'),
     alarmEmail: optional('alarmEmail'),
     secretRecoveryDays: int('secretRecoveryDays', 7, 0, 30),
+    pruneSchedule: str('pruneSchedule', 'rate(1 hour)'),
+    auditRetentionDays: int('auditRetentionDays', 0, 0, 36500),
   };
 
   if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-4])$/.test(config.vpcCidr)) {
     throw new StackConfigError(`lanyard:vpcCidr must be an IPv4 CIDR from /16 to /24 (got "${config.vpcCidr}")`);
+  }
+  if (!/^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\([^()]+\))$/.test(config.pruneSchedule)) {
+    throw new StackConfigError(
+      `lanyard:pruneSchedule must be an EventBridge rate(…) or cron(…) expression (got "${config.pruneSchedule}")`,
+    );
   }
   if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
     throw new StackConfigError(

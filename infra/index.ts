@@ -10,6 +10,7 @@ import { Database } from './components/database';
 import { Migrations } from './components/migrations';
 import { Network } from './components/network';
 import { Observability } from './components/observability';
+import { PRUNE_TIMEOUT_SECONDS, Retention } from './components/retention';
 import { Secrets } from './components/secrets';
 import { CONFIG_KEYS, parseStackConfig, type RawConfig } from './config';
 import { hashMigrations } from './migrations-hash';
@@ -111,12 +112,33 @@ const admin = new Admin('admin', {
   dependsOn: [migrations.invocation],
 });
 
+// The purge reads the database secret only: no key ring in its environment or policy.
+const retention = new Retention('retention', {
+  functionName: functionName(stack, 'prune'),
+  bundleDir: bundleDir('migrate'),
+  schedule: config.pruneSchedule,
+  ...placement,
+  environment: {
+    DB_SECRET_ARN: database.masterSecretArn,
+    DB_HOST: database.address,
+    DB_PORT: database.port.apply(String),
+    DB_NAME: database.databaseName,
+    LOG_LEVEL: 'info',
+    ...(config.auditRetentionDays > 0 ? { AUDIT_RETENTION_DAYS: String(config.auditRetentionDays) } : {}),
+  },
+  readSecretArns: [database.masterSecretArn],
+  logRetentionDays: config.logRetentionDays,
+  tags,
+  dependsOn: [migrations.invocation],
+});
+
 const observability = new Observability('observability', {
   namePrefix: prefix,
   functions: {
     api: { name: api.functionName, timeoutSeconds: API_TIMEOUT_SECONDS },
     migrate: { name: migrations.functionName, timeoutSeconds: 300 },
     admin: { name: admin.functionName, timeoutSeconds: 60 },
+    prune: { name: retention.functionName, timeoutSeconds: PRUNE_TIMEOUT_SECONDS },
   },
   apiId: api.apiId,
   dbInstanceIdentifier: database.instanceIdentifier,
@@ -132,6 +154,7 @@ export const apiFunctionName = api.functionName;
 export const adminFunctionName = admin.functionName;
 export const migrateFunctionName = migrations.functionName;
 export const migrationResult = migrations.result;
+export const pruneFunctionName = retention.functionName;
 export const databaseEndpoint = database.endpoint;
 export const databaseSecretArn = database.masterSecretArn;
 export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;

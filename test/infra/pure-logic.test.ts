@@ -32,6 +32,8 @@ describe('parseStackConfig', () => {
       certificateArn: undefined,
       alarmEmail: undefined,
       secretRecoveryDays: 7,
+      pruneSchedule: 'rate(1 hour)',
+      auditRetentionDays: 0,
     });
   });
 
@@ -45,6 +47,8 @@ describe('parseStackConfig', () => {
       [{ vpcCidr: '10.0.0.0/8' }, /vpcCidr/],
       [{ apiReservedConcurrency: '0' }, /would stop the API/],
       [{ apiReservedConcurrency: '500' }, /exceeds what db.t4g.micro can serve/],
+      [{ pruneSchedule: 'hourly' }, /lanyard:pruneSchedule must be an EventBridge rate\(…\) or cron\(…\) expression/],
+      [{ auditRetentionDays: '-1' }, /lanyard:auditRetentionDays must be an integer from 0 to 36500/],
     ];
     for (const [raw, message] of bad) expect(() => parseStackConfig('x', raw)).toThrow(message);
     expect(parseStackConfig('x', { apiReservedConcurrency: '-1' }).apiReservedConcurrency).toBe(-1);

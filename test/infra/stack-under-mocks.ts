@@ -65,6 +65,8 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
       };
     case 'aws:lambda/invocation:Invocation':
       return { result: '{"applied":["0001-initial-schema"],"pending":[],"newlyApplied":[]}' };
+    case 'aws:cloudwatch/eventRule:EventRule':
+      return { arn: arn('events', `rule/${inputs.name}`) };
     case 'aws:sns/topic:Topic':
       return { arn: arn('sns', `${inputs.namePrefix ?? name}topic`) };
     default:
