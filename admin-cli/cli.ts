@@ -77,7 +77,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
     }
     const db = await target.db();
     if (command.needsSchema !== false) await requireSchema(db);
-    const context = { actor, password, services };
+    const context = { actor, password, services, progress: (line: string) => io.stderr(`${line}\n`) };
     // One transaction per command: a command that fails changes nothing.
     const result =
       command.transaction === false

@@ -41,6 +41,10 @@ export interface StackConfig {
   auditRetentionDays: number;
   /** Seconds a rotated refresh token may be retried by its client (the API's REFRESH_REUSE_LEEWAY). */
   refreshReuseLeeway: number;
+  /** EventBridge schedule of the retention function. */
+  pruneSchedule: string;
+  /** Audit events (the database's audit_events) older than this many days are purged; 0 (the default) keeps them forever. */
+  auditEventRetentionDays: number;
 }
 
 export const EDGES = ['httpApi', 'waf'] as const;
@@ -78,6 +82,8 @@ export const CONFIG_KEYS = [
   'wafCredentialRateLimit',
   'auditRetentionDays',
   'refreshReuseLeeway',
+  'pruneSchedule',
+  'auditEventRetentionDays',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -124,6 +130,8 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     wafCredentialRateLimit: int('wafCredentialRateLimit', 100, 10, 2_000_000_000),
     auditRetentionDays: int('auditRetentionDays', 365, 1, 3653),
     refreshReuseLeeway: int('refreshReuseLeeway', 30, 0, 60),
+    pruneSchedule: str('pruneSchedule', 'rate(1 hour)'),
+    auditEventRetentionDays: int('auditEventRetentionDays', 0, 0, 36500),
   };
 
   if (!EDGES.includes(config.edge)) {
@@ -132,6 +140,11 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
 
   if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-4])$/.test(config.vpcCidr)) {
     throw new StackConfigError(`lanyard:vpcCidr must be an IPv4 CIDR from /16 to /24 (got "${config.vpcCidr}")`);
+  }
+  if (!/^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\([^()]+\))$/.test(config.pruneSchedule)) {
+    throw new StackConfigError(
+      `lanyard:pruneSchedule must be an EventBridge rate(…) or cron(…) expression (got "${config.pruneSchedule}")`,
+    );
   }
   if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
     throw new StackConfigError(

@@ -11,6 +11,7 @@ import { Database } from './components/database';
 import { Migrations } from './components/migrations';
 import { Network } from './components/network';
 import { Observability } from './components/observability';
+import { PRUNE_TIMEOUT_SECONDS, Retention } from './components/retention';
 import { Secrets } from './components/secrets';
 import { CONFIG_KEYS, parseStackConfig, type RawConfig } from './config';
 import { hashMigrations } from './migrations-hash';
@@ -140,12 +141,34 @@ const audit = new Audit('audit', {
   tags,
 });
 
+// The purge deletes rows: the app role (DML only) is enough, so it reads the app role's secret
+// and nothing else (no master secret, no key ring).
+const retention = new Retention('retention', {
+  functionName: functionName(stack, 'prune'),
+  bundleDir: bundleDir('migrate'),
+  schedule: config.pruneSchedule,
+  ...placement,
+  environment: {
+    DB_SECRET_ARN: secrets.appDbSecretArn,
+    DB_HOST: database.address,
+    DB_PORT: database.port.apply(String),
+    DB_NAME: database.databaseName,
+    LOG_LEVEL: 'info',
+    ...(config.auditEventRetentionDays > 0 ? { AUDIT_RETENTION_DAYS: String(config.auditEventRetentionDays) } : {}),
+  },
+  readSecretArns: [secrets.appDbSecretArn],
+  logRetentionDays: config.logRetentionDays,
+  tags,
+  dependsOn: [migrations.invocation],
+});
+
 const observability = new Observability('observability', {
   namePrefix: prefix,
   functions: {
     api: { name: api.functionName, timeoutSeconds: API_TIMEOUT_SECONDS },
     migrate: { name: migrations.functionName, timeoutSeconds: 300 },
     admin: { name: admin.functionName, timeoutSeconds: 60 },
+    prune: { name: retention.functionName, timeoutSeconds: PRUNE_TIMEOUT_SECONDS },
   },
   apiMetrics: api.metrics,
   apiLogGroupName: api.functionLogGroupName,
@@ -166,6 +189,7 @@ export const apiFunctionName = api.functionName;
 export const adminFunctionName = admin.functionName;
 export const migrateFunctionName = migrations.functionName;
 export const migrationResult = migrations.result;
+export const pruneFunctionName = retention.functionName;
 export const databaseEndpoint = database.endpoint;
 export const databaseSecretArn = database.masterSecretArn;
 export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;

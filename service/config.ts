@@ -32,6 +32,10 @@ export interface Config {
    * replay. 0 turns retries off.
    */
   refreshReuseLeeway: number;
+  /** PRUNE_INTERVAL_SECONDS: how often `npm start` purges expired rows (default 3600; 0 = never). */
+  pruneIntervalSeconds: number;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are purged; unset = kept forever. */
+  auditRetentionDays?: number;
   /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
   aws?: AwsConfig;
 }
@@ -103,6 +107,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^\d+$/.test(leewayText) || Number(leewayText) > 60) {
     throw new ConfigError(`REFRESH_REUSE_LEEWAY must be a whole number of seconds from 0 to 60 (got "${leewayText}")`);
   }
+  const pruneText = env.PRUNE_INTERVAL_SECONDS?.trim() || '3600';
+  if (!/^\d+$/.test(pruneText) || Number(pruneText) > 7 * 24 * 3600) {
+    throw new ConfigError(`PRUNE_INTERVAL_SECONDS must be a whole number of seconds up to 604800 (got "${pruneText}")`);
+  }
+  const auditText = env.AUDIT_RETENTION_DAYS?.trim();
+  if (auditText !== undefined && auditText !== '' && (!/^[1-9]\d*$/.test(auditText) || Number(auditText) > 36500)) {
+    throw new ConfigError(`AUDIT_RETENTION_DAYS must be a whole number of days from 1 to 36500 (got "${auditText}")`);
+  }
   return {
     host,
     port,
@@ -116,6 +128,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,
     refreshReuseLeeway: Number(leewayText),
+    pruneIntervalSeconds: Number(pruneText),
+    auditRetentionDays: auditText ? Number(auditText) : undefined,
     aws: loadAwsConfig(env),
     ...overrides,
   };

@@ -6,6 +6,7 @@ import { DatabaseUnavailableError, openDatabase } from './db/open';
 import { ensureRootUser } from './domain/bootstrap';
 import { loadSessionKeyRing } from './domain/service-keys';
 import { resealTotpSecrets } from './domain/totp-secrets';
+import { type RetentionTimer, startRetentionTimer } from './retention-timer';
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
@@ -19,12 +20,14 @@ async function main(): Promise<void> {
     log: say,
   });
   let closing = false;
+  let retention: RetentionTimer | undefined;
   const app = await buildApp({ db: database.db, config });
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     say(`${signal} received, shutting down …`);
     try {
+      await retention?.stop();
       await app.close();
     } finally {
       await database.close();
@@ -56,6 +59,13 @@ async function main(): Promise<void> {
       say(`  password: ${rootPassword}`);
     }
     await app.listen({ host: config.host, port: config.port });
+    retention = startRetentionTimer({
+      db: database.db,
+      intervalSeconds: config.pruneIntervalSeconds,
+      auditRetentionDays: config.auditRetentionDays,
+      onPruned: (report, ms) => app.log.info({ deleted: report.deleted, total: report.total, ms }, 'retention: pruned'),
+      onError: (err) => app.log.warn({ err }, 'retention: prune failed, retrying at the next interval'),
+    });
   } catch (err) {
     await app.close().catch(() => undefined);
     await database.close().catch(() => undefined);

@@ -7,6 +7,7 @@ import appsRegister from './apps-register';
 import appsRotateSecret from './apps-rotate-secret';
 import appsShow from './apps-show';
 import dbMigrate from './db-migrate';
+import dbPrune from './db-prune';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
 import membersAdd from './members-add';
@@ -30,6 +31,7 @@ import usersUnblock from './users-unblock';
 export const COMMANDS: readonly AdminCommand[] = [
   dbMigrate,
   dbStatus,
+  dbPrune,
   usersCreate,
   usersList,
   usersShow,
@@ -57,7 +59,7 @@ export const COMMANDS: readonly AdminCommand[] = [
 
 /** Descriptions of the grouping words, by their path. */
 export const GROUPS: Readonly<Record<string, string>> = {
-  db: 'Database migrations',
+  db: 'Database migrations and retention',
   users: 'Users: create, list, block, passwords, e-mails, two-factor authentication',
   apps: 'OAuth applications: register, list, delete, rotate secrets',
   tokens: 'Personal access tokens',

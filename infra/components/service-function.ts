@@ -28,6 +28,8 @@ export interface FunctionArgs {
 /** What each component decides for its own function. */
 export interface ServiceFunctionArgs extends FunctionArgs {
   description: string;
+  /** The exported function of the bundle to run; default index.handler. */
+  handler?: string;
   memoryMb: number;
   timeoutSeconds: number;
   /** -1: no reservation. */
@@ -101,7 +103,7 @@ export function createServiceFunction(
       description: args.description,
       runtime: RUNTIME,
       architectures: [ARCHITECTURE],
-      handler: 'index.handler',
+      handler: args.handler ?? 'index.handler',
       code: new pulumi.asset.FileArchive(args.bundleDir),
       memorySize: args.memoryMb,
       timeout: args.timeoutSeconds,

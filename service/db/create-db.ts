@@ -36,6 +36,11 @@ export function createDb(options: CreateDbOptions): DbHandle {
   });
   // An idle client's error (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor a checked-out client's: pg-pool drops its idle listener on checkout, so a connection killed
+  // between two statements of a transaction (PostgreSQL stopped or restarted under load) emitted
+  // 'error' with no listener, an uncaught exception that ended `npm start`. The statement in
+  // progress or the next one still fails (and the request with it); the pool discards the client.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let destroyed = false;
   return {

@@ -190,8 +190,8 @@ describe('functions', () => {
 
   it('each have their own role whose policy has no wildcard action and names the exact secret ARNs', () => {
     const roles = stack.byType('aws:iam/role:Role');
-    expect(roles.map((r) => r.name).sort()).toEqual(['admin-role', 'api-role', 'migrations-role']);
-    expect(new Set(FUNCTIONS.map((n) => fn(n).inputs.role)).size).toBe(3);
+    expect(roles.map((r) => r.name).sort()).toEqual(['admin-role', 'api-role', 'migrations-role', 'retention-role']);
+    expect(new Set([...FUNCTIONS, 'retention-fn'].map((n) => fn(n).inputs.role)).size).toBe(4);
     for (const role of roles) {
       expect(JSON.parse(role.inputs.assumeRolePolicy).Statement).toEqual([
         { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
@@ -204,17 +204,25 @@ describe('functions', () => {
     const policies = Object.fromEntries(
       stack.byType('aws:iam/rolePolicy:RolePolicy').map((p) => [p.name, JSON.parse(p.inputs.policy) as PolicyDocument]),
     );
-    expect(Object.keys(policies).sort()).toEqual(['admin-policy', 'api-policy', 'migrations-policy']);
+    expect(Object.keys(policies).sort()).toEqual([
+      'admin-policy',
+      'api-policy',
+      'migrations-policy',
+      'retention-policy',
+    ]);
     for (const [name, doc] of Object.entries(policies)) {
       expect(findPolicyProblems(doc), name).toEqual([]);
       const actions = doc.Statement.flatMap((s) => s.Action);
       for (const a of actions) expect(a).not.toContain('*');
       const read = doc.Statement.find((s) => s.Sid === 'ReadSecrets')!;
-      // Only the migration function may read the master user's secret.
+      // Only the migration function may read the master user's secret; the retention function
+      // reads the app role's secret only.
       expect(read.Resource).toEqual(
         name === 'migrations-policy'
           ? [dbSecret, APP_SECRET, keyRing, signingKeys]
-          : [APP_SECRET, keyRing, signingKeys],
+          : name === 'retention-policy'
+            ? [APP_SECRET]
+            : [APP_SECRET, keyRing, signingKeys],
       );
       const star = doc.Statement.filter(
         (s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')),
@@ -227,6 +235,7 @@ describe('functions', () => {
     // The migration function generates and rotates the app role's password; nobody else writes it.
     expect(writes('migrations-policy').map((s) => s.Resource)).toEqual([[APP_SECRET, keyRing, signingKeys]]);
     expect(writes('admin-policy').map((s) => s.Resource)).toEqual([[keyRing, signingKeys]]);
+    expect(writes('retention-policy')).toEqual([]);
     expect(policies['api-policy'].Statement.find((s) => s.Sid === 'OwnLogs')!.Resource).toEqual([
       'arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/lanyard-prod-api:*',
     ]);
@@ -277,8 +286,12 @@ describe('API', () => {
   });
 
   it('lets only this API invoke the function', () => {
-    const permission = stack.one('aws:lambda/permission:Permission').inputs;
-    expect(permission).toEqual(
+    const permission = stack
+      .byType('aws:lambda/permission:Permission')
+      .filter((p) => p.inputs.function === 'lanyard-prod-api')
+      .map((p) => p.inputs);
+    expect(permission).toHaveLength(1);
+    expect(permission[0]).toEqual(
       expect.objectContaining({
         action: 'lambda:InvokeFunction',
         function: 'lanyard-prod-api',
@@ -286,8 +299,14 @@ describe('API', () => {
         sourceArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/*',
       }),
     );
-    // The admin and migration functions have no resource policy at all: IAM callers only.
-    expect(stack.byType('aws:lambda/permission:Permission')).toHaveLength(1);
+    // The admin and migration functions have no resource policy at all: IAM callers only (the
+    // other permission is the retention schedule's, below).
+    expect(
+      stack
+        .byType('aws:lambda/permission:Permission')
+        .map((p) => p.inputs.function)
+        .sort(),
+    ).toEqual(['lanyard-prod-api', 'lanyard-prod-prune']);
     expect(stack.byType('aws:lambda/functionUrl:FunctionUrl')).toHaveLength(0);
   });
 });
@@ -306,6 +325,80 @@ describe('migrations', () => {
   });
 });
 
+describe('retention', () => {
+  it("runs the maintenance bundle's prune handler, one at a time, with the database secret only", async () => {
+    const f = fn('retention-fn');
+    expect(f.inputs).toMatchObject({
+      name: 'lanyard-prod-prune',
+      runtime: 'nodejs22.x',
+      architectures: ['arm64'],
+      handler: 'index.prune',
+      reservedConcurrentExecutions: 1,
+      timeout: 300,
+      vpcConfig: {
+        subnetIds: ['network-isolated-0-id', 'network-isolated-1-id'],
+        securityGroupIds: ['network-functions-id'],
+      },
+      loggingConfig: { logFormat: 'JSON', logGroup: '/aws/lambda/lanyard-prod-prune' },
+    });
+    expect(await f.inputs.code.path).toMatch(/\/dist\/lambda\/migrate$/);
+    expect(f.inputs.environment.variables).toEqual({
+      NODE_ENV: 'production',
+      DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
+      DB_HOST: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com',
+      DB_PORT: '5432',
+      DB_NAME: 'lanyard',
+      LOG_LEVEL: 'info',
+    });
+    expect(f.dependsOn).toEqual(expect.arrayContaining(['retention-log', 'retention-policy', 'migrations-run']));
+    const policy = JSON.parse(stack.one('aws:iam/rolePolicy:RolePolicy', 'retention-policy').inputs.policy);
+    expect(policy).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Sid: 'OwnLogs',
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: ['arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/lanyard-prod-prune:*'],
+        },
+        { Sid: 'VpcNetworkInterfaces', Effect: 'Allow', Action: VPC_ENI_ACTIONS, Resource: '*' },
+        {
+          Sid: 'ReadSecrets',
+          Effect: 'Allow',
+          Action: ['secretsmanager:GetSecretValue'],
+          Resource: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf'],
+        },
+      ],
+    });
+  });
+
+  it('is invoked hourly by an EventBridge rule, and only by that rule', () => {
+    const rule = stack.one('aws:cloudwatch/eventRule:EventRule');
+    expect(rule.inputs).toMatchObject({ name: 'lanyard-prod-prune', scheduleExpression: 'rate(1 hour)' });
+    expect(rule.inputs.eventPattern).toBeUndefined();
+    const target = stack.one('aws:cloudwatch/eventTarget:EventTarget');
+    expect(target.inputs).toMatchObject({
+      rule: 'lanyard-prod-prune',
+      targetId: 'prune',
+      arn: 'arn:aws:lambda:eu-west-1:123456789012:function:lanyard-prod-prune',
+    });
+    expect(target.inputs.input).toBeUndefined();
+    expect(target.dependsOn).toContain('retention-invoke');
+    const permission = stack
+      .byType('aws:lambda/permission:Permission')
+      .filter((p) => p.inputs.function === 'lanyard-prod-prune');
+    expect(permission.map((p) => p.inputs)).toEqual([
+      expect.objectContaining({
+        action: 'lambda:InvokeFunction',
+        function: 'lanyard-prod-prune',
+        principal: 'events.amazonaws.com',
+        sourceArn: 'arn:aws:events:eu-west-1:123456789012:rule/lanyard-prod-prune',
+      }),
+    ]);
+    expect(stack.outputs.pruneFunctionName).toBe('lanyard-prod-prune');
+  });
+});
+
 describe('observability', () => {
   it('gives every log group a retention', () => {
     const groups = stack.byType('aws:cloudwatch/logGroup:LogGroup');
@@ -314,6 +407,7 @@ describe('observability', () => {
       '/aws/lambda/lanyard-prod-admin',
       '/aws/lambda/lanyard-prod-api',
       '/aws/lambda/lanyard-prod-migrate',
+      '/aws/lambda/lanyard-prod-prune',
       '/aws/rds/instance/lanyard-prod/postgresql',
     ]);
     for (const g of groups) expect(g.inputs.retentionInDays).toBe(30);
@@ -325,7 +419,7 @@ describe('observability', () => {
     const key = (a: any) => `${a.namespace}/${a.metricName}/${Object.values(a.dimensions ?? {}).join(',')}`;
     expect(alarms.map(key).sort()).toEqual(
       [
-        ...['lanyard-prod-api', 'lanyard-prod-migrate', 'lanyard-prod-admin'].flatMap((f) =>
+        ...['lanyard-prod-api', 'lanyard-prod-migrate', 'lanyard-prod-admin', 'lanyard-prod-prune'].flatMap((f) =>
           ['Errors', 'Throttles', 'Duration'].map((m) => `AWS/Lambda/${m}/${f}`),
         ),
         'AWS/ApiGateway/5xx/api-http-id,$default',

@@ -37,6 +37,8 @@ describe('parseStackConfig', () => {
       wafCredentialRateLimit: 100,
       auditRetentionDays: 365,
       refreshReuseLeeway: 30,
+      pruneSchedule: 'rate(1 hour)',
+      auditEventRetentionDays: 0,
     });
   });
 
@@ -54,6 +56,8 @@ describe('parseStackConfig', () => {
       [{ apiReservedConcurrency: '500' }, /exceeds what db.t4g.micro can serve/],
       [{ refreshReuseLeeway: '61' }, /lanyard:refreshReuseLeeway must be an integer from 0 to 60 \(got "61"\)/],
       [{ refreshReuseLeeway: '-1' }, /lanyard:refreshReuseLeeway must be an integer from 0 to 60/],
+      [{ pruneSchedule: 'hourly' }, /lanyard:pruneSchedule must be an EventBridge rate\(…\) or cron\(…\) expression/],
+      [{ auditEventRetentionDays: '-1' }, /lanyard:auditEventRetentionDays must be an integer from 0 to 36500/],
     ];
     for (const [raw, message] of bad) expect(() => parseStackConfig('x', raw)).toThrow(message);
     expect(parseStackConfig('x', { apiReservedConcurrency: '-1' }).apiReservedConcurrency).toBe(-1);

@@ -77,6 +77,8 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
       return { arn: `arn:aws:s3:::${inputs.bucketPrefix}0123`, bucket: `${inputs.bucketPrefix}0123` };
     case 'aws:cloudtrail/trail:Trail':
       return { arn: arn('cloudtrail', `trail/${inputs.name}`) };
+    case 'aws:cloudwatch/eventRule:EventRule':
+      return { arn: arn('events', `rule/${inputs.name}`) };
     case 'aws:sns/topic:Topic':
       return { arn: arn('sns', `${inputs.namePrefix ?? name}topic`) };
     default:

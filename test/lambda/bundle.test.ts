@@ -124,6 +124,34 @@ describe('the built functions against PostgreSQL', () => {
     expect(first.newlyApplied).toEqual(first.applied);
     expect(await handler({ action: 'migrate' })).toEqual({ applied: first.applied, pending: [], newlyApplied: [] });
     expect(await handler({ action: 'status' })).toEqual({ applied: first.applied, pending: [], newlyApplied: [] });
+
+    // The same bundle's `prune` export (the scheduled retention function): purges and reports.
+    const { prune } = loadBundle('migrate', {}) as unknown as { prune: (event: unknown) => Promise<unknown> };
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      await client.query(
+        `insert into web_sessions (id_digest, data, expires_at) values ('old', '{}', now() - interval '1 minute'), ('live', '{}', now() + interval '1 hour')`,
+      );
+      // Whatever the event holds, it only prunes.
+      expect(await prune({ action: 'migrate' })).toEqual({
+        dryRun: false,
+        deleted: {
+          web_sessions: 1,
+          oauth_access_tokens: 0,
+          oauth_authorization_codes: 0,
+          rate_limit_counters: 0,
+          audit_events: 0,
+        },
+        total: 1,
+      });
+      expect((await client.query('select id_digest from web_sessions')).rows).toEqual([{ id_digest: 'live' }]);
+      expect((await client.query(`select actor from audit_events where action = 'db.prune'`)).rows).toEqual([
+        { actor: 'system:retention-schedule' },
+      ]);
+    } finally {
+      await client.end();
+    }
   });
 
   it('admin function: creates a user and an application as `lanyard-admin --stack` would', async () => {

@@ -3,6 +3,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../service/db/local-postgres';
 import { createTestDatabase } from '../support/db';
@@ -39,6 +40,34 @@ describe('npm start (service/server.ts)', () => {
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
     expect(await t.db.selectFrom('users').select('username').execute()).toEqual([{ username: 'root' }]);
+  });
+
+  it('purges expired rows at start and on its timer (PRUNE_INTERVAL_SECONDS), logging the counts', async () => {
+    const t = await createTestDatabase();
+    const port = await freePort();
+    const expiredSessions = (prefix: string, n: number) =>
+      sql`
+        insert into web_sessions (id_digest, user_id, data, expires_at)
+        select ${prefix} || i, null, '{}', now() - interval '1 minute' from generate_series(1, ${n}::int) i
+      `.execute(t.db);
+    await expiredSessions('a', 3);
+    const env = { DATABASE_URL: t.url, PORT: String(port), LOG_LEVEL: 'info', PRUNE_INTERVAL_SECONDS: '1' };
+    const server = start('service/server.ts', [], env);
+    await server.waitFor(/"deleted":\{"web_sessions":3,[^}]*\},"total":3,"ms":\d+,"msg":"retention: pruned"/);
+    await expiredSessions('b', 2);
+    await server.waitFor(/"deleted":\{"web_sessions":2,[^}]*\},"total":2,"ms":\d+,"msg":"retention: pruned"/);
+    expect(await t.db.selectFrom('web_sessions').select('id_digest').execute()).toEqual([]);
+    const audit = await t.db
+      .selectFrom('audit_events')
+      .select(['actor', 'action'])
+      .where('action', '=', 'db.prune')
+      .execute();
+    expect(audit).toEqual([
+      { actor: 'system:retention-timer', action: 'db.prune' },
+      { actor: 'system:retention-timer', action: 'db.prune' },
+    ]);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
   });
 
   it('runs on the local embedded PostgreSQL under LANYARD_HOME and keeps its data across restarts', async () => {
