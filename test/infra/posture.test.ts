@@ -326,7 +326,7 @@ describe('migrations', () => {
 });
 
 describe('retention', () => {
-  it("runs the maintenance bundle's prune handler, one at a time, with the database secret only", async () => {
+  it("runs the maintenance bundle's prune handler, one at a time, as the app role (its secret only)", async () => {
     const f = fn('retention-fn');
     expect(f.inputs).toMatchObject({
       name: 'lanyard-prod-prune',
@@ -344,7 +344,7 @@ describe('retention', () => {
     expect(await f.inputs.code.path).toMatch(/\/dist\/lambda\/migrate$/);
     expect(f.inputs.environment.variables).toEqual({
       NODE_ENV: 'production',
-      DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf',
+      DB_SECRET_ARN: APP_SECRET,
       DB_HOST: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com',
       DB_PORT: '5432',
       DB_NAME: 'lanyard',
@@ -366,7 +366,7 @@ describe('retention', () => {
           Sid: 'ReadSecrets',
           Effect: 'Allow',
           Action: ['secretsmanager:GetSecretValue'],
-          Resource: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123-4567-AbCdEf'],
+          Resource: [APP_SECRET],
         },
       ],
     });

@@ -140,6 +140,7 @@ describe('the built functions against PostgreSQL', () => {
           web_sessions: 1,
           oauth_access_tokens: 0,
           oauth_authorization_codes: 0,
+          oauth_device_grants: 0,
           rate_limit_counters: 0,
           audit_events: 0,
         },

@@ -235,6 +235,7 @@ describe('pruneExpiredData', () => {
       web_sessions: 1,
       oauth_access_tokens: 2,
       oauth_authorization_codes: 1,
+      oauth_device_grants: 0,
       rate_limit_counters: 1,
       audit_events: 0,
     };
@@ -261,6 +262,7 @@ describe('pruneExpiredData', () => {
             web_sessions: 1,
             oauth_access_tokens: 0,
             oauth_authorization_codes: 0,
+            oauth_device_grants: 0,
             rate_limit_counters: 0,
             audit_events: 0,
           },
