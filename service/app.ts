@@ -30,6 +30,11 @@ export interface BuildAppOptions {
   signingKeys?: SigningKeySource;
   /** The request id (every log line carries it); default a random UUID. On Lambda: API Gateway's. */
   genReqId?: FastifyServerOptions['genReqId'];
+  /**
+   * The route schema compilers; default Fastify's (ajv, fast-json-stringify, compiling at boot).
+   * The API bundle restores code generated at build time instead (precompiled-schemas.ts).
+   */
+  schemaController?: FastifyServerOptions['schemaController'];
 }
 
 export async function buildApp({
@@ -39,11 +44,13 @@ export async function buildApp({
   keyRing,
   signingKeys,
   genReqId: requestId,
+  schemaController,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId: requestId ?? genReqId,
     trustProxy: config.trustProxy,
+    ...(schemaController ? { schemaController } : {}),
     // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub%2Fproject): one param,
     // and deep nesting makes it long (Fastify's default limit of 100 would answer 414).
     // Up to 16 KB, so that an absurd id is the API's own 404 rather than a router 414 (Node's

