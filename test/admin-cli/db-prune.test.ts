@@ -75,6 +75,7 @@ describe('db prune', () => {
         'web_sessions               1500',
         'oauth_access_tokens        0',
         'oauth_authorization_codes  0',
+        'oauth_device_grants        0',
         'rate_limit_counters        2',
         'audit_events               0',
         '',
