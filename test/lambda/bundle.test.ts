@@ -59,13 +59,34 @@ describe('the bundles', () => {
         .join(', ');
       expect(b.bytes, `${b.name}: ${b.bytes} bytes; largest parts: ${top}`).toBeLessThan(MAX_BUNDLE_BYTES);
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
+      // node_modules/ only for the functions that hash passwords (the argon2 native binaries).
       expect(
         fs
           .readdirSync(b.dir)
           .filter((f) => f !== 'index.js.LEGAL.txt')
           .sort(),
-      ).toEqual(['index.js', RDS_CA_FILE_NAME]);
+      ).toEqual(b.name === 'migrate' ? ['index.js', RDS_CA_FILE_NAME] : ['index.js', 'node_modules', RDS_CA_FILE_NAME]);
     }
+  });
+
+  it('api and admin carry the linux-arm64 argon2 binary where the bundled require() resolves it', () => {
+    for (const name of ['api', 'admin']) {
+      const dir = bundles[name].dir;
+      const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+      expect(source).toContain('require("@node-rs/argon2-linux-arm64-gnu")');
+      // Resolved from index.js as Node resolves it on Lambda (no node_modules above /var/task).
+      const resolved = createRequire(path.join(dir, 'index.js')).resolve('@node-rs/argon2-linux-arm64-gnu');
+      expect(path.relative(dir, resolved)).toBe(
+        'node_modules/@node-rs/argon2-linux-arm64-gnu/argon2.linux-arm64-gnu.node',
+      );
+      const elf = fs.readFileSync(resolved);
+      expect([...elf.subarray(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]); // \x7fELF
+      expect(elf[4]).toBe(2); // ELFCLASS64
+      expect(elf[5]).toBe(1); // little-endian
+      expect(elf.readUInt16LE(16)).toBe(3); // ET_DYN: a shared object
+      expect(elf.readUInt16LE(18)).toBe(0xb7); // EM_AARCH64
+    }
+    expect(fs.existsSync(path.join(bundles.migrate.dir, 'node_modules'))).toBe(false);
   });
 
   it('carry the Amazon RDS certificate authorities (current G1 roots of every region)', () => {
