@@ -317,6 +317,11 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`${target}/api/v4/user answered ${res.status}: ${body}`);
     }
 
+    // BENCH_ONLY=regex runs a subset (when measuring one change); targets need the full run.
+    if (process.env.BENCH_ONLY) {
+      const only = new RegExp(process.env.BENCH_ONLY, 'i');
+      for (const name of Object.keys(scenarios)) if (!only.test(name)) delete scenarios[name];
+    }
     const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
     const started = Date.now();
     for (let round = 1; round <= ROUNDS; round++) {
@@ -340,7 +345,8 @@ async function main(): Promise<void> {
         },
       ]),
     ) as Record<string, Sample>;
-    report(result, (Date.now() - started) / 1000);
+    if (process.env.BENCH_ONLY) printTable(result, (Date.now() - started) / 1000);
+    else report(result, (Date.now() - started) / 1000);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
@@ -350,7 +356,7 @@ async function main(): Promise<void> {
   }
 }
 
-function report(r: Record<string, Sample>, seconds: number): void {
+function printTable(r: Record<string, Sample>, seconds: number): void {
   const line = (s: string) => process.stdout.write(`${s}\n`);
   const ratioTo: Record<string, string> = {
     'GET /api/v4/user (PAT)': 'baseline: Fastify + pg, GET /user SQL',
@@ -365,15 +371,21 @@ function report(r: Record<string, Sample>, seconds: number): void {
   );
   for (const [name, s] of Object.entries(r)) {
     const against = ratioTo[name];
-    const ratio = against
-      ? name.includes('probe')
-        ? `p99 ×${(s.p99 / r[against].p99).toFixed(2)} of idle`
-        : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]}`
-      : '';
+    const ratio =
+      against && r[against]
+        ? name.includes('probe')
+          ? `p99 ×${(s.p99 / r[against].p99).toFixed(2)} of idle`
+          : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]}`
+        : '';
     line(
       `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
     );
   }
+}
+
+function report(r: Record<string, Sample>, seconds: number): void {
+  const line = (s: string) => process.stdout.write(`${s}\n`);
+  printTable(r, seconds);
 
   const coldFile = path.join(RESULTS, 'cold-start.json');
   const cold = fs.existsSync(coldFile)

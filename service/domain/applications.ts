@@ -1,9 +1,11 @@
 // OAuth applications: registration, listing, deletion and secret rotation. The secret is
 // returned once at creation/rotation and stored only as a SHA-256 digest.
+import { sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
+import { addressRetryAfterColumn } from './rate-limit';
 import { requireRedirectUris } from './redirect-uris';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
@@ -130,6 +132,29 @@ export async function rotateApplicationSecret(
     await recordAudit(db, { actor, action: 'application.rotate_secret', targetType: 'application', targetId: uid });
     return { application, secret };
   });
+}
+
+/**
+ * verifyApplicationSecret and the client address's rate limit in one round trip (the token
+ * endpoint's client authentication): `retryAfter` set means refused before any secret counts.
+ */
+export async function verifyApplicationSecretLimited(
+  db: DbOrTrx,
+  uid: string,
+  secret: string,
+  address: string,
+): Promise<{ retryAfter?: number; application?: ApplicationRecord }> {
+  const { rows } = await sql<Partial<OAuthApplication> & { retry_after: number | null }>`
+    select ${addressRetryAfterColumn(address)} as retry_after, ${sql.join(
+      [...PUBLIC_COLUMNS, 'secret_digest'].map((c) => sql.ref(`a.${c}`)),
+    )}
+    from (select 1) as one left join oauth_applications a on a.uid = ${uid}`.execute(db);
+  const row = rows[0];
+  if (row.retry_after !== null) return { retryAfter: Number(row.retry_after) };
+  const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), sha256Hex(secret));
+  if (row.id === null || row.id === undefined || !ok) return {};
+  const { secret_digest: _omit, retry_after: _limit, ...application } = row;
+  return { application: application as ApplicationRecord };
 }
 
 /** Check a client secret against the stored digest, in constant time. */

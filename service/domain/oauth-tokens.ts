@@ -96,6 +96,111 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
   };
 }
 
+export interface RotationInput {
+  refreshToken: string;
+  /** The authenticated client's application; undefined for a client that sent no credentials. */
+  applicationId: number | undefined;
+  /** Canonical requested scopes (must be a subset of the token's), or undefined for all of them. */
+  scopes: string[] | undefined;
+  /** The refresh stamp: the service's clock, like GrantContext.receivedAt, which it is compared with. */
+  at: Date;
+}
+
+export interface Rotation {
+  /** The presented token's row as it was when locked, or undefined for an unknown token. */
+  old?: Pick<
+    AccessTokenRecord,
+    | 'id'
+    | 'application_id'
+    | 'user_id'
+    | 'scopes'
+    | 'revoked_at'
+    | 'refreshed_at'
+    | 'authorization_code_id'
+    | 'created_at'
+  > & {
+    application_uid: string | null;
+    application_confidential: boolean | null;
+    user_active: boolean;
+  };
+  /** Set when the rotation happened. */
+  issued?: IssuedToken;
+}
+
+/**
+ * A refresh token rotation in ONE statement: the row is locked (FOR UPDATE), marked refreshed and
+ * its successor inserted only when every condition holds (the client's token, or a public
+ * client's; not revoked; not refreshed before; the user active; scopes no wider). Of concurrent
+ * rotations exactly one wins: the others wait on the lock and then see `refreshed_at` set (the
+ * UPDATE re-checks it on the newest row version too). The caller turns a refusal into its error.
+ */
+export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Promise<Rotation> {
+  const accessToken = randomHex();
+  const refreshToken = randomHex();
+  const requested = input.scopes ? sql`${input.scopes}::text[]` : sql`null::text[]`;
+  const { rows } = await sql<{
+    id: number;
+    application_id: number | null;
+    user_id: number;
+    scopes: string[];
+    revoked_at: Date | null;
+    refreshed_at: Date | null;
+    authorization_code_id: number | null;
+    created_at: Date;
+    application_uid: string | null;
+    application_confidential: boolean | null;
+    user_active: boolean;
+    new_id: number | null;
+    new_scopes: string[] | null;
+    new_created_at: Date | null;
+  }>`
+    with old as (
+      select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
+        t.authorization_code_id, t.created_at, a.uid as application_uid, a.confidential as application_confidential,
+        u.state = 'active' as user_active
+      from oauth_access_tokens t
+      join users u on u.id = t.user_id
+      left join oauth_applications a on a.id = t.application_id
+      where t.refresh_token_digest = ${sha256Hex(input.refreshToken)}
+      for update of t
+    ), rotated as (
+      update oauth_access_tokens t set refreshed_at = ${input.at}
+      from old
+      where t.id = old.id and t.refreshed_at is null and t.revoked_at is null and old.user_active
+        and old.application_id is not null
+        and ${input.applicationId === undefined ? sql`old.application_confidential = false` : sql`old.application_id = ${input.applicationId}`}
+        and (${requested} is null or ${requested} <@ old.scopes)
+      returning t.id
+    ), issued as (
+      insert into oauth_access_tokens
+        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, parent_id, family_id, authorization_code_id)
+      select old.application_id, old.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)},
+        coalesce(${requested}, old.scopes), now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}),
+        old.id, coalesce(old.family_id, old.id), old.authorization_code_id
+      from old join rotated on rotated.id = old.id
+      returning id, scopes, created_at
+    )
+    select old.id, old.application_id, old.user_id, old.scopes, old.revoked_at, old.refreshed_at,
+      old.authorization_code_id, old.created_at, old.application_uid, old.application_confidential, old.user_active, issued.id as new_id, issued.scopes as new_scopes, issued.created_at as new_created_at
+    from old left join issued on true
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return {};
+  const { new_id, new_scopes, new_created_at, ...old } = row;
+  if (new_id === null) return { old };
+  return {
+    old,
+    issued: {
+      id: new_id,
+      accessToken,
+      refreshToken,
+      scopes: new_scopes!,
+      expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+      createdAt: new_created_at!,
+    },
+  };
+}
+
 /**
  * The refresh token of `id` has been used: it dies; its access token lives until it expires.
  * Stamped with the service's clock, like GrantContext.receivedAt, which it is compared with.

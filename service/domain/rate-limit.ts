@@ -1,7 +1,7 @@
 // Failed credential checks per client address, in fixed one-minute windows kept in PostgreSQL
 // (rate_limit_counters), so the limit holds across Lambda instances. Successful checks never count.
 // The per-account lock (10 consecutive failures → 10 minutes) lives on the user row: sign-in.ts.
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 
 export const ADDRESS_FAILURE_LIMIT = 60;
@@ -27,6 +27,20 @@ export async function addressRetryAfter(db: DbOrTrx, address: string): Promise<n
     .executeTakeFirst();
   if (!row || Number(row.remaining) <= 0 || row.count < ADDRESS_FAILURE_LIMIT) return undefined;
   return Math.max(1, Math.ceil(Number(row.remaining)));
+}
+
+/**
+ * addressRetryAfter as a scalar subquery (seconds, or null), for a look-up that runs anyway to
+ * carry: the limit is read from the database on every check — so it holds across instances —
+ * without a round trip of its own. (An in-process "no recent failures here" hint was rejected:
+ * failures recorded by other instances are invisible to it, so each instance would let one more
+ * guess, or one probe while blocked, through.)
+ */
+export function addressRetryAfterColumn(address: string): RawBuilder<number | null> {
+  const end = sql`r.window_start + make_interval(secs => ${ADDRESS_WINDOW_SECONDS})`;
+  return sql<number | null>`(select case when r.count >= ${ADDRESS_FAILURE_LIMIT} and ${end} > now()
+    then greatest(1, ceil(extract(epoch from (${end} - now()))))::int end
+    from rate_limit_counters r where r.key = ${addressKey(address)})`;
 }
 
 /** Count one failure for `address` (one atomic upsert: concurrent failures all count). */

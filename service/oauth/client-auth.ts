@@ -3,8 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
 import { RateLimitedError } from '../domain/errors';
-import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
-import { addressRetryAfter, recordAddressFailure } from '../domain/rate-limit';
+import { findApplicationByUid, verifyApplicationSecretLimited, type ApplicationRecord } from '../domain/applications';
+import { recordAddressFailure } from '../domain/rate-limit';
 import { stringParam } from '../shared/params';
 import { InvalidClient, InvalidRequest } from './errors';
 
@@ -81,9 +81,14 @@ export async function authenticateClient(
     if (!application || application.confidential) throw new InvalidClient(basicRealm);
     return { application, method: 'none' };
   }
-  const retryAfter = await addressRetryAfter(db, address);
+  // One round trip: the address's limit (database truth, checked first) and the application.
+  const { retryAfter, application } = await verifyApplicationSecretLimited(
+    db,
+    credentials.clientId,
+    credentials.clientSecret,
+    address,
+  );
   if (retryAfter !== undefined) throw new RateLimitedError(retryAfter);
-  const application = await verifyApplicationSecret(db, credentials.clientId, credentials.clientSecret);
   if (!application) {
     await recordAddressFailure(db, address);
     throw new InvalidClient(basicRealm);

@@ -8,14 +8,9 @@
 // same client: it is refused, and the winner's new tokens stay valid. A request arriving after
 // the rotation is a replay and revokes the descendants. (Authorization codes get no such
 // allowance: a client never legitimately exchanges one code twice.)
-import { findApplicationById } from '../../domain/applications';
 import { findAuthorizationCodeAuthTime } from '../../domain/authorization-codes';
-import {
-  issueAccessToken,
-  lockAccessTokenByRefreshToken,
-  markRefreshed,
-  revokeDescendants,
-} from '../../domain/oauth-tokens';
+import { revokeDescendants, rotateRefreshToken } from '../../domain/oauth-tokens';
+import { parseScopeString, sortScopes } from '../../domain/scopes';
 import { findUserById } from '../../domain/users';
 import { InvalidClient, InvalidGrant, InvalidRequest } from '../errors';
 import { resolveScopes } from '../scope';
@@ -27,53 +22,47 @@ export const parameters = ['refresh_token', 'scope'] as const;
 // A public client's token refreshes with no credentials; a confidential one's needs them (below).
 export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 
+// A scope that no token holds: an unknown requested scope can never be a subset, so the rotation
+// is refused and resolveScopes below reports invalid_scope (after the grant's own checks, as before).
+const NO_SUCH_SCOPE = ['\u0000'];
+
 export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<GrantResult> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
-  const outcome = await db
-    .transaction()
-    .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_client'> => {
-      const row = await lockAccessTokenByRefreshToken(trx, refreshToken);
-      if (!row || row.application_id === null) return 'invalid_grant';
-      let clientId: string;
-      if (client) {
-        if (client.application.id !== row.application_id) return 'invalid_grant';
-        clientId = client.application.uid;
-      } else {
-        const application = await findApplicationById(trx, row.application_id);
-        if (!application || application.confidential) return 'invalid_client';
-        clientId = application.uid;
-      }
-      if (row.revoked_at) return 'invalid_grant';
-      if (row.refreshed_at) {
-        if (row.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(trx, row.id);
-        return 'invalid_grant';
-      }
-      const scopes = resolveScopes(params.scope, row.scopes);
-      const user = await findUserById(trx, row.user_id);
-      if (user?.state !== 'active') return 'invalid_grant';
-      const issued = await issueAccessToken(trx, {
-        applicationId: row.application_id,
-        userId: row.user_id,
-        scopes,
-        withRefreshToken: true,
-        parentId: row.id,
-        familyId: row.family_id ?? row.id,
-        authorizationCodeId: row.authorization_code_id,
-      });
-      // Last, so the stamp is as close to the commit as possible (see "replay vs. race").
-      await markRefreshed(trx, row.id);
-      if (!scopes.includes('openid')) return issued;
-      // OIDC Core §12.2: auth_time stays the original sign-in's; no nonce (no authorization request).
-      const authTime =
-        (row.authorization_code_id === null
-          ? undefined
-          : await findAuthorizationCodeAuthTime(trx, row.authorization_code_id)) ??
-        user.current_sign_in_at ??
-        row.created_at;
-      return { ...issued, idToken: { clientId, user, authTime } };
-    });
-  if (outcome === 'invalid_grant') throw new InvalidGrant();
-  if (outcome === 'invalid_client') throw new InvalidClient();
-  return outcome;
+  const requested = params.scope?.trim() ? parseScopeString(params.scope) : undefined;
+  // One statement locks, checks, rotates and issues (domain/oauth-tokens.ts).
+  const { old, issued } = await rotateRefreshToken(db, {
+    refreshToken,
+    applicationId: client?.application.id,
+    scopes: requested === undefined ? undefined : requested ? sortScopes(requested) : NO_SUCH_SCOPE,
+    at: new Date(),
+  });
+  if (issued) {
+    if (!issued.scopes.includes('openid')) return issued;
+    // OIDC Core §12.2: an ID token too (read after the rotation: only OpenID refreshes pay for it);
+    // auth_time stays the original sign-in's; no nonce (no authorization request).
+    const rotated = old!;
+    const user = (await findUserById(db, rotated.user_id))!;
+    const authTime =
+      (rotated.authorization_code_id === null
+        ? undefined
+        : await findAuthorizationCodeAuthTime(db, rotated.authorization_code_id)) ??
+      user.current_sign_in_at ??
+      rotated.created_at;
+    return { ...issued, idToken: { clientId: rotated.application_uid!, user, authTime } };
+  }
+  if (!old || old.application_id === null) throw new InvalidGrant();
+  if (client) {
+    if (client.application.id !== old.application_id) throw new InvalidGrant();
+  } else if (old.application_confidential !== false) {
+    throw new InvalidClient();
+  }
+  if (old.revoked_at) throw new InvalidGrant();
+  if (old.refreshed_at) {
+    // Rotated before this request arrived: a replay. Rotated while it was in flight: a lost race.
+    if (old.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(db, old.id);
+    throw new InvalidGrant();
+  }
+  resolveScopes(params.scope, old.scopes); // throws invalid_scope when the scopes were the reason
+  throw new InvalidGrant(); // the user is not active
 }
