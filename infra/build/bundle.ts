@@ -78,12 +78,15 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
   'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); TRUST_PROXY is a boolean'); };
 module.exports = { isValid: unavailable, parse: unavailable };`,
+  // @node-rs/argon2's generated loader (29 KB) tries every platform napi-rs builds for; the bundle
+  // runs on Linux glibc only (Lambda arm64; x64 where it was built), whose packages sit beside it.
+  '@node-rs/argon2': `module.exports = process.arch === 'arm64' ? require('@node-rs/argon2-linux-arm64-gnu') : require('@node-rs/argon2-linux-x64-gnu');`,
 };
 
 const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   name: 'lanyard-stubs',
   setup(build) {
-    const filter = new RegExp(`^(${Object.keys(stubs).join('|')})$`);
+    const filter = new RegExp(`^(${Object.keys(stubs).join('|').replace(/\//g, '\\/')})$`);
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
     build.onLoad({ filter: /.*/, namespace: 'lanyard-stub' }, (args) => ({
       contents: stubs[args.path],
@@ -165,7 +168,7 @@ export async function bundleLambdas(
       metafile: true,
     });
     fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());
-    if (Object.keys(result.metafile.inputs).some((input) => input.startsWith('node_modules/@node-rs/argon2/'))) {
+    if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@node-rs/argon2')) {
       copyNativePackages(dir);
     }
     const file = path.join(dir, 'index.js');
@@ -260,9 +263,15 @@ function copyNativePackages(dir: string): void {
   }
 }
 
-/** The Amazon RDS root and regional CAs (every region, RSA2048/RSA4096/ECC384 G1 and 2019). */
+/**
+ * The Amazon RDS root and regional CAs (every region, RSA2048/RSA4096/ECC384 G1 and 2019), and
+ * the Amazon Trust Services roots that RDS Proxy's ACM certificates chain to (lanyard:rdsProxy).
+ */
 export function rdsCaPem(): string {
-  return `${rdsCertificates.map((c) => c.trim()).join('\n')}\n`;
+  const amazonRoots = fs
+    .readFileSync(path.join(ROOT, 'infra', 'build', 'amazon-root-ca.pem'), 'utf8')
+    .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!;
+  return `${[...rdsCertificates, ...amazonRoots].map((c) => c.trim()).join('\n')}\n`;
 }
 
 async function main(): Promise<void> {

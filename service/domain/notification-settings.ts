@@ -306,6 +306,7 @@ export async function listNotificationTargets(
       ]),
     ),
   };
+}
 
 /**
  * updateNotificationSettings for a group or project named by id or path, in ONE statement: the

@@ -89,7 +89,7 @@ describe('the bundles', () => {
     expect(fs.existsSync(path.join(bundles.migrate.dir, 'node_modules'))).toBe(false);
   });
 
-  it('carry the Amazon RDS certificate authorities (current G1 roots of every region)', () => {
+  it('carry the Amazon RDS certificate authorities (current G1 roots of every region) and the Amazon roots of RDS Proxy', () => {
     const pem = fs.readFileSync(path.join(bundles.api.dir, RDS_CA_FILE_NAME), 'utf8');
     const certs = pem
       .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!
@@ -101,6 +101,8 @@ describe('the bundles', () => {
         expect(subjects.some((s) => s.includes(`CN=Amazon RDS ${region} Root CA ${kind}`))).toBe(true);
       }
     }
+    // RDS Proxy's certificates chain to the Amazon Trust Services roots.
+    for (const n of [1, 2, 3, 4]) expect(subjects).toContain(`C=US\nO=Amazon\nCN=Amazon Root CA ${n}`);
     for (const c of certs) expect(c.ca).toBe(true);
   });
 
