@@ -14,7 +14,7 @@ const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0123
 const APP_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/app-db-AbCdEf';
 
 describe('RDS Proxy', () => {
-  it('is a PostgreSQL proxy requiring TLS, signing in with the database users' secrets, in the isolated subnets', () => {
+  it("is a PostgreSQL proxy requiring TLS, signing in with both database users' secrets, in the isolated subnets", () => {
     const proxy = stack.one('aws:rds/proxy:Proxy');
     expect(proxy.inputs).toMatchObject({
       name: 'lanyard-prod-db-proxy',
@@ -32,7 +32,7 @@ describe('RDS Proxy', () => {
     });
   });
 
-  it("has a role only RDS may assume, reading exactly those two secrets", () => {
+  it('has a role only RDS may assume, reading exactly those two secrets', () => {
     const role = stack.one('aws:iam/role:Role', 'database-proxy-role');
     expect(JSON.parse(role.inputs.assumeRolePolicy).Statement).toEqual([
       { Effect: 'Allow', Principal: { Service: 'rds.amazonaws.com' }, Action: 'sts:AssumeRole' },
