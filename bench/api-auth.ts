@@ -35,7 +35,7 @@ async function measure(inject: Inject): Promise<number> {
 }
 
 async function main() {
-  setPasswordParamsForTesting({ ln: 10, r: 8, p: 1 }); // users are created, not signed in: hashing is not measured
+  setPasswordParamsForTesting({ memoryCost: 64, timeCost: 1, parallelism: 1 }); // users are created, not signed in: hashing is not measured
   const server = await startTestPostgres();
   const name = `lanyard_bench_${process.pid}`;
   const admin = new pg.Client({ connectionString: server.adminUrl });

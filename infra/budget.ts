@@ -38,3 +38,29 @@ export function connectionBudget(instanceClass: string): ConnectionBudget | unde
   const maxConnections = Math.min(Math.floor((gib * 0.9 * 1024 ** 3) / 9531392), 5000);
   return { maxConnections, forApi: maxConnections - RESERVED_FOR_OTHERS };
 }
+
+/** With lanyard:rdsProxy: the share of max_connections the proxy may open (the rest: superuser, operators). */
+export const PROXY_MAX_CONNECTIONS_PERCENT = 90;
+/**
+ * API instances per database connection through the proxy. A warm instance holds its database
+ * session only while a statement runs (the proxy multiplexes between transactions), and the
+ * service's requests are 1–3 short statements out of several milliseconds of work, so three
+ * instances per connection keeps the proxy's borrow queue short. Sessions the proxy pins (session
+ * state, named prepared statements) lower this: watch DatabaseConnectionsCurrentlySessionPinned.
+ */
+export const PROXY_CLIENTS_PER_CONNECTION = 3;
+
+/** The API's reserved-concurrency ceiling when every function connects through RDS Proxy. */
+export function proxyConnectionBudget(
+  instanceClass: string,
+): (ConnectionBudget & { proxyConnections: number }) | undefined {
+  const direct = connectionBudget(instanceClass);
+  if (!direct) return undefined;
+  const proxyConnections = Math.floor((direct.maxConnections * PROXY_MAX_CONNECTIONS_PERCENT) / 100);
+  const forOtherFunctions = 1 /* migrate */ + 2; /* admin */
+  return {
+    maxConnections: direct.maxConnections,
+    proxyConnections,
+    forApi: (proxyConnections - forOtherFunctions) * PROXY_CLIENTS_PER_CONNECTION,
+  };
+}

@@ -1,6 +1,6 @@
 // Typed stack configuration: every key, its default and its bounds (documented in Pulumi.yaml).
 // Pure: parseStackConfig takes the raw strings, so the defaults and checks are unit-tested.
-import { connectionBudget } from './budget';
+import { connectionBudget, proxyConnectionBudget } from './budget';
 
 export interface StackConfig {
   /** Environment label used in names and tags (the stack name). */
@@ -19,6 +19,8 @@ export interface StackConfig {
   apiMemoryMb: number;
   /** Reserved concurrency of the API function: the database connection budget (one connection each). */
   apiReservedConcurrency: number;
+  /** RDS Proxy between the functions and the database; the API's reservation is checked against its budget. */
+  rdsProxy: boolean;
   throttleRateLimit: number;
   throttleBurstLimit: number;
   /** Optional custom domain (with an ACM certificate ARN in the same region). */
@@ -71,6 +73,7 @@ export const CONFIG_KEYS = [
   'logRetentionDays',
   'apiMemoryMb',
   'apiReservedConcurrency',
+  'rdsProxy',
   'throttleRateLimit',
   'throttleBurstLimit',
   'domainName',
@@ -118,6 +121,7 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     logRetentionDays: int('logRetentionDays', 30, 1, 3653),
     apiMemoryMb: int('apiMemoryMb', 1024, 128, 10240),
     apiReservedConcurrency: int('apiReservedConcurrency', 20, -1, 1000),
+    rdsProxy: bool('rdsProxy', false),
     throttleRateLimit: int('throttleRateLimit', 100, 1, 10000),
     throttleBurstLimit: int('throttleBurstLimit', 200, 1, 5000),
     domainName: optional('domainName'),
@@ -163,12 +167,16 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
   if (config.apiReservedConcurrency === 0) {
     throw new StackConfigError('lanyard:apiReservedConcurrency 0 would stop the API; use -1 for no reservation');
   }
-  // The connection budget: every API instance holds one connection.
-  const budget = connectionBudget(config.dbInstanceClass);
+  // The connection budget: every API instance holds one connection — to the database, or to the
+  // proxy, which shares its pool (PROXY_MAX_CONNECTIONS_PERCENT of max_connections) between instances.
+  const budget = config.rdsProxy
+    ? proxyConnectionBudget(config.dbInstanceClass)
+    : connectionBudget(config.dbInstanceClass);
   if (budget && config.apiReservedConcurrency > budget.forApi) {
     throw new StackConfigError(
       `lanyard:apiReservedConcurrency ${config.apiReservedConcurrency} exceeds what ${config.dbInstanceClass} can serve ` +
-        `(max_connections ≈ ${budget.maxConnections}, ${budget.forApi} for the API); choose a larger instance class or a lower reservation`,
+        `(max_connections ≈ ${budget.maxConnections}, ${budget.forApi} for the API${config.rdsProxy ? ' through RDS Proxy' : ''}); ` +
+        `choose a larger instance class${config.rdsProxy ? '' : ', lanyard:rdsProxy'} or a lower reservation`,
     );
   }
   return config;

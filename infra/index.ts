@@ -3,11 +3,12 @@
 import path from 'node:path';
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
-import { connectionBudget } from './budget';
+import { connectionBudget, PROXY_MAX_CONNECTIONS_PERCENT } from './budget';
 import { Admin } from './components/admin';
 import { Api, API_TIMEOUT_SECONDS } from './components/api';
 import { Audit } from './components/audit';
 import { Database } from './components/database';
+import { DatabaseProxy } from './components/database-proxy';
 import { Migrations } from './components/migrations';
 import { Network } from './components/network';
 import { Observability } from './components/observability';
@@ -59,11 +60,27 @@ const secrets = new Secrets('secrets', {
   tags,
 });
 
+// lanyard:rdsProxy: every function connects through RDS Proxy (same secret, same TLS).
+const proxy = config.rdsProxy
+  ? new DatabaseProxy('database-proxy', {
+      proxyName: physicalName(stack, 'db-proxy'),
+      vpcId: network.vpcId,
+      subnetIds: network.subnetIds,
+      clientSecurityGroupId: network.functionSecurityGroupId,
+      databaseSecurityGroupId: database.securityGroupId,
+      dbInstanceIdentifier: database.instanceIdentifier,
+      // The migration function signs in as the master user, the API and admin as lanyard_app.
+      secretArns: [database.masterSecretArn, secrets.appDbSecretArn],
+      maxConnectionsPercent: PROXY_MAX_CONNECTIONS_PERCENT,
+      tags,
+    })
+  : undefined;
+
 // What every function is told: where things are, never a secret value. Only the migration
 // function gets the master user's secret; it creates lanyard_app (DML only) and its secret, which
 // the API and admin functions connect with.
 const common = {
-  DB_HOST: database.address,
+  DB_HOST: proxy ? proxy.endpoint : database.address,
   DB_PORT: database.port.apply(String),
   DB_NAME: database.databaseName,
   SESSION_KEYS_SECRET_ARN: secrets.sessionKeysSecretArn,
@@ -98,7 +115,7 @@ const migrations = new Migrations('migrations', {
   writeSecretArns: [secrets.appDbSecretArn, ...keyWriteSecretArns],
   logRetentionDays: config.logRetentionDays,
   tags,
-  dependsOn: [database, network],
+  dependsOn: proxy ? [database, network, proxy] : [database, network],
 });
 
 const api = new Api('api', {
@@ -191,6 +208,7 @@ export const migrateFunctionName = migrations.functionName;
 export const migrationResult = migrations.result;
 export const pruneFunctionName = retention.functionName;
 export const databaseEndpoint = database.endpoint;
+export const databaseProxyEndpoint = proxy?.endpoint;
 export const databaseSecretArn = database.masterSecretArn;
 export const sessionKeysSecretArn = secrets.sessionKeysSecretArn;
 export const signingKeysSecretArn = secrets.signingKeysSecretArn;

@@ -1,9 +1,11 @@
 // Bundle the Lambda entries with esbuild: one minified CommonJS file per function
 // (dist/lambda/<name>/index.js, target node20, runs on nodejs22.x) with every dependency inlined,
 // so what the tests ran is exactly what is deployed; beside it the RDS CA certificates
-// (rds-ca.pem) that verify the database's TLS certificate, and the bundled licences.
-// Deterministic: same sources, same bytes (no timestamps, no absolute paths).
+// (rds-ca.pem) that verify the database's TLS certificate, the bundled licences, and — for the
+// functions that hash passwords — @node-rs/argon2's linux-arm64 native binary (Lambda runs arm64)
+// under node_modules/, where the bundled loader's require() finds it. Deterministic: same sources, same bytes (no timestamps, no absolute paths).
 // `npm run build:lambda` [-- --out DIR] [--only api,migrate]
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import fs from 'node:fs';
@@ -77,12 +79,15 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
   'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); TRUST_PROXY is a boolean'); };
 module.exports = { isValid: unavailable, parse: unavailable };`,
+  // @node-rs/argon2's generated loader (29 KB) tries every platform napi-rs builds for; the bundle
+  // runs on Linux glibc only (Lambda arm64; x64 where it was built), whose packages sit beside it.
+  '@node-rs/argon2': `module.exports = process.arch === 'arm64' ? require('@node-rs/argon2-linux-arm64-gnu') : require('@node-rs/argon2-linux-x64-gnu');`,
 };
 
 const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   name: 'lanyard-stubs',
   setup(build) {
-    const filter = new RegExp(`^(${Object.keys(stubs).join('|')})$`);
+    const filter = new RegExp(`^(${Object.keys(stubs).join('|').replace(/\//g, '\\/')})$`);
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
     build.onLoad({ filter: /.*/, namespace: 'lanyard-stub' }, (args) => ({
       contents: stubs[args.path],
@@ -179,7 +184,9 @@ export async function bundleLambdas(
       charset: 'utf8',
       logLevel: 'warning',
       // pg's optional native binding is loaded in a try/catch; it is never installed.
-      external: ['pg-native'],
+      // @node-rs/argon2's platform packages are native (.node) files, loaded by require() at run
+      // time: they stay external and are copied beside the bundle (copyNativePackages).
+      external: ['pg-native', '@node-rs/argon2-*'],
       // ESM-only dependencies (yargs, in the admin function) read import.meta.url; in a CommonJS
       // bundle it is this file's URL.
       banner: { js: 'var __import_meta_url=require("url").pathToFileURL(__filename).href;' },
@@ -195,6 +202,9 @@ export async function bundleLambdas(
       metafile: true,
     });
     fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());
+    if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@node-rs/argon2')) {
+      copyNativePackages(dir);
+    }
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);
     built.push({
@@ -220,9 +230,82 @@ function sizeBreakdown(metafile: esbuild.Metafile): SizeBreakdown {
   return [...bytes.entries()].sort((a, b) => b[1] - a[1]);
 }
 
-/** The Amazon RDS root and regional CAs (every region, RSA2048/RSA4096/ECC384 G1 and 2019). */
+/** Where Lambda runs (arm64, glibc), and the package @node-rs/argon2 loads there. */
+export const LAMBDA_NATIVE_PACKAGE = '@node-rs/argon2-linux-arm64-gnu';
+const HOST_NATIVE_PACKAGES: Record<string, string> = {
+  x64: '@node-rs/argon2-linux-x64-gnu',
+  arm64: LAMBDA_NATIVE_PACKAGE,
+};
+const NATIVE_CACHE = path.join(ROOT, 'node_modules', '.cache', 'lanyard-native');
+
+/** The version and integrity package-lock.json pins for a package. */
+function lockedPackage(name: string): { version: string; integrity: string } {
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
+  const entry = lock.packages[`node_modules/${name}`];
+  if (!entry?.integrity) throw new Error(`${name} is not in package-lock.json (npm install -E @node-rs/argon2)`);
+  return { version: entry.version, integrity: entry.integrity };
+}
+
+/**
+ * The directory of an installed native package. npm installs only the build host's platform
+ * package, so the arm64 one is usually missing from node_modules: it is fetched once with
+ * `npm pack` (which ignores os/cpu), checked against the lockfile's integrity, and cached.
+ */
+function nativePackageDir(name: string): string {
+  const installed = path.join(ROOT, 'node_modules', name);
+  if (fs.existsSync(path.join(installed, 'package.json'))) return installed;
+  const { version, integrity } = lockedPackage(name);
+  const cached = path.join(NATIVE_CACHE, `${name.replace('/', '+')}@${version}`);
+  if (fs.existsSync(path.join(cached, 'package.json'))) return cached;
+  const work = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.lanyard-native-'));
+  try {
+    const out = execFileSync('npm', ['pack', `${name}@${version}`, '--json', '--pack-destination', work], {
+      cwd: work,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const tarball = path.join(work, JSON.parse(out)[0].filename);
+    const [algorithm, digest] = integrity.split(/-(.*)/s);
+    const actual = createHash(algorithm).update(fs.readFileSync(tarball)).digest('base64');
+    if (actual !== digest)
+      throw new Error(`${name}@${version}: the downloaded tarball does not match package-lock.json`);
+    execFileSync('tar', ['-xzf', tarball, '-C', work]);
+    fs.mkdirSync(NATIVE_CACHE, { recursive: true });
+    fs.renameSync(path.join(work, 'package'), cached);
+    return cached;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * node_modules/@node-rs/argon2-linux-arm64-gnu/{package.json,*.node} beside index.js — and, when
+ * the build host is another Linux architecture, its own package too, so the built bundle runs
+ * where it was built (the tests load it on x64). Only package.json and the binary are copied.
+ */
+function copyNativePackages(dir: string): void {
+  const names = new Set([LAMBDA_NATIVE_PACKAGE]);
+  const host = HOST_NATIVE_PACKAGES[process.arch];
+  if (process.platform === 'linux' && host) names.add(host);
+  for (const name of names) {
+    const from = nativePackageDir(name);
+    const manifest = JSON.parse(fs.readFileSync(path.join(from, 'package.json'), 'utf8'));
+    const to = path.join(dir, 'node_modules', name);
+    fs.mkdirSync(to, { recursive: true });
+    fs.copyFileSync(path.join(from, 'package.json'), path.join(to, 'package.json'));
+    fs.copyFileSync(path.join(from, manifest.main), path.join(to, manifest.main));
+  }
+}
+
+/**
+ * The Amazon RDS root and regional CAs (every region, RSA2048/RSA4096/ECC384 G1 and 2019), and
+ * the Amazon Trust Services roots that RDS Proxy's ACM certificates chain to (lanyard:rdsProxy).
+ */
 export function rdsCaPem(): string {
-  return `${rdsCertificates.map((c) => c.trim()).join('\n')}\n`;
+  const amazonRoots = fs
+    .readFileSync(path.join(ROOT, 'infra', 'build', 'amazon-root-ca.pem'), 'utf8')
+    .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!;
+  return `${[...rdsCertificates, ...amazonRoots].map((c) => c.trim()).join('\n')}\n`;
 }
 
 async function main(): Promise<void> {

@@ -9,6 +9,7 @@ import { type Selectable, sql } from 'kysely';
 import { parseBoolean } from './booleans';
 import { DomainError, invalid } from './errors';
 import { verifiedEmails } from './users';
+import { visibleNamespaceIds } from './visibility';
 
 export { NOTIFICATION_EVENTS, type NotificationEvent };
 
@@ -305,4 +306,54 @@ export async function listNotificationTargets(
       ]),
     ),
   };
+}
+
+/**
+ * updateNotificationSettings for a group or project named by id or path, in ONE statement: the
+ * upsert selects its target from the visible ones (visibility.ts), so a missing or hidden one
+ * writes nothing and answers undefined (the caller's 404).
+ */
+export async function updateVisibleNotificationSettings(
+  db: DbOrTrx,
+  user: Pick<User, 'id' | 'email' | 'is_admin'>,
+  kind: 'group' | 'project',
+  idOrPath: string,
+  update: NotificationSettingsUpdate,
+): Promise<NotificationSettingsView | undefined> {
+  const visible = visibleNamespaceIds(user, kind, idOrPath);
+  if (!visible) return undefined;
+  if (update.notificationEmail !== undefined) throw invalid('notification_email needs updateNotificationSettings');
+  const changes: Record<string, unknown> = {
+    ...(update.level !== undefined ? { level: update.level } : {}),
+    ...update.events,
+  };
+  const values: Record<string, unknown> = {
+    user_id: user.id,
+    group_id: kind === 'group' ? sql`v.id` : null,
+    project_id: kind === 'project' ? sql`v.id` : null,
+    level: defaultLevel({ kind, id: 0 }),
+    ...changes,
+    updated_at: new Date(),
+  };
+  const columns = Object.keys(values);
+  const target =
+    kind === 'group'
+      ? sql`(user_id, group_id) where group_id is not null`
+      : sql`(user_id, project_id) where project_id is not null`;
+  const set = [...Object.keys(changes), 'updated_at'].map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`);
+  const { rows } = await sql<
+    Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> & {
+      group_id: number | null;
+      project_id: number | null;
+    }
+  >`
+    insert into notification_settings (${sql.join(columns.map((c) => sql.ref(c)))})
+    select ${sql.join(columns.map((c) => values[c]))} from (${visible}) v
+    on conflict ${target} do update set ${sql.join(set)}
+    returning ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  const id = (kind === 'group' ? row.group_id : row.project_id)!;
+  return toView(row, { kind, id }, user);
 }

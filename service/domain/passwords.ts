@@ -1,17 +1,27 @@
-// Password hashing: scrypt (memory-hard, in Node's crypto: no native addon in the Lambda bundle)
-// at OWASP's recommended N=2^17, r=8, p=1 (128 MiB), stored as a PHC string so the cost can be
-// raised later (needsRehash). Runs on libuv's thread pool, never on the event loop; a small
-// semaphore bounds concurrent hashes so a burst of sign-ins cannot starve other requests.
+// Password hashing: argon2id at OWASP's recommended m=19 MiB, t=2, p=1 through @node-rs/argon2
+// (a native binding with prebuilt linux-x64 and linux-arm64 binaries; the Lambda bundle carries
+// the arm64 one, see infra/build/bundle.ts), stored as a PHC string so the cost can be raised
+// later (needsRehash). Hashes made by the first release (scrypt N=2^17) still verify and are
+// replaced on the next successful sign-in. Both run on libuv's thread pool, never on the event
+// loop; a small semaphore bounds concurrent hashes so a burst of sign-ins cannot starve other requests.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { hash as argon2Hash, verify as argon2Verify, type Options as Argon2Options } from '@node-rs/argon2';
 
-export interface ScryptParams {
-  ln: number; // log2(N)
-  r: number;
-  p: number;
+export interface PasswordParams {
+  /** Memory in KiB. */
+  memoryCost: number;
+  /** Passes over the memory. */
+  timeCost: number;
+  parallelism: number;
 }
 
-export const DEFAULT_PARAMS: ScryptParams = { ln: 17, r: 8, p: 1 };
+/** OWASP Password Storage Cheat Sheet, argon2id: m=19 MiB (19456 KiB), t=2, p=1. */
+export const DEFAULT_PARAMS: PasswordParams = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
 const KEY_LENGTH = 32;
+// Algorithm.Argon2id in @node-rs/argon2 (a const enum, which isolated modules cannot import).
+const ARGON2ID = 2 as Argon2Options['algorithm'];
+// Two cores per machine (and per Lambda instance at 1,769 MB+): two hashes at once use them
+// fully; more would only queue on the thread pool and hold more memory (19 MiB each).
 const MAX_CONCURRENT = 2;
 
 let active = 0;
@@ -27,64 +37,76 @@ async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function scrypt(password: string, salt: Buffer, params: ScryptParams, keylen: number): Promise<Buffer> {
-  const N = 2 ** params.ln;
-  const options: ScryptOptions = { N, r: params.r, p: params.p, maxmem: 128 * N * params.r * 2 + 1024 * 1024 };
+let testParams: PasswordParams | undefined;
+/** Tests may lower the cost (never the service). */
+export function setPasswordParamsForTesting(params: PasswordParams | undefined): void {
+  testParams = params;
+  dummyHash = undefined;
+}
+const currentParams = (): PasswordParams => testParams ?? DEFAULT_PARAMS;
+
+/** `$argon2id$v=19$m=19456,t=2,p=1$<salt b64>$<hash b64>` */
+export function hashPassword(password: string, params: PasswordParams = currentParams()): Promise<string> {
+  return withSlot(() =>
+    argon2Hash(password.normalize('NFKC'), {
+      algorithm: ARGON2ID,
+      memoryCost: params.memoryCost,
+      timeCost: params.timeCost,
+      parallelism: params.parallelism,
+      outputLen: KEY_LENGTH,
+      salt: randomBytes(16),
+    }),
+  );
+}
+
+const ARGON2ID_PHC = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
+const SCRYPT_PHC = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
+
+function argon2Params(phc: string): PasswordParams | undefined {
+  const m = ARGON2ID_PHC.exec(phc);
+  return m ? { memoryCost: Number(m[1]), timeCost: Number(m[2]), parallelism: Number(m[3]) } : undefined;
+}
+
+/** The first release's scrypt hashes: verified (never made) so their owners can sign in once more. */
+function verifyScrypt(password: string, m: RegExpExecArray): Promise<boolean> {
+  const [ln, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const salt = Buffer.from(m[4], 'base64');
+  const expected = Buffer.from(m[5], 'base64');
+  const N = 2 ** ln;
+  const options: ScryptOptions = { N, r, p, maxmem: 128 * N * r * 2 + 1024 * 1024 };
   return withSlot(
     () =>
       new Promise((resolve, reject) =>
-        scryptCb(password.normalize('NFKC'), salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))),
+        scryptCb(password.normalize('NFKC'), salt, expected.length, options, (err, key) =>
+          err ? reject(err) : resolve(key.length === expected.length && timingSafeEqual(key, expected)),
+        ),
       ),
   );
 }
 
-let testParams: ScryptParams | undefined;
-/** Tests may lower the cost (never the service). */
-export function setPasswordParamsForTesting(params: ScryptParams | undefined): void {
-  testParams = params;
-}
-const currentParams = (): ScryptParams => testParams ?? DEFAULT_PARAMS;
-
-/** `$scrypt$ln=17,r=8,p=1$<salt b64>$<hash b64>` */
-export async function hashPassword(password: string, params: ScryptParams = currentParams()): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, params, KEY_LENGTH);
-  const b64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
-  return `$scrypt$ln=${params.ln},r=${params.r},p=${params.p}$${b64(salt)}$${b64(key)}`;
-}
-
-function parse(phc: string): { params: ScryptParams; salt: Buffer; key: Buffer } | undefined {
-  const m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/.exec(phc);
-  if (!m) return undefined;
-  return {
-    params: { ln: Number(m[1]), r: Number(m[2]), p: Number(m[3]) },
-    salt: Buffer.from(m[4], 'base64'),
-    key: Buffer.from(m[5], 'base64'),
-  };
-}
-
-// A fixed hash to verify against when there is no user, so "no such user" costs the same time.
+// A fixed hash to verify against when there is no user, so "no such user" costs one hash too.
 let dummyHash: Promise<string> | undefined;
 
-/** Verify a password against a PHC string; a missing hash still spends the same work. */
+/** Verify a password against a PHC string; a missing or unreadable hash still spends one hash. */
 export async function verifyPassword(password: string, phc: string | null | undefined): Promise<boolean> {
-  const parsed = phc ? parse(phc) : undefined;
-  if (!parsed) {
-    dummyHash ??= hashPassword('lanyard-dummy-password');
-    const dummy = parse(await dummyHash)!;
-    await scrypt(password, dummy.salt, dummy.params, dummy.key.length);
-    return false;
+  if (phc && argon2Params(phc)) {
+    // @node-rs/argon2 compares in constant time.
+    return withSlot(() => argon2Verify(phc, password.normalize('NFKC')));
   }
-  const key = await scrypt(password, parsed.salt, parsed.params, parsed.key.length);
-  return key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
+  const scrypt = phc ? SCRYPT_PHC.exec(phc) : null;
+  if (scrypt) return verifyScrypt(password, scrypt);
+  dummyHash ??= hashPassword('lanyard-dummy-password');
+  const dummy = await dummyHash;
+  await withSlot(() => argon2Verify(dummy, password.normalize('NFKC')));
+  return false;
 }
 
-/** True when the stored hash uses weaker parameters than today's: rehash on the next sign-in. */
+/** True when the stored hash is not argon2id at today's cost or more: rehash on the next sign-in. */
 export function needsRehash(phc: string): boolean {
-  const parsed = parse(phc);
-  if (!parsed) return true;
+  const have = argon2Params(phc);
+  if (!have) return true;
   const want = currentParams();
-  return parsed.params.ln < want.ln || parsed.params.r < want.r || parsed.params.p < want.p;
+  return have.memoryCost < want.memoryCost || have.timeCost < want.timeCost || have.parallelism < want.parallelism;
 }
 
 export const MIN_PASSWORD_LENGTH = 8;

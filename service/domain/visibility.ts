@@ -3,7 +3,7 @@
 // members of the project, of its group or of the group's ancestors). Admins see everything, as
 // in GitLab without Admin Mode. Callers answer "not visible" exactly like "missing", so the
 // existence of a private group or project never leaks.
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, Group, Project, User } from '../db/schema';
 import { findGroupByFullPath, findGroupById, findProjectById, findProjectByPath } from './namespaces';
 
@@ -79,4 +79,35 @@ export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: 
     ? await findProjectById(db, Number(idOrPath))
     : await findProjectByPath(db, idOrPath);
   return project && (await canSeeProject(db, viewer, project)) ? project : undefined;
+}
+
+/**
+ * `select id` of the group or project with this id or full path when the viewer may see it (the
+ * same rules as findVisibleGroup/findVisibleProject, as SQL), for a write that must touch only a
+ * visible one and should not spend a round trip finding it first. Undefined: no such path can exist.
+ */
+export function visibleNamespaceIds(
+  viewer: Viewer,
+  kind: 'group' | 'project',
+  idOrPath: string,
+): RawBuilder<{ id: number }> | undefined {
+  if (!plausiblePath(idOrPath)) return undefined;
+  const table = kind === 'group' ? sql`groups` : sql`projects`;
+  const pathColumn = kind === 'group' ? sql`full_path` : sql`path_with_namespace`;
+  const match = isNumericId(idOrPath)
+    ? sql`n.id = ${Number(idOrPath)}`
+    : sql`lower(n.${pathColumn}) = ${idOrPath.toLowerCase()}`;
+  const start = kind === 'group' ? sql`n.id` : sql`n.group_id`;
+  const projectMember = kind === 'project' ? sql` or m.project_id = n.id` : sql``;
+  return sql<{
+    id: number;
+  }>`select n.id from ${table} n where ${match} and (n.visibility <> 'private' or ${viewer.is_admin}
+    or exists (
+      with recursive ancestors as (
+        select id, parent_id from groups where id = ${start}
+        union
+        select g.id, g.parent_id from groups g join ancestors a on g.id = a.parent_id
+      )
+      select 1 from members m where m.user_id = ${viewer.id} and (m.group_id in (select id from ancestors)${projectMember})
+    ))`;
 }

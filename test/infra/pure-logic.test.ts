@@ -26,6 +26,7 @@ describe('parseStackConfig', () => {
       logRetentionDays: 30,
       apiMemoryMb: 1024,
       apiReservedConcurrency: 20,
+      rdsProxy: false,
       throttleRateLimit: 100,
       throttleBurstLimit: 200,
       domainName: undefined,

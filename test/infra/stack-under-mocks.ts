@@ -40,6 +40,11 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
           },
         ],
       };
+    case 'aws:rds/proxy:Proxy':
+      return {
+        arn: arn('rds', `db-proxy:prx-0123456789abcdef0`),
+        endpoint: `${inputs.name}.proxy-abcdefghijkl.${REGION}.rds.amazonaws.com`,
+      };
     case 'aws:secretsmanager/secret:Secret':
       return { arn: arn('secretsmanager', `secret:${inputs.namePrefix ?? name}AbCdEf`) };
     case 'aws:cloudwatch/logGroup:LogGroup':

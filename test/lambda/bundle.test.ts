@@ -60,16 +60,37 @@ describe('the bundles', () => {
         .join(', ');
       expect(b.bytes, `${b.name}: ${b.bytes} bytes; largest parts: ${top}`).toBeLessThan(MAX_BUNDLE_BYTES);
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
+      // node_modules/ only for the functions that hash passwords (the argon2 native binaries).
       expect(
         fs
           .readdirSync(b.dir)
           .filter((f) => f !== 'index.js.LEGAL.txt')
           .sort(),
-      ).toEqual(['index.js', RDS_CA_FILE_NAME]);
+      ).toEqual(b.name === 'migrate' ? ['index.js', RDS_CA_FILE_NAME] : ['index.js', 'node_modules', RDS_CA_FILE_NAME]);
     }
   });
 
-  it('carry the Amazon RDS certificate authorities (current G1 roots of every region)', () => {
+  it('api and admin carry the linux-arm64 argon2 binary where the bundled require() resolves it', () => {
+    for (const name of ['api', 'admin']) {
+      const dir = bundles[name].dir;
+      const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+      expect(source).toContain('require("@node-rs/argon2-linux-arm64-gnu")');
+      // Resolved from index.js as Node resolves it on Lambda (no node_modules above /var/task).
+      const resolved = createRequire(path.join(dir, 'index.js')).resolve('@node-rs/argon2-linux-arm64-gnu');
+      expect(path.relative(dir, resolved)).toBe(
+        'node_modules/@node-rs/argon2-linux-arm64-gnu/argon2.linux-arm64-gnu.node',
+      );
+      const elf = fs.readFileSync(resolved);
+      expect([...elf.subarray(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]); // \x7fELF
+      expect(elf[4]).toBe(2); // ELFCLASS64
+      expect(elf[5]).toBe(1); // little-endian
+      expect(elf.readUInt16LE(16)).toBe(3); // ET_DYN: a shared object
+      expect(elf.readUInt16LE(18)).toBe(0xb7); // EM_AARCH64
+    }
+    expect(fs.existsSync(path.join(bundles.migrate.dir, 'node_modules'))).toBe(false);
+  });
+
+  it('carry the Amazon RDS certificate authorities (current G1 roots of every region) and the Amazon roots of RDS Proxy', () => {
     const pem = fs.readFileSync(path.join(bundles.api.dir, RDS_CA_FILE_NAME), 'utf8');
     const certs = pem
       .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!
@@ -81,6 +102,8 @@ describe('the bundles', () => {
         expect(subjects.some((s) => s.includes(`CN=Amazon RDS ${region} Root CA ${kind}`))).toBe(true);
       }
     }
+    // RDS Proxy's certificates chain to the Amazon Trust Services roots.
+    for (const n of [1, 2, 3, 4]) expect(subjects).toContain(`C=US\nO=Amazon\nCN=Amazon Root CA ${n}`);
     for (const c of certs) expect(c.ca).toBe(true);
   });
 

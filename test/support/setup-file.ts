@@ -2,4 +2,4 @@
 // asserted in test/service/domain/passwords.test.ts and measured in bench/).
 import { setPasswordParamsForTesting } from '../../service/domain/passwords';
 
-setPasswordParamsForTesting({ ln: 10, r: 8, p: 1 });
+setPasswordParamsForTesting({ memoryCost: 64, timeCost: 1, parallelism: 1 });

@@ -13,6 +13,7 @@ import {
   NOTIFICATION_LEVELS,
   parseNotificationSettingsUpdate,
   updateNotificationSettings,
+  updateVisibleNotificationSettings,
   type NotificationSource,
 } from '../../domain/notification-settings';
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
@@ -166,6 +167,24 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
       },
       async (request) => {
         const user = principalOf(request).user;
+        if (kind === 'project') {
+          // Two round trips (authentication, then one upsert into the visible project). Groups keep
+          // the general path: their notification_email needs the verified-address read first.
+          // On bad parameters the 404 of a missing or hidden one still comes first, as before.
+          let update: ReturnType<typeof parseNotificationSettingsUpdate>;
+          try {
+            update = parseNotificationSettingsUpdate(mergedParams(request), { kind, id: 0 });
+          } catch (err) {
+            await sourceOf(request, kind);
+            throw asApiError(err);
+          }
+          const { id } = request.params as { id: string };
+          const view = await updateVisibleNotificationSettings(db, user, kind, id, update).catch((err) => {
+            throw asApiError(err);
+          });
+          if (!view) throw apiNotFound(what);
+          return view;
+        }
         const source = await sourceOf(request, kind);
         try {
           // Everything is validated before anything is written: a rejected request changes nothing.
