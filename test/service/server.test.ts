@@ -27,7 +27,7 @@ describe('npm start (service/server.ts)', () => {
     expect(await health(port)).toEqual({ status: 200, body: { status: 'ok' } });
     const users = await t.db.selectFrom('users').select(['username', 'is_admin', 'password_hash']).execute();
     expect(users.map((u) => [u.username, u.is_admin])).toEqual([['root', true]]);
-    expect(users[0].password_hash).toMatch(/^\$scrypt\$ln=17,r=8,p=1\$/);
+    expect(users[0].password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(users[0].password_hash).not.toContain(password);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
