@@ -112,10 +112,12 @@ describe('import directions', () => {
 
   it('only the entry points import app.ts (route plugins take AppContext from app-context.ts)', () => {
     const importers = IMPORTS.filter((i) => i.target === 'service/app').map((i) => i.file);
-    // openapi-document.ts: the build-time entry that renders the OpenAPI document for the bundle.
+    // openapi-document.ts and schema-code.ts: the build-time entries that render the OpenAPI
+    // document and the route schemas' compiled code for the Lambda bundle.
     expect([...new Set(importers)].sort()).toEqual([
       'service/lambda.ts',
       'service/openapi-document.ts',
+      'service/schema-code.ts',
       'service/server.ts',
     ]);
   });
