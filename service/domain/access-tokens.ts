@@ -7,28 +7,10 @@ import type { Db, DbOrTrx, User } from '../db/schema';
 import { accessTokenExpired } from './oauth-tokens';
 import { personalAccessTokenExpired } from './personal-access-tokens';
 import { sha256Hex } from './secrets';
+import { PUBLIC_USER_COLUMNS } from './users';
 
 /** The user columns the API may show: never a credential (password hash, OTP secret). */
-export const API_USER_COLUMNS = [
-  'id',
-  'username',
-  'email',
-  'name',
-  'is_admin',
-  'state',
-  'bio',
-  'public_email',
-  'avatar_url',
-  'external',
-  'private_profile',
-  'can_create_group',
-  'can_create_project',
-  'locked_until',
-  'confirmed_at',
-  'current_sign_in_at',
-  'last_sign_in_at',
-  'created_at',
-] as const;
+export const API_USER_COLUMNS = PUBLIC_USER_COLUMNS;
 
 export type ApiUser = Pick<User, (typeof API_USER_COLUMNS)[number]> & { two_factor_enabled: boolean };
 

@@ -17,7 +17,8 @@ const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
  * sign-in and 2FA need them, the API reads users through API_USER_COLUMNS (access-tokens.ts) instead.
  */
 export const USER_CREDENTIAL_COLUMNS = ['password_hash', 'otp_secret', 'otp_last_step', 'failed_attempts'] as const;
-export const USER_COLUMNS = [
+/** The user columns that hold no credential and may be shown (the API's /user, token look-ups). */
+export const PUBLIC_USER_COLUMNS = [
   'id',
   'username',
   'email',
@@ -36,9 +37,8 @@ export const USER_COLUMNS = [
   'current_sign_in_at',
   'last_sign_in_at',
   'created_at',
-  'updated_at',
-  ...USER_CREDENTIAL_COLUMNS,
 ] as const;
+export const USER_COLUMNS = [...PUBLIC_USER_COLUMNS, 'updated_at', ...USER_CREDENTIAL_COLUMNS] as const;
 
 export const isValidEmail = (email: string): boolean => EMAIL_RE.test(email) && email.length <= 254;
 
