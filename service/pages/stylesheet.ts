@@ -69,7 +69,8 @@ fieldset{border:0;padding:0;margin:0 0 1.1rem;min-width:0}
 .button.small{padding:.25rem .65rem;font-size:.9rem}
 .inline-form{display:inline;margin:0}
 table.list{width:100%;border-collapse:collapse;background:var(--surface);border:1px solid var(--border);border-radius:var(--radius)}
-.list th,.list td{padding:.65rem .85rem;text-align:left;vertical-align:top;border-bottom:1px solid var(--border)}
+.list th,.list td{padding:.65rem .85rem;text-align:left;vertical-align:top;border-bottom:1px solid var(--border);overflow-wrap:break-word}
+.list td code,.list td.url{word-break:break-all}
 .list th{font-size:.85rem;color:var(--muted);font-weight:600;background:var(--bg)}
 .list td.actions-cell{white-space:nowrap;text-align:right}
 @media (max-width:48rem){.shell{grid-template-columns:minmax(0,1fr);gap:1rem;padding:1rem .85rem}
@@ -84,7 +85,7 @@ code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
 .secret{display:block;background:var(--code-bg);border:1px solid var(--border);border-radius:var(--radius);padding:.6rem .75rem;margin:0 0 1rem;word-break:break-all;user-select:all}
 .codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.5rem;list-style:none;padding:0}
 .codes .secret{margin:0;word-break:normal}
-.badge{display:inline-block;font-size:.8rem;padding:.05rem .5rem;border-radius:1rem;background:var(--code-bg);border:1px solid var(--border);margin:0 .25rem .25rem 0}
+.badge{display:inline-block;white-space:nowrap;font-size:.8rem;padding:.05rem .5rem;border-radius:1rem;background:var(--code-bg);border:1px solid var(--border);margin:0 .25rem .25rem 0}
 .muted{color:var(--muted)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .qr{background:#fff;padding:.5rem;border-radius:var(--radius);width:12rem;height:12rem;border:1px solid var(--border)}

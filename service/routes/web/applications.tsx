@@ -176,7 +176,9 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
                   <td data-label="Application ID">
                     <code>{a.uid}</code>
                   </td>
-                  <td data-label="Callback URL">{a.redirect_uris.join(' ')}</td>
+                  <td data-label="Callback URL" class="url">
+                    {a.redirect_uris.join(' ')}
+                  </td>
                   <td data-label="Scopes">
                     {a.scopes.map((s) => (
                       <span class="badge">{s}</span>
