@@ -7,6 +7,7 @@ import { hashPassword, passwordProblem } from './passwords';
 import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
 import { sealTotpSecret } from './totp-secrets';
+import { deleteUserSessions } from './sessions';
 
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
 const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -193,6 +194,9 @@ export async function setUserPassword(
       .where('id', '=', user.id)
       .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
+    // A new password ends every web session of the user in the same transaction: whoever knew the
+    // old one is signed out (contract §3), and a failure leaves neither half done.
+    await deleteUserSessions(trx, user.id);
     await recordAudit(trx, { actor, action: 'user.set_password', targetType: 'user', targetId: user.id });
     return updated;
   });

@@ -3,7 +3,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { passwordProblem } from '../../domain/passwords';
-import { deleteUserSessions } from '../../domain/sessions';
 import { checkCurrentPassword } from '../../domain/sign-in';
 import { setUserPassword } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
@@ -117,8 +116,9 @@ export async function passwordRoutes(app: FastifyInstance, { db, config }: AppCo
         errors: [{ field: 'user_password', message: 'You must provide a valid current password.' }],
       });
     }
+    // Ends every session of the user, this one too, in the password's own transaction; the fresh
+    // session below keeps this browser signed in.
     await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor);
-    await deleteUserSessions(db, r.user.id);
     const session = await app.sessions.signIn(request, reply, r.user.id);
     return redirectWithFlash(app, reply, session, EDIT, {
       notice: 'Password was successfully updated. Other sessions have been signed out.',
