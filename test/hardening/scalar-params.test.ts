@@ -111,3 +111,41 @@ describe('level[]=custom is accepted as custom', () => {
     expect(await obtainCode(web, c.clientId, { state: 's' })).toMatch(/^[0-9a-f]{64}$/);
   });
 });
+
+describe('non-scalar parameters on the device, introspection and userinfo endpoints', () => {
+  it('/oauth/authorize_device: scope[x]= and scope[]= are invalid_request, no device grant created', async () => {
+    const c = await makeApp(f.db, { name: 'Device CLI' });
+    const auth = { authorization: basic(c.clientId, c.secret) };
+    for (const payload of ['scope[x]=api', 'scope[]=api', 'scope=api&scope=read_user']) {
+      const res = await f.app.inject({
+        method: 'POST',
+        url: '/oauth/authorize_device',
+        headers: { ...FORM, ...auth },
+        payload,
+      });
+      expect({ payload, status: res.statusCode, body: res.json() }).toEqual({
+        payload,
+        status: 400,
+        body: INVALID_REQUEST,
+      });
+    }
+    expect(await f.db.selectFrom('oauth_device_grants').select('id').execute()).toEqual([]);
+  });
+
+  it('/oauth/introspect: token[x]= is invalid_request', async () => {
+    const c = await makeApp(f.db, { name: 'Resource server' });
+    const res = await f.app.inject({
+      method: 'POST',
+      url: '/oauth/introspect',
+      headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
+      payload: 'token[x]=abc',
+    });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: INVALID_REQUEST });
+  });
+
+  it('/oauth/userinfo: access_token[]= names no token (401 invalid_token)', async () => {
+    const res = await f.app.inject({ method: 'GET', url: '/oauth/userinfo?access_token[]=abc' });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer .*error="invalid_token"/);
+  });
+});

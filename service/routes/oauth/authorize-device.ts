@@ -7,7 +7,7 @@ import { createDeviceGrant } from '../../domain/device-grants';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest } from '../../oauth/errors';
 import { resolveScopes } from '../../oauth/scope';
-import { mergedParams, stringParam } from '../../shared/params';
+import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
 
 const deviceAuthorizationSchema = {
   type: 'object',
@@ -30,7 +30,7 @@ export async function authorizeDeviceRoutes(app: FastifyInstance, { db, config }
     async (request, reply) => {
       const params = mergedParams(request);
       // RFC 6749 §3.1: request parameters must not be repeated.
-      if (Array.isArray(params.scope)) throw new InvalidRequest();
+      if (nonScalarParam(params, ['scope'])) throw new InvalidRequest();
       const credentials = readClientCredentials(request, params);
       if (!credentials) throw new InvalidClient();
       const { application } = await authenticateClient(db, credentials, request.ip);

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { OAuthRoutesContext } from '.';
 import { inspectOAuthToken } from '../../domain/access-tokens';
 import { formatScopes } from '../../domain/scopes';
-import { mergedParams, stringParam } from '../../shared/params';
+import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
 import { authenticateClient, BASIC_REALM, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest } from '../../oauth/errors';
 
@@ -38,7 +38,7 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
     if (!credentials) throw new InvalidClient();
     const client = await authenticateClient(db, credentials, request.ip);
     if (client.method === 'none') throw new InvalidClient(credentials.basic ? BASIC_REALM : undefined);
-    if (Array.isArray(params.token) || Array.isArray(params.token_type_hint)) throw new InvalidRequest();
+    if (nonScalarParam(params, ['token', 'token_type_hint'])) throw new InvalidRequest();
     const token = stringParam(params, 'token');
     if (!token) throw new InvalidRequest();
     const inspected = await inspectOAuthToken(db, token, true);

@@ -6,7 +6,7 @@ import type { OAuthRoutesContext } from '.';
 import { userClaims } from '../../domain/oidc-claims';
 import { inspectOAuthToken } from '../../domain/access-tokens';
 import { bearerFromHeader } from '../../http/authenticate';
-import { mergedParams, stringParam } from '../../shared/params';
+import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
 import { OAuthError } from '../../oauth/errors';
 
 const REALM = 'Doorkeeper';
@@ -28,7 +28,10 @@ export async function userinfoRoutes(app: FastifyInstance, { db, config }: OAuth
   async function handler(request: FastifyRequest, reply: FastifyReply) {
     reply.header('cache-control', 'no-store');
     const params = mergedParams(request);
-    const token = bearerFromHeader(request.headers.authorization) ?? stringParam(params, 'access_token');
+    // A repeated or nested access_token names no token (as at token info): the invalid_token answer.
+    const token =
+      bearerFromHeader(request.headers.authorization) ??
+      (nonScalarParam(params, ['access_token']) ? undefined : stringParam(params, 'access_token'));
     const inspected = token ? await inspectOAuthToken(db, token) : { status: 'unknown' as const };
     if (inspected.status === 'expired') throw invalidToken(INVALID.expired);
     if (inspected.status === 'revoked') throw invalidToken(INVALID.revoked);
