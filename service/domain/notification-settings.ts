@@ -199,7 +199,9 @@ export function effectiveLevel<S>(
   globalLevel: NotificationLevel,
 ): { level: NotificationLevel; from: S | 'global' } {
   const own = chain.find((link) => link.level !== 'global');
-  return own ? { level: own.level, from: own.source } : { level: globalLevel, from: 'global' };
+  // A global setting of `global` itself means the default, participating (as the recipients engine reads it).
+  if (own) return { level: own.level, from: own.source };
+  return { level: globalLevel === 'global' ? 'participating' : globalLevel, from: 'global' };
 }
 
 export interface NotificationTarget {
