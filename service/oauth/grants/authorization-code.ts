@@ -13,7 +13,7 @@ export const parameters = ['code', 'redirect_uri', 'code_verifier'] as const;
 
 export const clientAuthentication: Grant['clientAuthentication'] = 'required';
 
-export async function handler({ db, params, client }: GrantContext): Promise<GrantResult> {
+export async function handler({ db, params, client, signIdToken }: GrantContext): Promise<GrantResult> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
@@ -47,7 +47,9 @@ export async function handler({ db, params, client }: GrantContext): Promise<Gra
     if (!row.scopes.includes('openid')) return issued;
     // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
     const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
-    return { ...issued, idToken: { clientId: application.uid, user, authTime, nonce: row.nonce ?? undefined } };
+    const nonce = row.nonce ?? undefined;
+    const idToken = await signIdToken(trx, { clientId: application.uid, user, authTime, nonce, scopes: issued.scopes });
+    return { ...issued, idToken };
   });
   if (outcome === 'invalid_grant') throw new InvalidGrant();
   return outcome;

@@ -34,7 +34,7 @@ const REFUSALS: Record<Refusal, () => Error> = {
 const polledTooSoon = (row: DeviceGrantRecord, at: Date) =>
   row.last_polled_at !== null && at.getTime() - row.last_polled_at.getTime() < row.interval_seconds * 1000;
 
-export async function handler({ db, params, client, receivedAt }: GrantContext): Promise<GrantResult> {
+export async function handler({ db, params, client, receivedAt, signIdToken }: GrantContext): Promise<GrantResult> {
   const deviceCode = params.device_code;
   if (!deviceCode) throw new InvalidRequest();
   const application = client!.application;
@@ -64,7 +64,8 @@ export async function handler({ db, params, client, receivedAt }: GrantContext):
     if (!row.scopes.includes('openid')) return issued;
     // The person authenticated in the browser session that approved the code; no nonce (RFC 8628 has none).
     const authTime = user.current_sign_in_at ?? receivedAt;
-    return { ...issued, idToken: { clientId: application.uid, user, authTime } };
+    const idToken = await signIdToken(trx, { clientId: application.uid, user, authTime, scopes: issued.scopes });
+    return { ...issued, idToken };
   });
   if (typeof outcome === 'string') throw REFUSALS[outcome]();
   return outcome;

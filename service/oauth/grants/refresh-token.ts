@@ -36,6 +36,7 @@ export async function handler({
   client,
   receivedAt,
   refreshReuseLeeway,
+  signIdToken,
 }: GrantContext): Promise<GrantResult> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
@@ -86,7 +87,7 @@ export async function handler({
           : await findAuthorizationCodeAuthTime(trx, row.authorization_code_id)) ??
         user.current_sign_in_at ??
         row.created_at;
-      return { ...issued, idToken: { clientId, user, authTime } };
+      return { ...issued, idToken: await signIdToken(trx, { clientId, user, authTime, scopes: issued.scopes }) };
     });
   if (outcome === 'invalid_grant') throw new InvalidGrant();
   if (outcome === 'invalid_client') throw new InvalidClient();

@@ -1,5 +1,5 @@
 // What a grant module exports, and what the token endpoint hands it.
-import type { Db, User } from '../../db/schema';
+import type { Db, DbOrTrx, User } from '../../db/schema';
 import type { IssuedToken } from '../../domain/oauth-tokens';
 import type { AuthenticatedClient } from '../client-auth';
 
@@ -15,11 +15,25 @@ export interface GrantContext {
   receivedAt: Date;
   /** Seconds after a refresh token's rotation during which the same client may retry it. */
   refreshReuseLeeway: number;
+  /**
+   * Signs the ID token of a grant holding `openid`. Called inside the grant's transaction, before
+   * it commits: if signing fails (no usable key, a claims read), the code, device code or refresh
+   * token is not spent and the client can simply retry.
+   */
+  signIdToken(db: DbOrTrx, input: IdTokenRequest): Promise<string>;
 }
 
-/** What a grant issued; `idToken` when the grant holds `openid` (the token endpoint signs it). */
+export interface IdTokenRequest {
+  clientId: string;
+  user: User;
+  authTime: Date;
+  nonce?: string;
+  scopes: string[];
+}
+
+/** What a grant issued; `idToken` (signed) when the grant holds `openid`. */
 export interface GrantResult extends IssuedToken {
-  idToken?: { clientId: string; user: User; authTime: Date; nonce?: string };
+  idToken?: string;
 }
 
 export interface Grant {

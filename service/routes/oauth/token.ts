@@ -48,15 +48,13 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
       address: request.ip,
       receivedAt,
       refreshReuseLeeway: config.refreshReuseLeeway,
-    });
-    const idToken = issued.idToken
-      ? await issueIdToken(db, signingKeys, {
+      signIdToken: (trx, input) =>
+        issueIdToken(trx, signingKeys, {
+          ...input,
           issuer: config.publicUrl,
-          ...issued.idToken,
-          scopes: issued.scopes,
           lifetimeSeconds: config.idTokenLifetimeSeconds,
-        })
-      : undefined;
+        }),
+    });
     return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({
       access_token: issued.accessToken,
       token_type: 'bearer',
@@ -64,7 +62,7 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
       refresh_token: issued.refreshToken,
       scope: formatScopes(issued.scopes),
       created_at: Math.floor(issued.createdAt.getTime() / 1000),
-      id_token: idToken,
+      id_token: issued.idToken,
     });
   });
 }
