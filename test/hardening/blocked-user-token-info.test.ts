@@ -40,7 +40,10 @@ describe("token info answers 200 for a blocked user's token", () => {
     });
     expect({ status: api.statusCode, body: api.json() }).toEqual({ status: 403, body: { message: '403 Forbidden' } });
     const query = await f.app.inject({ url: `/oauth/token/info?access_token=${tokens.access_token}` });
-    expect(query.statusCode).toBe(401);
+    expect({ status: query.statusCode, body: query.json() }).toEqual({
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'The access token is invalid', state: 'unauthorized' },
+    });
 
     await setUserState(f.db, 'mallory', 'active');
     expect((await info()).statusCode).toBe(200);

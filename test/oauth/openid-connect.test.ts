@@ -176,8 +176,15 @@ describe('GET|POST /oauth/userinfo', () => {
     });
     const oidcToken = (await exchange(await obtainCodeWith({ scope: 'openid profile email' }))).json().access_token;
     const api = await f.app.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${oidcToken}` } });
-    expect(api.statusCode).toBe(403);
-    expect(api.json().error).toBe('insufficient_scope');
+    expect([api.statusCode, api.headers['content-type'], api.json()]).toEqual([
+      403,
+      'application/json',
+      {
+        error: 'insufficient_scope',
+        error_description: 'The request requires higher privileges than provided by the access token.',
+        scope: 'api read_api read_user',
+      },
+    ]);
   });
 
   it('missing, unknown, expired and revoked tokens → 401 with WWW-Authenticate invalid_token', async () => {
@@ -268,6 +275,7 @@ describe('POST /oauth/introspect (RFC 7662)', () => {
     const wrong = await introspect({ token: 'x' }, { authorization: basic(app.clientId, 'gloas-wrong') });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
+    expect(wrong.json()).toEqual(errorBody('invalid_client'));
     const missing = await introspect({}, { authorization: basic(app.clientId, app.secret) });
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toEqual(errorBody('invalid_request'));
