@@ -6,7 +6,8 @@
 // the server's peak RSS. Prints the table with ratios and one `target:` line per target of the
 // performance issue (cold start and bundle size come from bench/cold-start.ts's JSON, which
 // `npm run bench` writes first); writes JSON and an SVG chart under bench/results/.
-// Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50)
+// Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50; BENCH_ONLY=regex for a
+// subset; BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" to profile the server)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -79,8 +80,13 @@ function fromAutocannon(r: autocannon.Result, rssMb: number): Sample {
   };
 }
 
-async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+async function startProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  nodeArgs: string[] = [],
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -157,6 +163,8 @@ async function main(): Promise<void> {
       ['service/server.ts'],
       { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent', LANYARD_HOME: home },
       /Lanyard is listening/,
+      // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server alone.
+      process.env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean),
     );
     children.push(server);
     const peers = spawn(process.execPath, ['--import', 'tsx', 'bench/http-peers.ts'], {

@@ -86,6 +86,8 @@ const common = {
   SESSION_KEYS_SECRET_ARN: secrets.sessionKeysSecretArn,
   SIGNING_KEYS_SECRET_ARN: secrets.signingKeysSecretArn,
   LOG_LEVEL: 'info',
+  // Named prepared statements would pin each session to one proxy connection (no multiplexing).
+  DB_PREPARED_STATEMENTS: String(!proxy),
 };
 const appEnvironment = { ...common, DB_SECRET_ARN: secrets.appDbSecretArn };
 const appReadSecretArns = [secrets.appDbSecretArn, secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];

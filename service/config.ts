@@ -18,6 +18,8 @@ export interface Config {
   trustProxy: boolean;
   /** Pool size for the database. */
   dbPoolMax: number;
+  /** Named prepared statements (DB_PREPARED_STATEMENTS, default true; false behind RDS Proxy). */
+  dbPreparedStatements: boolean;
   /** ID_TOKEN_LIFETIME: seconds an ID token is valid (Doorkeeper's OpenID Connect default, as GitLab: 120). */
   idTokenLifetimeSeconds: number;
   /**
@@ -101,6 +103,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const poolText = env.DB_POOL_MAX?.trim() || '10';
   if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
+  const preparedText = env.DB_PREPARED_STATEMENTS?.trim() || 'true';
+  const dbPreparedStatements = parseBoolean(preparedText);
+  if (dbPreparedStatements === undefined) {
+    throw new ConfigError(`DB_PREPARED_STATEMENTS must be true or false (got "${preparedText}")`);
+  }
   const idTokenLifetimeSeconds = positiveInteger(env, 'ID_TOKEN_LIFETIME', 120);
   const signingKeyCacheSeconds = positiveInteger(env, 'SIGNING_KEY_CACHE_SECONDS', 60, true);
   const leewayText = env.REFRESH_REUSE_LEEWAY?.trim() || '30';
@@ -125,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: parseBoolean(env.TRUST_PROXY) ?? false,
     dbPoolMax: Number(poolText),
+    dbPreparedStatements,
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,
     refreshReuseLeeway: Number(leewayText),

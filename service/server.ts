@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     home: config.home,
     max: config.dbPoolMax,
+    preparedStatements: config.dbPreparedStatements,
     applicationName: 'lanyard-server',
     log: say,
   });

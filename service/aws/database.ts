@@ -4,8 +4,9 @@
 // (local runs and tests of the built bundle) it falls back to DATABASE_URL.
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { ConfigError, type AwsConfig, type Config } from '../config';
+import { ConfigError, type Config } from '../config';
 import { createDb } from '../db/create-db'; // also installs the shared int8/date parsers
+import { preparingPool } from '../db/prepared-statements';
 import type { Database, Db } from '../db/schema';
 import { rdsCaBundle } from './rds-ca';
 import { CachedSecret, secretsManagerOptions, secretsManagerStore, type SecretStore } from './secret-store';
@@ -49,18 +50,20 @@ export interface LambdaDatabase {
 }
 
 export function openLambdaDatabase(config: Config, options: LambdaDatabaseOptions): LambdaDatabase {
-  if (config.aws?.dbSecretArn) return openWithSecret(config.aws, config.aws.dbSecretArn, options);
+  if (config.aws?.dbSecretArn) return openWithSecret(config, config.aws.dbSecretArn, options);
   if (!config.databaseUrl) throw new ConfigError('DB_SECRET_ARN (or DATABASE_URL) is required on Lambda');
   const handle = createDb({
     connectionString: config.databaseUrl,
     max: 1,
     ssl: options.ssl,
     applicationName: options.applicationName,
+    preparedStatements: config.dbPreparedStatements,
   });
   return { db: handle.db, destroy: handle.destroy, credentialsReady: Promise.resolve() };
 }
 
-function openWithSecret(aws: AwsConfig, dbSecretArn: string, options: LambdaDatabaseOptions): LambdaDatabase {
+function openWithSecret(config: Config, dbSecretArn: string, options: LambdaDatabaseOptions): LambdaDatabase {
+  const aws = config.aws!;
   const secret = new CachedSecret(
     options.store ?? secretsManagerStore(secretsManagerOptions(aws)),
     dbSecretArn,
@@ -113,7 +116,8 @@ function openWithSecret(aws: AwsConfig, dbSecretArn: string, options: LambdaData
     },
   };
 
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: rotatingPool }) });
+  const dialectPool = config.dbPreparedStatements ? preparingPool(rotatingPool) : rotatingPool;
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) });
   let destroyed = false;
   return {
     db,

@@ -1,6 +1,7 @@
 // createDb: a Kysely instance over a pg pool. Shared by the server, Lambda, CLI, tests and deploy.
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { preparingPool } from './prepared-statements';
 import type { Database, Db } from './schema';
 
 // int8 ids and counts: parse to numbers (ids stay far below 2^53).
@@ -16,6 +17,8 @@ export interface CreateDbOptions {
   applicationName?: string;
   /** Resolve the password per new connection (Secrets Manager with re-fetch on rotation). */
   password?: pg.PoolConfig['password'];
+  /** Send parameterised queries as named prepared statements (default true; off behind RDS Proxy). */
+  preparedStatements?: boolean;
 }
 
 export interface DbHandle {
@@ -41,7 +44,8 @@ export function createDb(options: CreateDbOptions): DbHandle {
   // 'error' with no listener, an uncaught exception that ended `npm start`. The statement in
   // progress or the next one still fails (and the request with it); the pool discards the client.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const dialectPool = options.preparedStatements === false ? pool : preparingPool(pool);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) });
   let destroyed = false;
   return {
     db,

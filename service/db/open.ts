@@ -16,6 +16,8 @@ export interface OpenDatabaseOptions {
   home: string;
   max?: number;
   applicationName?: string;
+  /** Named prepared statements (createDb's option; default true). */
+  preparedStatements?: boolean;
   log?: (line: string) => void;
 }
 
@@ -42,7 +44,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenDa
     }
     url = local.url;
   }
-  const handle = createDb({ connectionString: url, max: options.max, applicationName: options.applicationName });
+  const handle = createDb({
+    connectionString: url,
+    max: options.max,
+    applicationName: options.applicationName,
+    preparedStatements: options.preparedStatements,
+  });
   try {
     await sql`select 1`.execute(handle.db);
   } catch (err) {

@@ -95,7 +95,8 @@ export async function listVisibleGroups(
         : sql`g.name ${dir}, g.id ${dir}`;
   const { rows } = await sql<GroupRow & { total: string }>`
     with recursive ${groupAccessCte(viewer.id)}, ${fullNamesCte}
-    select g.*, n.full_name, count(*) over () as total
+    select g.id, g.parent_id, g.path, g.name, g.full_path, g.visibility, g.created_at, g.updated_at,
+      n.full_name, count(*) over () as total
     from groups g
     join names n on n.id = g.id
     left join access a on a.group_id = g.id
@@ -152,7 +153,8 @@ export async function listVisibleProjects(
   const where = sql`${visible} and ${search} and ${inGroup} and ${accessCondition(filter, level)}`;
   const { rows } = await sql<ProjectRow & { total: string }>`
     with recursive ${groupAccessCte(viewer.id)}, ${fullNamesCte}
-    select p.*, g.full_path as group_full_path, n.full_name as group_full_name, g.name as group_name,
+    select p.id, p.group_id, p.path, p.name, p.path_with_namespace, p.visibility, p.created_at, p.updated_at,
+      g.full_path as group_full_path, n.full_name as group_full_name, g.name as group_name,
       g.path as group_path, g.parent_id as group_parent_id, count(*) over () as total
     from ${from}
     join names n on n.id = g.id

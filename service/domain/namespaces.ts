@@ -26,10 +26,32 @@ function requirePath(path: string, what: string): string {
   return path;
 }
 
+/** Every column, named (never selectAll): an added column does not change a prepared statement's result. */
+export const GROUP_COLUMNS = [
+  'id',
+  'parent_id',
+  'path',
+  'name',
+  'full_path',
+  'visibility',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof Group>;
+export const PROJECT_COLUMNS = [
+  'id',
+  'group_id',
+  'path',
+  'name',
+  'path_with_namespace',
+  'visibility',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof Project>;
+
 export const findGroupByFullPath = (db: DbOrTrx, fullPath: string): Promise<Group | undefined> =>
   db
     .selectFrom('groups')
-    .selectAll()
+    .select(GROUP_COLUMNS)
     .where((eb) => eb(eb.fn('lower', ['full_path']), '=', fullPath.toLowerCase()))
     .executeTakeFirst();
 
@@ -40,12 +62,12 @@ export async function getGroupByFullPath(db: DbOrTrx, fullPath: string): Promise
 }
 
 export const findGroupById = (db: DbOrTrx, id: number): Promise<Group | undefined> =>
-  db.selectFrom('groups').selectAll().where('id', '=', id).executeTakeFirst();
+  db.selectFrom('groups').select(GROUP_COLUMNS).where('id', '=', id).executeTakeFirst();
 
 export const findProjectByPath = (db: DbOrTrx, pathWithNamespace: string): Promise<Project | undefined> =>
   db
     .selectFrom('projects')
-    .selectAll()
+    .select(PROJECT_COLUMNS)
     .where((eb) => eb(eb.fn('lower', ['path_with_namespace']), '=', pathWithNamespace.toLowerCase()))
     .executeTakeFirst();
 
@@ -56,7 +78,7 @@ export async function getProjectByPath(db: DbOrTrx, pathWithNamespace: string): 
 }
 
 export const findProjectById = (db: DbOrTrx, id: number): Promise<Project | undefined> =>
-  db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  db.selectFrom('projects').select(PROJECT_COLUMNS).where('id', '=', id).executeTakeFirst();
 
 export interface CreateGroupInput {
   path: string;
@@ -84,7 +106,7 @@ export async function createGroup(db: DbOrTrx, input: CreateGroupInput): Promise
           full_path: fullPath,
           visibility,
         })
-        .returningAll()
+        .returning(GROUP_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordAudit(db, {
         actor: input.actor ?? 'system',
@@ -132,7 +154,7 @@ export async function createProject(db: DbOrTrx, input: CreateProjectInput): Pro
           path_with_namespace: pathWithNamespace,
           visibility,
         })
-        .returningAll()
+        .returning(PROJECT_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordAudit(db, {
         actor: input.actor ?? 'system',

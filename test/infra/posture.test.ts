@@ -169,6 +169,8 @@ describe('functions', () => {
         DB_HOST: 'lanyard-prod.abcdefghijkl.eu-west-1.rds.amazonaws.com',
         DB_PORT: '5432',
         DB_NAME: 'lanyard',
+        // Connected directly (no RDS Proxy): named prepared statements.
+        DB_PREPARED_STATEMENTS: 'true',
       });
       const suspicious = Object.keys(env).filter(
         (k) => !k.endsWith('_ARN') && /PASSWORD|SECRET|KEY|TOKEN|DATABASE_URL/.test(k),

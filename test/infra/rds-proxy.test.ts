@@ -80,12 +80,13 @@ describe('RDS Proxy', () => {
     ]);
   });
 
-  it('every function connects to the proxy endpoint; the API keeps its reservation of 200', () => {
+  it('every function connects to the proxy endpoint, without named prepared statements (they pin sessions); the API keeps its reservation of 200', () => {
     for (const name of ['api-fn', 'migrations-fn', 'admin-fn']) {
       const fn = stack.one('aws:lambda/function:Function', name);
       expect(fn.inputs.environment.variables.DB_HOST).toBe(
         'lanyard-prod-db-proxy.proxy-abcdefghijkl.eu-west-1.rds.amazonaws.com',
       );
+      expect(fn.inputs.environment.variables.DB_PREPARED_STATEMENTS).toBe('false');
     }
     expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.reservedConcurrentExecutions).toBe(200);
   });
