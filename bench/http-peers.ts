@@ -1,17 +1,24 @@
 // The HTTP benchmark's baselines and peer, in their own process (bench/http.ts starts it): a bare
-// Fastify route, a hand-written Fastify + pg route doing GET /api/v4/user's SQL (one query, no
-// framework of ours), and node-oidc-provider 9 (in memory) for the refresh grant. Prints one
+// Fastify route, a hand-written Fastify + pg route doing GET /api/v4/user's SQL and answering the
+// same bytes (one query, no framework of ours), and node-oidc-provider 9 (in memory) for the refresh grant. Prints one
 // JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token (its
 // in-memory adapter is a 1000-entry LRU that evicts tokens under load).
-// Run by bench/http.ts: DATABASE_URL=… node --import tsx bench/http-peers.ts
+// Run by bench/http.ts: DATABASE_URL=… PUBLIC_URL=<the service's> node --import tsx bench/http-peers.ts
 import { createHash } from 'node:crypto';
 import readline from 'node:readline';
 import Fastify from 'fastify';
 import pg from 'pg';
 
-const USER_SQL = `select t.id as token_id, t.scopes, t.expires_at, t.revoked_at, u.id, u.username, u.name, u.email,
-  u.state, u.is_admin, u.created_at, u.otp_secret is not null as two_factor_enabled
-  from personal_access_tokens t join users u on u.id = t.user_id where t.token_digest = $1`;
+// GET /api/v4/user's query as the service sends it (service/domain/access-tokens.ts): the token and
+// its owner's public columns, by digest. Sent as a named prepared statement, as the service does.
+const USER_SQL = `select t.id as token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.id, u.username,
+  u.email, u.name, u.is_admin, u.state, u.bio, u.public_email, u.avatar_url, u.external, u.private_profile,
+  u.can_create_group, u.can_create_project, u.locked_until, u.confirmed_at, u.current_sign_in_at,
+  u.last_sign_in_at, u.created_at, u.otp_secret is not null as two_factor_enabled
+  from personal_access_tokens t inner join users u on u.id = t.user_id where t.token_digest = $1`;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const unauthorized = '{"message":"401 Unauthorized"}';
 
 async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -20,23 +27,70 @@ async function main(): Promise<void> {
   bare.get('/', async () => ({ hello: 'world' }));
 
   const baseline = Fastify({ logger: false });
+  // The same answer as the service, byte for byte (bench/http.ts compares them before timing):
+  // GitLab's user entity, the same checks (expiry, revocation, scope, state), no framework of ours.
+  const publicUrl = process.env.PUBLIC_URL ?? '';
   baseline.get('/api/v4/user', async (request, reply) => {
+    reply.header('content-type', 'application/json');
     const token = request.headers['private-token'];
-    if (typeof token !== 'string') return reply.code(401).send({ message: '401 Unauthorized' });
+    if (typeof token !== 'string') return reply.code(401).send(Buffer.from(unauthorized));
     const digest = createHash('sha256').update(token).digest('hex');
     const { rows } = await pool.query({ name: 'user', text: USER_SQL, values: [digest] });
-    const row = rows[0];
-    if (!row || row.revoked_at || row.state !== 'active') return reply.code(401).send({ message: '401 Unauthorized' });
-    return {
-      id: row.id,
-      username: row.username,
-      name: row.name,
-      state: row.state,
-      email: row.email,
-      is_admin: row.is_admin,
-      created_at: row.created_at,
-      two_factor_enabled: row.two_factor_enabled,
-    };
+    const u = rows[0];
+    // A PAT's expires_at is a date (YYYY-MM-DD): it works through that day.
+    const live = u && !u.revoked_at && (u.expires_at === null || new Date().toISOString().slice(0, 10) <= u.expires_at);
+    if (!live || !u.scopes.some((s: string) => s === 'api' || s === 'read_api' || s === 'read_user')) {
+      return reply.code(401).send(Buffer.from(unauthorized));
+    }
+    if (u.state !== 'active') return reply.code(403).send(Buffer.from('{"message":"403 Forbidden"}'));
+    // A Buffer: Fastify appends `; charset=utf-8` to a string's JSON type (GitLab sends none).
+    return reply.send(
+      Buffer.from(
+        JSON.stringify({
+          id: Number(u.id),
+          username: u.username,
+          name: u.name,
+          state: u.state,
+          locked: u.locked_until !== null && u.locked_until > new Date(),
+          avatar_url: u.avatar_url,
+          web_url: `${publicUrl}/${u.username}`,
+          created_at: u.created_at.toISOString(),
+          bio: u.bio,
+          location: '',
+          public_email: u.public_email,
+          skype: '',
+          linkedin: '',
+          twitter: '',
+          discord: '',
+          website_url: '',
+          organization: '',
+          job_title: '',
+          pronouns: null,
+          bot: false,
+          work_information: null,
+          followers: 0,
+          following: 0,
+          is_followed: false,
+          local_time: null,
+          last_sign_in_at: iso(u.last_sign_in_at),
+          confirmed_at: iso(u.confirmed_at),
+          last_activity_on: null,
+          email: u.email,
+          theme_id: 3,
+          color_scheme_id: 1,
+          projects_limit: 100000,
+          current_sign_in_at: iso(u.current_sign_in_at),
+          identities: [],
+          can_create_group: u.can_create_group,
+          can_create_project: u.can_create_project,
+          two_factor_enabled: u.two_factor_enabled,
+          external: u.external,
+          private_profile: u.private_profile,
+          commit_email: u.email,
+          ...(u.is_admin ? { is_admin: true } : {}),
+        }),
+      ),
+    );
   });
 
   // ESM-only; warns "Unsupported runtime" on Node 20 and runs.

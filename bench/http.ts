@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     children.push(server);
     const peers = spawn(process.execPath, ['--import', 'tsx', 'bench/http-peers.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl },
+      env: { ...process.env, DATABASE_URL: databaseUrl, PUBLIC_URL: base },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     children.push(peers);
@@ -318,12 +318,15 @@ async function main(): Promise<void> {
       },
     };
 
-    // Each side answers the same request correctly before anything is timed.
+    // Each side answers the same request, with the same bytes, before anything is timed.
+    const answers: string[] = [];
     for (const target of [`http://127.0.0.1:${ports.baseline}`, base]) {
       const res = await fetch(`${target}/api/v4/user`, { headers: { 'private-token': pat } });
       const body = await res.text();
       if (res.status !== 200) throw new Error(`${target}/api/v4/user answered ${res.status}: ${body}`);
+      answers.push(`${res.headers.get('content-type')}\n${body}`);
     }
+    if (answers[0] !== answers[1]) throw new Error(`the baseline and the service differ:\n${answers.join('\n')}`);
 
     // BENCH_ONLY=regex runs a subset (when measuring one change); targets need the full run.
     if (process.env.BENCH_ONLY) {
