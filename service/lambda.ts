@@ -20,6 +20,8 @@ import { restoredSchemaController } from './precompiled-schemas';
 // client-written X-Forwarded-For cannot pick the key of the per-address failure limit.
 const config = loadConfig(process.env, { trustProxy: false });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-api' });
+// Connect during init, while Fastify boots (the connection's round trips overlap with the boot).
+database.connectEarly();
 const aws = config.aws;
 const keyRing = aws?.sessionKeysSecretArn
   ? secretKeyRingSource(secretsManagerStore(secretsManagerOptions(aws)), aws.sessionKeysSecretArn)

@@ -2,7 +2,7 @@
 // Secrets Manager (fetched at init, cached, re-fetched once when PostgreSQL rejects them, so RDS's
 // scheduled rotation causes no outage), TLS verified against the RDS CAs. Without AWS settings
 // (local runs and tests of the built bundle) it falls back to DATABASE_URL.
-import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config';
 import { createDb } from '../db/create-db'; // also installs the shared int8/date parsers
@@ -47,7 +47,15 @@ export interface LambdaDatabase {
   destroy(): Promise<void>;
   /** Resolves once the credentials are cached (started at init; rejects if the fetch failed). */
   credentialsReady: Promise<void>;
+  /**
+   * Open the instance's connection now, during init: its round trips (TCP, TLS, SCRAM) then overlap
+   * with Fastify's boot instead of delaying the first request. A failure is not reported here: the
+   * first request connects again (and answers 503 if it still cannot).
+   */
+  connectEarly(): void;
 }
+
+const connectEarly = (db: Db) => () => void sql`select 1`.execute(db).catch(() => undefined);
 
 export function openLambdaDatabase(config: Config, options: LambdaDatabaseOptions): LambdaDatabase {
   if (config.aws?.dbSecretArn) return openWithSecret(config, config.aws.dbSecretArn, options);
@@ -59,7 +67,12 @@ export function openLambdaDatabase(config: Config, options: LambdaDatabaseOption
     applicationName: options.applicationName,
     preparedStatements: config.dbPreparedStatements,
   });
-  return { db: handle.db, destroy: handle.destroy, credentialsReady: Promise.resolve() };
+  return {
+    db: handle.db,
+    destroy: handle.destroy,
+    credentialsReady: Promise.resolve(),
+    connectEarly: connectEarly(handle.db),
+  };
 }
 
 function openWithSecret(config: Config, dbSecretArn: string, options: LambdaDatabaseOptions): LambdaDatabase {
@@ -122,6 +135,7 @@ function openWithSecret(config: Config, dbSecretArn: string, options: LambdaData
   return {
     db,
     credentialsReady,
+    connectEarly: connectEarly(db),
     async destroy() {
       if (destroyed) return;
       destroyed = true;
