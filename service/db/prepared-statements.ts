@@ -5,7 +5,8 @@
 // benchmark in bench/http.ts measures it).
 //
 // Names are given per SQL text, one name per text for the whole process (node-postgres refuses one
-// name for two texts), and at most MAX_NAMED texts get one, so a stream of distinct texts (an
+// name for two texts on a connection, and two wrappers may share a pool), and at most MAX_NAMED
+// texts get one, so a stream of distinct texts (an
 // IN-list of every length) cannot grow each connection's statement cache without bound; beyond the
 // cap queries go unnamed, as before. The columns are named in every query (no `select *`), so an
 // additive migration does not change a prepared statement's result; should a statement's result
@@ -50,8 +51,14 @@ export class StatementNames {
 const isStalePlan = (err: unknown): boolean =>
   (err as { code?: string })?.code === '0A000' && /cached plan/.test((err as Error).message ?? '');
 
+/**
+ * One naming for the whole process: two wrappers over the same pg pool (or connections handed
+ * between them) then can never give one name to two texts on a connection.
+ */
+const PROCESS_NAMES = new StatementNames();
+
 /** `pool` with every parameterised query of its clients sent as a named prepared statement. */
-export function preparingPool(pool: PostgresPool, names = new StatementNames()): PostgresPool {
+export function preparingPool(pool: PostgresPool, names = PROCESS_NAMES): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();

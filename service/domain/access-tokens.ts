@@ -16,12 +16,22 @@ export type ApiUser = Pick<User, (typeof API_USER_COLUMNS)[number]> & { two_fact
 
 export type TokenKind = 'personal_access_token' | 'oauth_access_token';
 
+/** The owner's global notification settings row as JSON (null when they never set one). */
+export type GlobalNotificationSettingsRow = Record<string, unknown> | null;
+
 interface TokenRecordBase {
   id: number;
   scopes: string[];
   expired: boolean;
   revoked: boolean;
   user: ApiUser;
+  /** With `withGlobalNotificationSettings`: read in the same query (GET /notification_settings in 1 round trip). */
+  globalNotificationSettings?: GlobalNotificationSettingsRow;
+}
+
+export interface FindTokenOptions {
+  /** Also read the owner's global notification settings row, in the same query. */
+  withGlobalNotificationSettings?: boolean;
 }
 
 export type TokenRecord =
@@ -67,19 +77,38 @@ const oauthLookup = (db: Db, digest: string) =>
     ])
     .where('t.token_digest', '=', digest);
 
+/** The owner's global notification settings row, as one JSON value (a scalar subquery). */
+const globalSettingsSelection = sql<GlobalNotificationSettingsRow>`(
+  select to_jsonb(ns) from notification_settings ns
+  where ns.user_id = u.id and ns.group_id is null and ns.project_id is null
+)`.as('global_notification_settings');
+
 type PatRow = InferResult<ReturnType<typeof patLookup>>[number];
 type OAuthRow = InferResult<ReturnType<typeof oauthLookup>>[number];
+type WithSettings = { global_notification_settings?: GlobalNotificationSettingsRow };
+
+interface CompiledLookups {
+  pat: CompiledQuery<PatRow & WithSettings>;
+  oauth: CompiledQuery<OAuthRow & WithSettings>;
+  patWithSettings: CompiledQuery<PatRow & WithSettings>;
+  oauthWithSettings: CompiledQuery<OAuthRow & WithSettings>;
+}
 
 /**
- * The two look-ups, compiled once per database: building and compiling a Kysely query costs
- * about as much as the indexed look-up itself, and only the digest (the one parameter) varies.
+ * The look-ups, compiled once per database: building and compiling a Kysely query costs about as
+ * much as the indexed look-up itself, and only the digest (the one parameter) varies.
  */
-const compiledLookups = new WeakMap<Db, { pat: CompiledQuery<PatRow>; oauth: CompiledQuery<OAuthRow> }>();
+const compiledLookups = new WeakMap<Db, CompiledLookups>();
 
-function lookupQuery<K extends 'pat' | 'oauth'>(db: Db, kind: K, digest: string) {
+function lookupQuery<K extends keyof CompiledLookups>(db: Db, kind: K, digest: string) {
   let compiled = compiledLookups.get(db);
   if (!compiled) {
-    compiled = { pat: patLookup(db, '').compile(), oauth: oauthLookup(db, '').compile() };
+    compiled = {
+      pat: patLookup(db, '').compile(),
+      oauth: oauthLookup(db, '').compile(),
+      patWithSettings: patLookup(db, '').select(globalSettingsSelection).compile(),
+      oauthWithSettings: oauthLookup(db, '').select(globalSettingsSelection).compile(),
+    };
     compiledLookups.set(db, compiled);
   }
   const query = compiled[kind];
@@ -92,11 +121,13 @@ export async function findTokenRecord(
   kind: TokenKind,
   token: string,
   now = new Date(),
+  options: FindTokenOptions = {},
 ): Promise<TokenRecord | undefined> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
   const digest = sha256Hex(token);
+  const settings = options.withGlobalNotificationSettings === true;
   if (kind === 'personal_access_token') {
-    const row = (await db.executeQuery(lookupQuery(db, 'pat', digest))).rows[0];
+    const row = (await db.executeQuery(lookupQuery(db, settings ? 'patWithSettings' : 'pat', digest))).rows[0];
     if (!row) return undefined;
     return {
       kind,
@@ -106,9 +137,10 @@ export async function findTokenRecord(
       revoked: row.revoked_at !== null,
       lastUsedAt: row.last_used_at,
       user: splitUser(row),
+      ...(settings ? { globalNotificationSettings: row.global_notification_settings ?? null } : {}),
     };
   }
-  const row = (await db.executeQuery(lookupQuery(db, 'oauth', digest))).rows[0];
+  const row = (await db.executeQuery(lookupQuery(db, settings ? 'oauthWithSettings' : 'oauth', digest))).rows[0];
   if (!row) return undefined;
   return {
     kind,
@@ -120,6 +152,7 @@ export async function findTokenRecord(
     createdAt: row.token_created_at,
     expiresAt: row.expires_at,
     user: splitUser(row),
+    ...(settings ? { globalNotificationSettings: row.global_notification_settings ?? null } : {}),
   };
 }
 

@@ -125,6 +125,21 @@ function toView(
 
 const SETTINGS_COLUMNS = ['level', 'notification_email', ...NOTIFICATION_EVENTS] as const;
 
+/**
+ * The global settings view from a row already read (as JSON, with the API token: see
+ * access-tokens.ts's withGlobalNotificationSettings); null when the user never set one.
+ */
+export function globalNotificationSettingsView(
+  row: Record<string, unknown> | null,
+  user: Pick<User, 'email'>,
+): NotificationSettingsView {
+  return toView(
+    (row ?? undefined) as Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent>,
+    { kind: 'global' },
+    user,
+  );
+}
+
 export async function getNotificationSettings(
   db: DbOrTrx,
   user: Pick<User, 'id' | 'email'>,

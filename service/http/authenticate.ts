@@ -9,6 +9,7 @@ import {
   API_USER_COLUMNS,
   type ApiUser,
   findTokenRecord,
+  type GlobalNotificationSettingsRow,
   type TokenKind,
   type TokenRecord,
   touchPersonalAccessToken,
@@ -25,6 +26,11 @@ export interface ApiPrincipal {
   tokenKind: TokenKind;
   tokenId: number;
   scopes: string[];
+  /**
+   * On routes with `config.withGlobalNotificationSettings`, the acting user's global notification
+   * settings row, read with the token (absent with `Sudo`: that row is the token owner's).
+   */
+  globalNotificationSettings?: GlobalNotificationSettingsRow;
 }
 
 declare module 'fastify' {
@@ -35,6 +41,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route also accepts tokens with only `read_user` (GET/HEAD /user). */
     allowReadUser?: boolean;
+    /** Read the user's global notification settings with the token (one round trip for the route). */
+    withGlobalNotificationSettings?: boolean;
   }
 }
 
@@ -120,7 +128,9 @@ function insufficientScope(required: Array<Scope | typeof SUDO_SCOPE>): ApiError
 export async function authenticateApiRequest(db: Db, request: FastifyRequest, now = new Date()): Promise<ApiPrincipal> {
   const found = findRequestToken(request);
   if (!found) throw unauthorized();
-  const record = await findTokenRecord(db, found.kind, found.token, now);
+  const record = await findTokenRecord(db, found.kind, found.token, now, {
+    withGlobalNotificationSettings: request.routeOptions.config?.withGlobalNotificationSettings === true,
+  });
   if (!record) throw unauthorized();
   if (record.expired) throw invalidToken(TOKEN_EXPIRED);
   if (record.revoked) throw invalidToken(TOKEN_REVOKED);
@@ -132,7 +142,15 @@ export async function authenticateApiRequest(db: Db, request: FastifyRequest, no
   if (sudoUser) {
     return { user: sudoUser, sudoedBy: record.user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
   }
-  return { user: record.user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
+  return {
+    user: record.user,
+    tokenKind: found.kind,
+    tokenId: record.id,
+    scopes: record.scopes,
+    ...('globalNotificationSettings' in record
+      ? { globalNotificationSettings: record.globalNotificationSettings }
+      : {}),
+  };
 }
 /** The `Sudo` identifier: the `sudo` query parameter, else the `Sudo` header (GitLab's order). */
 function sudoIdentifier(request: FastifyRequest): string | undefined {

@@ -8,6 +8,7 @@ import { ApiError, apiNotFound } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import {
   getNotificationSettings,
+  globalNotificationSettingsView,
   InvalidParameterError,
   NOTIFICATION_EVENTS,
   NOTIFICATION_LEVELS,
@@ -134,6 +135,8 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
     app.get(
       url,
       {
+        // GET /notification_settings in one round trip: the row comes with the token.
+        ...(global ? { config: { withGlobalNotificationSettings: true } } : {}),
         schema: {
           operationId: `get${OPERATION_NAMES[kind]}`,
           summary: global ? 'Global notification settings and e-mail' : `Notification settings of a ${kind}`,
@@ -144,8 +147,11 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
         },
       },
       async (request) => {
-        const user = principalOf(request).user;
-        return getNotificationSettings(db, user, await sourceOf(request, kind));
+        const principal = principalOf(request);
+        if (global && principal.globalNotificationSettings !== undefined) {
+          return globalNotificationSettingsView(principal.globalNotificationSettings, principal.user);
+        }
+        return getNotificationSettings(db, principal.user, await sourceOf(request, kind));
       },
     );
 

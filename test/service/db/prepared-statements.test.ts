@@ -2,12 +2,12 @@
 // database's session holds after our queries, the cap on distinct texts, the switch that turns them
 // off (behind RDS Proxy), and a statement whose result changed under it (a column added by a
 // migration while the service runs).
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../service/config';
 import { createDb } from '../../../service/db/create-db';
-import { StatementNames } from '../../../service/db/prepared-statements';
-import type { Db } from '../../../service/db/schema';
+import { preparingPool, StatementNames } from '../../../service/db/prepared-statements';
+import type { Database, Db } from '../../../service/db/schema';
 import { createTestDatabase } from '../../support/db';
 
 /** The prepared statements of the (single) pooled session, by text. */
@@ -50,6 +50,27 @@ describe('named prepared statements', () => {
       expect(await preparedTexts(handle.db)).toEqual([]);
     } finally {
       await handle.destroy();
+    }
+  });
+
+  it('two wrappers over one pool never give one name to two texts on a connection', async () => {
+    const t = await createTestDatabase();
+    const handle = createDb({ connectionString: t.url, max: 1 });
+    const other = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: preparingPool(handle.pool as unknown as PostgresPool) }),
+    });
+    try {
+      // Different texts, first use through each wrapper, on the pool's single connection.
+      await handle.db.selectFrom('users').select('id').where('username', '=', 'a').execute();
+      await other.selectFrom('groups').select('id').where('path', '=', 'a').execute();
+      await handle.db.selectFrom('groups').select('id').where('path', '=', 'b').execute();
+      await other.selectFrom('users').select('id').where('username', '=', 'b').execute();
+      expect(await preparedTexts(handle.db)).toEqual([
+        'select "id" from "groups" where "path" = $1',
+        'select "id" from "users" where "username" = $1',
+      ]);
+    } finally {
+      await other.destroy();
     }
   });
 
