@@ -326,6 +326,32 @@ export async function listNotificationTargets(
 }
 
 /**
+ * getNotificationSettings for a group or project named by id or path, in ONE statement: the
+ * visible target (visibility.ts) left-joined to the user's row for it. Undefined when there is no
+ * such target or the user may not see it (the caller's 404).
+ */
+export async function getVisibleNotificationSettings(
+  db: DbOrTrx,
+  user: Pick<User, 'id' | 'email' | 'is_admin'>,
+  kind: 'group' | 'project',
+  idOrPath: string,
+): Promise<NotificationSettingsView | undefined> {
+  const visible = visibleNamespaceIds(user, kind, idOrPath);
+  if (!visible) return undefined;
+  const column = kind === 'group' ? sql`group_id` : sql`project_id`;
+  const { rows } = await sql<
+    Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> & { id: number; found: boolean }
+  >`
+    select v.id, s.user_id is not null as found, ${sql.join(SETTINGS_COLUMNS.map((c) => sql`s.${sql.ref(c)}`))}
+    from (${visible}) v
+    left join notification_settings s on s.user_id = ${user.id} and s.${column} = v.id
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  return toView(row.found ? row : undefined, { kind, id: row.id }, user);
+}
+
+/**
  * updateNotificationSettings for a group or project named by id or path, in ONE statement: the
  * upsert selects its target from the visible ones (visibility.ts), so a missing or hidden one
  * writes nothing and answers undefined (the caller's 404).

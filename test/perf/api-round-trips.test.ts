@@ -102,6 +102,19 @@ describe('round trips per request', () => {
     ]);
   });
 
+  it('GET /projects/:id/notification_settings: 2 (the token, then the visible project with the row for it)', async () => {
+    const unset = await roundTrips('GET', `/api/v4/projects/${projectId}/notification_settings`);
+    expect([unset.status, unset.body, unset.statements.length]).toEqual([200, { level: 'global' }, 2]);
+    const byPath = await roundTrips('GET', '/api/v4/projects/platform%2Fapi/notification_settings');
+    expect([byPath.status, byPath.body, byPath.statements.length]).toEqual([200, { level: 'global' }, 2]);
+    const missing = await roundTrips('GET', '/api/v4/projects/999999/notification_settings');
+    expect([missing.status, missing.body, missing.statements.length]).toEqual([
+      404,
+      { message: '404 Project Not Found' },
+      2,
+    ]);
+  });
+
   it('PUT /projects/:id/notification_settings: 2 (the token, then one upsert into the visible project)', async () => {
     const r = await roundTrips('PUT', `/api/v4/projects/${projectId}/notification_settings?level=watch`);
     expect([r.status, r.body, r.statements.length]).toEqual([200, { level: 'watch' }, 2]);

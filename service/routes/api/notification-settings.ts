@@ -8,6 +8,7 @@ import { ApiError, apiNotFound } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import {
   getNotificationSettings,
+  getVisibleNotificationSettings,
   globalNotificationSettingsView,
   InvalidParameterError,
   NOTIFICATION_EVENTS,
@@ -148,10 +149,16 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
       },
       async (request) => {
         const principal = principalOf(request);
-        if (global && principal.globalNotificationSettings !== undefined) {
-          return globalNotificationSettingsView(principal.globalNotificationSettings, principal.user);
+        if (kind === 'global') {
+          return principal.globalNotificationSettings !== undefined
+            ? globalNotificationSettingsView(principal.globalNotificationSettings, principal.user)
+            : getNotificationSettings(db, principal.user, { kind });
         }
-        return getNotificationSettings(db, principal.user, await sourceOf(request, kind));
+        // Two round trips: the token, then the visible target with the user's row for it.
+        const { id } = request.params as { id: string };
+        const view = await getVisibleNotificationSettings(db, principal.user, kind, id);
+        if (!view) throw apiNotFound(what);
+        return view;
       },
     );
 
