@@ -1,9 +1,17 @@
 // OAuth applications: registration, listing, deletion and secret rotation. The secret is
 // returned once at creation/rotation and stored only as a SHA-256 digest.
+import { sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
+import {
+  addressCounter,
+  addressThrottleOf,
+  recordAddressFailure,
+  type CounterColumns,
+  type Throttle,
+} from './rate-limit';
 import { requireRedirectUris } from './redirect-uris';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
@@ -32,6 +40,8 @@ const PUBLIC_COLUMNS = [
   'updated_at',
 ] as const;
 export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest'>;
+const SECRET_COLUMNS = [...PUBLIC_COLUMNS, 'secret_digest'] as const;
+type Nullable<T> = { [K in keyof T]: T[K] | null };
 
 export async function registerApplication(
   db: DbOrTrx,
@@ -140,13 +150,48 @@ export async function verifyApplicationSecret(
 ): Promise<ApplicationRecord | undefined> {
   const row = await db
     .selectFrom('oauth_applications')
-    .select([...PUBLIC_COLUMNS, 'secret_digest'])
+    .select(SECRET_COLUMNS)
     .where('uid', '=', uid)
     .executeTakeFirst();
   const ok = safeEqual(row?.secret_digest ?? '0'.repeat(64), sha256Hex(secret));
   if (!row || !ok) return undefined;
   const { secret_digest: _omit, ...application } = row;
   return application;
+}
+
+export type SecretCheck =
+  | { ok: true; application: ApplicationRecord }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'rate_limited'; throttle: Throttle };
+
+/**
+ * Client authentication with a secret, throttled per client address: the application row and the
+ * address's failure counter come back from one query (the database stays the truth across
+ * instances, at no extra round trip). A throttled address is refused before the secret is
+ * compared (no probing while blocked); a wrong secret or an unknown client counts one failure.
+ */
+export async function checkApplicationSecret(
+  db: DbOrTrx,
+  input: { uid: string; secret: string; address: string },
+): Promise<SecretCheck> {
+  const counter = addressCounter(input.address);
+  // From a one-row relation, so an unknown client_id still reads the address's counter.
+  const { rows } = await sql<Nullable<OAuthApplication> & CounterColumns>`
+    select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${counter.columns}
+    from (select) as one
+    left join oauth_applications a on a.uid = ${input.uid}
+    ${counter.join}
+  `.execute(db);
+  const row = rows[0];
+  const throttle = addressThrottleOf(row);
+  if (throttle) return { ok: false, reason: 'rate_limited', throttle };
+  const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), sha256Hex(input.secret));
+  if (row.id === null || !ok) {
+    await recordAddressFailure(db, input.address);
+    return { ok: false, reason: 'invalid' };
+  }
+  const { secret_digest: _digest, failures: _failures, window_remaining: _remaining, ...application } = row;
+  return { ok: true, application: application as ApplicationRecord };
 }
 
 /** The operator/JSON view of an application (never the secret). */

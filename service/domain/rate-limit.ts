@@ -29,6 +29,44 @@ export interface Throttle {
 export const addressThrottle = (db: DbOrTrx, address: string): Promise<Throttle | undefined> =>
   keyThrottle(db, addressKey(address), ADDRESS_FAILURE_LIMIT, ADDRESS_WINDOW_SECONDS);
 
+/** Seconds left in the window starting at `windowStart` (negative once it is over). */
+const remaining = (windowStart: ReturnType<typeof sql.ref>, windowSeconds: number) =>
+  sql<number>`extract(epoch from (${windowStart} + make_interval(secs => ${windowSeconds}) - now()))`;
+
+/** The throttle a counter row means: `limit` failures counted in a window not yet over. */
+function throttleOf(
+  row: { count: number; remaining: number | string | null } | undefined,
+  limit: number,
+): Throttle | undefined {
+  if (!row || Number(row.remaining) <= 0 || row.count < limit) return undefined;
+  const retryAfter = Math.max(1, Math.ceil(Number(row.remaining)));
+  return { retryAfter, limit, observed: row.count, resetAt: new Date(Date.now() + retryAfter * 1000) };
+}
+
+/**
+ * The address's counter read inside another query, so a credential look-up and its throttle cost
+ * one round trip: `join` left-joins rate_limit_counters (as `rl`) on the address's key, `columns`
+ * selects `failures` and `window_remaining`; addressThrottleOf reads them back. The values are
+ * parameters, so the query's text stays the same for every address (a prepared statement).
+ */
+export const addressCounter = (address: string) => ({
+  join: sql`left join rate_limit_counters rl on rl.key = ${addressKey(address)}`,
+  columns: sql`rl.count as failures, ${remaining(sql.ref('rl.window_start'), ADDRESS_WINDOW_SECONDS)} as window_remaining`,
+});
+
+/** What addressCounter's columns read: nulls when the address has no counter. */
+export interface CounterColumns {
+  failures: number | null;
+  window_remaining: number | string | null;
+}
+
+/** addressThrottle, from the columns of addressCounter. */
+export const addressThrottleOf = (row: CounterColumns): Throttle | undefined =>
+  throttleOf(
+    row.failures === null ? undefined : { count: row.failures, remaining: row.window_remaining },
+    ADDRESS_FAILURE_LIMIT,
+  );
+
 /** Seconds until `address` may try again when it has used up its failures, else undefined. */
 export const addressRetryAfter = async (db: DbOrTrx, address: string): Promise<number | undefined> =>
   (await addressThrottle(db, address))?.retryAfter;
@@ -57,15 +95,10 @@ export async function keyThrottle(
 ): Promise<Throttle | undefined> {
   const row = await db
     .selectFrom('rate_limit_counters')
-    .select([
-      'count',
-      sql<number>`extract(epoch from (window_start + make_interval(secs => ${windowSeconds}) - now()))`.as('remaining'),
-    ])
+    .select(['count', remaining(sql.ref('window_start'), windowSeconds).as('remaining')])
     .where('key', '=', key)
     .executeTakeFirst();
-  if (!row || Number(row.remaining) <= 0 || row.count < limit) return undefined;
-  const retryAfter = Math.max(1, Math.ceil(Number(row.remaining)));
-  return { retryAfter, limit, observed: row.count, resetAt: new Date(Date.now() + retryAfter * 1000) };
+  return throttleOf(row, limit);
 }
 
 /** Count one failure under `key` (one atomic upsert: concurrent failures all count). */

@@ -2,8 +2,7 @@
 // (wins when present) or client_id/client_secret in the body; public clients send client_id only.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
-import { findApplicationByUid, verifyApplicationSecret, type ApplicationRecord } from '../domain/applications';
-import { addressThrottle, recordAddressFailure } from '../domain/rate-limit';
+import { checkApplicationSecret, findApplicationByUid, type ApplicationRecord } from '../domain/applications';
 import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidClient, InvalidRequest, TooManyRequests } from './errors';
 
@@ -83,12 +82,15 @@ export async function authenticateClient(
     if (!application || application.confidential) throw new InvalidClient(basicRealm);
     return { application, method: 'none' };
   }
-  const throttle = await addressThrottle(db, address);
-  if (throttle) throw new TooManyRequests(throttle);
-  const application = await verifyApplicationSecret(db, credentials.clientId, credentials.clientSecret);
-  if (!application) {
-    await recordAddressFailure(db, address);
+  // One query: the application and the address's throttle (a wrong secret counts a failure).
+  const check = await checkApplicationSecret(db, {
+    uid: credentials.clientId,
+    secret: credentials.clientSecret,
+    address,
+  });
+  if (!check.ok) {
+    if (check.reason === 'rate_limited') throw new TooManyRequests(check.throttle);
     throw new InvalidClient(basicRealm);
   }
-  return { application, method: credentials.method };
+  return { application: check.application, method: credentials.method };
 }
