@@ -3,6 +3,7 @@
 // revoking either revokes both. A refresh chain shares family_id (its first token's id).
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
+import { SCOPE_ORDER } from './scopes';
 import { randomHex, sha256Hex } from './secrets';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 7200;
@@ -37,15 +38,6 @@ export const findAccessTokenByRefreshToken = (db: DbOrTrx, refreshToken: string)
     .selectFrom('oauth_access_tokens')
     .select(ACCESS_TOKEN_COLUMNS)
     .where('refresh_token_digest', '=', sha256Hex(refreshToken))
-    .executeTakeFirst();
-
-/** The row of a refresh token, locked (FOR UPDATE) for the caller's transaction: one rotation wins. */
-export const lockAccessTokenByRefreshToken = (trx: DbOrTrx, refreshToken: string) =>
-  trx
-    .selectFrom('oauth_access_tokens')
-    .select(ACCESS_TOKEN_COLUMNS)
-    .where('refresh_token_digest', '=', sha256Hex(refreshToken))
-    .forUpdate()
     .executeTakeFirst();
 
 export interface IssueTokenInput {
@@ -96,12 +88,167 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
   };
 }
 
+export interface RotationInput {
+  refreshToken: string;
+  /** The authenticated client's application; null when no credentials came (a public client). */
+  clientApplicationId: number | null;
+  /**
+   * The scopes asked for, canonical order: undefined keeps the token's; [] (a request that did
+   * not parse) is refused like a wider one.
+   */
+  narrowTo: string[] | undefined;
+  /** When the request arrived, on the service's clock. */
+  receivedAt: Date;
+  /** Seconds after a rotation during which the token's own client may retry it (0: none). */
+  leeway: number;
+  /**
+   * Rotate even when the granted scopes hold openid: only inside a transaction that signs the ID
+   * token before it commits. Without it such a rotation is refused (outcome 'openid'), unchanged.
+   */
+  withOpenid: boolean;
+}
+
+export type RotationResult =
+  /** Rotated (`retry`: a fresh pair for a retry within the leeway, the first stamp kept). */
+  | { outcome: 'rotated'; retry: boolean; issued: IssuedToken; userId: number; clientUid: string; authTime: Date }
+  | { outcome: 'invalid_grant' | 'invalid_client' | 'openid' }
+  /** Rotated before and presented too late: the caller revokes its descendants (revokeDescendants). */
+  | { outcome: 'replay'; tokenId: number }
+  /** Wider than the token's scopes (`scopes`): nothing changed. */
+  | { outcome: 'invalid_scope'; scopes: string[] };
+
+interface RotationRow {
+  outcome: 'rotated' | 'retried' | 'invalid_grant' | 'invalid_client' | 'openid' | 'replay' | 'invalid_scope';
+  id: number;
+  scopes: string[];
+  client_uid: string | null;
+  user_id: number;
+  issued_id: number | null;
+  issued_scopes: string[] | null;
+  issued_created_at: Date | null;
+  auth_time: Date | null;
+}
+
 /**
- * The refresh token of `id` has been used: it dies; its access token lives until it expires.
- * Stamped with the service's clock, like GrantContext.receivedAt, which it is compared with.
+ * Rotate a refresh token in one statement (RFC 6749 §6; the rules are the refresh_token grant's):
+ * lock its row (FOR UPDATE) with its user and application, decide, insert the new pair as a child
+ * of the row, and stamp the row refreshed unless the pair is a retry's. Of concurrent rotations
+ * one wins: a statement blocked on the row lock re-reads the row under READ COMMITTED once the
+ * winner commits, and sees its refreshed_at. Every refusal changes nothing (a replay's revocation
+ * is the caller's second statement: it must see children committed after this one's snapshot).
+ *
+ * The stamp is on the service's clock, like receivedAt, which later presentations compare with it:
+ * the time the statement left (holding its connection), plus what the database spent on it until
+ * the stamp (the wait for the lock), so a request that arrived while this one waited counts as in
+ * flight, not as a replay.
  */
-export async function markRefreshed(trx: DbOrTrx, id: number, at = new Date()): Promise<void> {
-  await trx.updateTable('oauth_access_tokens').set({ refreshed_at: at }).where('id', '=', id).execute();
+export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Promise<RotationResult> {
+  const accessToken = randomHex();
+  const refreshToken = randomHex();
+  const rotate = (conn: DbOrTrx) =>
+    sql<RotationRow>`
+    with params as (
+      select ${input.clientApplicationId}::bigint as client_application_id,
+        ${input.receivedAt}::timestamptz as received_at,
+        ${input.leeway}::integer as leeway,
+        ${input.narrowTo ?? null}::text[] as narrow_to,
+        ${input.withOpenid}::boolean as with_openid,
+        ${SCOPE_ORDER}::text[] as scope_order,
+        ${new Date()}::timestamptz as sent_at
+    ),
+    locked as materialized (
+      select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
+        t.authorization_code_id, t.created_at, a.uid as client_uid, a.confidential, u.state as user_state,
+        u.current_sign_in_at
+      from oauth_access_tokens t
+      left join oauth_applications a on a.id = t.application_id
+      left join users u on u.id = t.user_id
+      where t.refresh_token_digest = ${sha256Hex(input.refreshToken)}
+      for update of t
+    ),
+    decided as materialized (
+      select l.id, l.application_id, l.user_id, l.scopes, l.family_id, l.authorization_code_id, l.created_at,
+        l.client_uid, l.current_sign_in_at, p.sent_at, v.granted, case
+          when l.application_id is null then 'invalid_grant'
+          when p.client_application_id is not null and l.application_id <> p.client_application_id
+            then 'invalid_grant'
+          when p.client_application_id is null and (l.client_uid is null or l.confidential) then 'invalid_client'
+          when l.revoked_at is not null then 'invalid_grant'
+          when l.refreshed_at is not null and not v.retry then
+            case when l.refreshed_at < p.received_at then 'replay' else 'invalid_grant' end
+          when cardinality(v.granted) = 0 or not (v.granted <@ l.scopes) then 'invalid_scope'
+          when l.user_state is distinct from 'active' then 'invalid_grant'
+          when 'openid' = any(v.granted) and not p.with_openid then 'openid'
+          when v.retry then 'retried'
+          else 'rotated'
+        end as outcome
+      from locked l
+      cross join params p
+      cross join lateral (
+        select
+          l.refreshed_at is not null and p.leeway > 0
+            and p.received_at - l.refreshed_at <= make_interval(secs => p.leeway) as retry,
+          -- resolveScopes: the narrowing asked for (already in canonical order), else the row's in it.
+          coalesce(p.narrow_to, array(
+            select s from unnest(l.scopes) with ordinality as given(s, n)
+            order by array_position(p.scope_order, s) nulls first, n
+          )) as granted
+      ) v
+    ),
+    issued as (
+      insert into oauth_access_tokens (application_id, user_id, token_digest, refresh_token_digest, scopes,
+        expires_at, parent_id, family_id, authorization_code_id)
+      select d.application_id, d.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, d.granted,
+        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), d.id, coalesce(d.family_id, d.id),
+        d.authorization_code_id
+      from decided d
+      where d.outcome in ('rotated', 'retried')
+      returning id, scopes, created_at
+    ),
+    stamped as (
+      update oauth_access_tokens t set refreshed_at = d.sent_at + (clock_timestamp() - statement_timestamp())
+      from decided d
+      where t.id = d.id and d.outcome = 'rotated'
+      returning t.id
+    )
+    select d.outcome, d.id, d.scopes, d.client_uid, d.user_id,
+      i.id as issued_id, i.scopes as issued_scopes, i.created_at as issued_created_at,
+      -- OIDC Core §12.2: auth_time stays the original sign-in's.
+      case when 'openid' = any(i.scopes) then coalesce(
+        (select c.auth_time from oauth_authorization_codes c where c.id = d.authorization_code_id),
+        d.current_sign_in_at, d.created_at
+      ) end as auth_time
+    from decided d left join issued i on true
+  `.execute(conn);
+  // The stamp's clock is read once the statement holds its connection (not while it queues for one).
+  const { rows } = db.isTransaction ? await rotate(db) : await db.connection().execute(rotate);
+  const row = rows[0];
+  if (!row) return { outcome: 'invalid_grant' };
+  switch (row.outcome) {
+    case 'rotated':
+    case 'retried':
+      return {
+        outcome: 'rotated',
+        retry: row.outcome === 'retried',
+        issued: {
+          id: row.issued_id as number,
+          accessToken,
+          refreshToken,
+          scopes: row.issued_scopes as string[],
+          expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+          createdAt: row.issued_created_at as Date,
+        },
+        userId: row.user_id,
+        clientUid: row.client_uid as string,
+        authTime: row.auth_time as Date,
+      };
+    case 'replay':
+      return { outcome: 'replay', tokenId: row.id };
+    case 'invalid_scope':
+      return { outcome: 'invalid_scope', scopes: row.scopes };
+    default:
+      return { outcome: row.outcome };
+  }
 }
 
 /** Revoke one row: its access token and its refresh token together. */

@@ -11,18 +11,25 @@
 // a request already in flight when the token got rotated lost a race: refused, nothing revoked.
 // A presentation later than that is a replay and revokes the descendants. (Authorization codes
 // get no such allowance: a client never legitimately exchanges one code twice.)
-import { findApplicationById } from '../../domain/applications';
-import { findAuthorizationCodeAuthTime } from '../../domain/authorization-codes';
+//
+// Cost: the rotation is one statement (rotateRefreshToken: lock, decide, insert, stamp), so with
+// client authentication a refresh is 2 round trips. A refresh granting openid runs that statement
+// inside a transaction instead, which signs the ID token before it commits (a signing failure
+// spends nothing); when the request does not say which scopes it wants, the lone statement finds
+// out, refusing to rotate (outcome 'openid') so the transaction can.
+import { parseScopeString, sortScopes } from '../../domain/scopes';
 import {
-  issueAccessToken,
-  lockAccessTokenByRefreshToken,
-  markRefreshed,
   revokeDescendants,
+  rotateRefreshToken,
+  type RotationInput,
+  type RotationResult,
 } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
-import { InvalidClient, InvalidGrant, InvalidRequest } from '../errors';
+import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope } from '../errors';
 import { resolveScopes } from '../scope';
 import type { Grant, GrantContext, GrantResult } from './types';
+
+type Refusal = Exclude<RotationResult, { outcome: 'rotated' }>;
 
 export const grantType = 'refresh_token';
 export const parameters = ['refresh_token', 'scope'] as const;
@@ -40,56 +47,58 @@ export async function handler({
 }: GrantContext): Promise<GrantResult> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
-  const outcome = await db
-    .transaction()
-    .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_client'> => {
-      const row = await lockAccessTokenByRefreshToken(trx, refreshToken);
-      if (!row || row.application_id === null) return 'invalid_grant';
-      let clientId: string;
-      if (client) {
-        if (client.application.id !== row.application_id) return 'invalid_grant';
-        clientId = client.application.uid;
-      } else {
-        const application = await findApplicationById(trx, row.application_id);
-        if (!application || application.confidential) return 'invalid_client';
-        clientId = application.uid;
-      }
-      if (row.revoked_at) return 'invalid_grant';
-      // The client check above makes any retry "by the same client".
-      const retry =
-        row.refreshed_at !== null &&
-        refreshReuseLeeway > 0 &&
-        receivedAt.getTime() - row.refreshed_at.getTime() <= refreshReuseLeeway * 1000;
-      if (row.refreshed_at && !retry) {
-        if (row.refreshed_at.getTime() < receivedAt.getTime()) await revokeDescendants(trx, row.id);
-        return 'invalid_grant';
-      }
-      const scopes = resolveScopes(params.scope, row.scopes);
-      const user = await findUserById(trx, row.user_id);
-      if (user?.state !== 'active') return 'invalid_grant';
-      const issued = await issueAccessToken(trx, {
-        applicationId: row.application_id,
-        userId: row.user_id,
-        scopes,
-        withRefreshToken: true,
-        parentId: row.id,
-        familyId: row.family_id ?? row.id,
-        authorizationCodeId: row.authorization_code_id,
-      });
-      // Last, so the stamp is as close to the commit as possible (see "retry vs. replay"). A retry
-      // keeps the first rotation's stamp: the leeway runs from the rotation, not the last retry.
-      if (!retry) await markRefreshed(trx, row.id);
-      if (!scopes.includes('openid')) return issued;
-      // OIDC Core §12.2: auth_time stays the original sign-in's; no nonce (no authorization request).
-      const authTime =
-        (row.authorization_code_id === null
-          ? undefined
-          : await findAuthorizationCodeAuthTime(trx, row.authorization_code_id)) ??
-        user.current_sign_in_at ??
-        row.created_at;
-      return { ...issued, idToken: await signIdToken(trx, { clientId, user, authTime, scopes: issued.scopes }) };
-    });
-  if (outcome === 'invalid_grant') throw new InvalidGrant();
-  if (outcome === 'invalid_client') throw new InvalidClient();
+  // resolveScopes(params.scope, row.scopes), split in two: the request is parsed here, the subset
+  // check against the row happens in the statement (after the grant checks, as before).
+  const requested = params.scope === undefined || params.scope.trim() === '' ? undefined : params.scope;
+  const parsed = requested === undefined ? undefined : parseScopeString(requested);
+  const input: RotationInput = {
+    refreshToken,
+    // The client check makes any retry "by the same client".
+    clientApplicationId: client?.application.id ?? null,
+    narrowTo: requested === undefined ? undefined : parsed ? sortScopes(parsed) : [],
+    receivedAt,
+    leeway: refreshReuseLeeway,
+    withOpenid: false,
+  };
+  // Asked for scopes without openid: no ID token, so no transaction is needed.
+  if (!parsed?.includes('openid')) {
+    const result = await rotateRefreshToken(db, input);
+    if (result.outcome === 'rotated') return result.issued;
+    if (result.outcome !== 'openid') {
+      if (result.outcome === 'replay') await revokeDescendants(db, result.tokenId);
+      refuse(result);
+    }
+  }
+  // With openid: the same rotation, and the ID token signed before it commits.
+  const outcome = await db.transaction().execute(async (trx): Promise<GrantResult | Refusal> => {
+    const result = await rotateRefreshToken(trx, { ...input, withOpenid: true });
+    // A replay's revocation commits with the refusal; any other refusal changed nothing.
+    if (result.outcome === 'replay') await revokeDescendants(trx, result.tokenId);
+    if (result.outcome !== 'rotated') return result;
+    const { issued } = result;
+    if (!issued.scopes.includes('openid')) return issued;
+    const user = await findUserById(trx, result.userId);
+    // The statement found the user active; one blocked since then rolls the rotation back.
+    if (user?.state !== 'active') throw new InvalidGrant();
+    const clientId = client?.application.uid ?? result.clientUid;
+    // OIDC Core §12.2: no nonce on refresh (there is no authorization request to bind).
+    const idToken = await signIdToken(trx, { clientId, user, authTime: result.authTime, scopes: issued.scopes });
+    return { ...issued, idToken };
+  });
+  if ('outcome' in outcome) refuse(outcome);
   return outcome;
+
+  /** The error a refused rotation answers (nothing changed, bar a replay's revocation). */
+  function refuse(result: Refusal): never {
+    switch (result.outcome) {
+      case 'invalid_client':
+        throw new InvalidClient();
+      case 'invalid_scope':
+        // The one rule answers (wider than the token, or a scope that does not parse).
+        resolveScopes(params.scope, result.scopes);
+        throw new InvalidScope();
+      default:
+        throw new InvalidGrant();
+    }
+  }
 }
