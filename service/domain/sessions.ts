@@ -1,8 +1,10 @@
 // Server-side web sessions (web_sessions): the cookie carries a random id, the table only its
 // SHA-256 digest, so a database read does not yield usable cookies. Works on Lambda (no memory).
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../db/schema';
+import type { DbOrTrx, User } from '../db/schema';
 import { randomHex, sha256Hex } from './secrets';
+// users.ts imports this module too (deleteUserSessions): USER_COLUMNS is only read inside functions.
+import { USER_COLUMNS } from './users';
 
 /** A signed-in session lives a week (GitLab's default), an anonymous one (sign-in in progress) an hour. */
 export const SIGNED_IN_SESSION_SECONDS = 7 * 24 * 3600;
@@ -30,6 +32,8 @@ export interface WebSession {
   userId: number | null;
   data: SessionData;
   expiresAt: Date;
+  /** The signed-in user's row, read with the session in one query (absent on a session made since). */
+  user?: User;
 }
 
 export async function createSession(db: DbOrTrx, userId: number | null, data: SessionData = {}): Promise<WebSession> {
@@ -45,14 +49,22 @@ export async function createSession(db: DbOrTrx, userId: number | null, data: Se
   return { id, userId, data, expiresAt };
 }
 
+/** A live session and (left join: one round trip for every signed-in page) its user's row. */
 export async function findSession(db: DbOrTrx, id: string): Promise<WebSession | undefined> {
   const row = await db
-    .selectFrom('web_sessions')
-    .select(['user_id', 'data', 'expires_at'])
-    .where('id_digest', '=', sha256Hex(id))
-    .where('expires_at', '>', new Date())
+    .selectFrom('web_sessions as s')
+    .leftJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.user_id as session_user_id', 's.data as session_data', 's.expires_at as session_expires_at'])
+    .select(USER_COLUMNS.map((c) => `u.${c}` as const))
+    .where('s.id_digest', '=', sha256Hex(id))
+    .where('s.expires_at', '>', new Date())
     .executeTakeFirst();
-  return row && { id, userId: row.user_id, data: (row.data ?? {}) as SessionData, expiresAt: row.expires_at };
+  if (!row) return undefined;
+  const { session_user_id: userId, session_data: data, session_expires_at: expiresAt, ...user } = row;
+  const session: WebSession = { id, userId, data: (data ?? {}) as SessionData, expiresAt };
+  // The user's columns are all null when the join found no row (id is never null in a real one).
+  if (userId !== null && user.id !== null) session.user = user as User;
+  return session;
 }
 
 export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise<void> {

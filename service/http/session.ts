@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config';
-import type { Db } from '../db/schema';
+import type { Db, User } from '../db/schema';
 import {
   cachedKeyRingSource,
   dbKeyRingSource,
@@ -27,6 +27,7 @@ import {
   type SessionData,
   type WebSession,
 } from '../domain/sessions';
+import { findUserById } from '../domain/users';
 
 export const SESSION_COOKIE = '_lanyard_session';
 /** An anonymous session's data larger than this (a very long return path) drops the return path. */
@@ -74,6 +75,15 @@ export class SessionManager {
     const [, id, signature] = m;
     if (!(await this.#verify('session', id, signature))) return undefined;
     return findSession(this.db, id);
+  }
+
+  /**
+   * The session's user, whatever their state (callers check it): the row read with the session,
+   * else (a session made during this request) looked up.
+   */
+  async userOf(session: WebSession | undefined): Promise<User | undefined> {
+    if (!session?.userId) return undefined;
+    return session.user ?? findUserById(this.db, session.userId);
   }
 
   async #readAnonymous([, nonce, expiry, payload, signature]: RegExpExecArray): Promise<WebSession | undefined> {

@@ -7,7 +7,6 @@ import type { WebSession } from '../../domain/sessions';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
 import { hasLiveGrantCovering } from '../../domain/authorized-applications';
 import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
-import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { mergedParams, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
@@ -78,7 +77,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
 
     const session = await sessions.read(request);
-    const user = session?.userId ? await findUserById(db, session.userId) : undefined;
+    const user = await sessions.userOf(session);
     const signedIn = session && user && user.state === 'active';
     const authTime = signedIn ? authTimeOf(session, user) : undefined;
     // OIDC Core §3.1.2.1: prompt=login, or a sign-in older than max_age, asks for a fresh sign-in.
@@ -157,7 +156,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     const params = mergedParams(request);
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
-    const user = session?.userId ? await findUserById(db, session.userId) : undefined;
+    const user = await sessions.userOf(session);
     if (!session || !user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);
     const req = await validateAuthorizeRequest(db, params);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);

@@ -1,16 +1,14 @@
 // The signed-in user of a web request, and the safe "return to" path after sign-in.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, User } from '../../db/schema';
-import { findUserById } from '../../domain/users';
 import { redirect } from '../../pages/layout';
 
 export const SIGN_IN_PATH = '/users/sign_in';
 export const DEFAULT_AFTER_SIGN_IN = '/profile/applications';
 
-export async function currentUser(app: FastifyInstance, db: Db, request: FastifyRequest): Promise<User | undefined> {
-  const session = await app.sessions.read(request);
-  if (!session?.userId) return undefined;
-  const user = await findUserById(db, session.userId);
+/** `_db` is kept for the callers: the user comes with the session's row (SessionManager.userOf). */
+export async function currentUser(app: FastifyInstance, _db: Db, request: FastifyRequest): Promise<User | undefined> {
+  const user = await app.sessions.userOf(await app.sessions.read(request));
   // A user blocked after signing in is signed out by this check on the next request.
   return user && user.state === 'active' ? user : undefined;
 }
