@@ -1,5 +1,7 @@
 // Authorization codes (RFC 6749 §4.1): 64 hex, stored as a SHA-256 digest, valid 600 s, single use.
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
+import { ACCESS_TOKEN_LIFETIME_SECONDS, type IssuedToken } from './oauth-tokens';
 import { randomHex, sha256Hex } from './secrets';
 
 export const AUTHORIZATION_CODE_LIFETIME_SECONDS = 600;
@@ -70,6 +72,119 @@ export const lockAuthorizationCode = (trx: DbOrTrx, code: string) =>
     .executeTakeFirst();
 
 export type AuthorizationCodeRecord = NonNullable<Awaited<ReturnType<typeof lockAuthorizationCode>>>;
+
+/**
+ * What a PKCE verifier may match (RFC 7636 §4.6), computed by the caller: whether one was sent,
+ * and, when well-formed, its S256 transform and its plain value (null when absent or malformed,
+ * so that nothing equals them).
+ */
+export interface VerifierCandidates {
+  given: boolean;
+  s256: string | null;
+  plain: string | null;
+}
+
+export interface SpendAuthorizationCodeInput {
+  code: string;
+  applicationId: number;
+  redirectUri: string;
+  verifier: VerifierCandidates;
+  /** Codes holding `openid` are declined unless the caller signs the ID token before committing. */
+  allowOpenid: boolean;
+  /** The service's clock: the code must not have expired by it; used_at is stamped with it. */
+  now: Date;
+}
+
+/** The code's row as the statement found it (locked, before being spent), without the digest. */
+export interface SpendableCode {
+  id: number;
+  application_id: number;
+  user_id: number;
+  scopes: string[];
+  nonce: string | null;
+  auth_time: Date | null;
+  used_at: Date | null;
+  created_at: Date;
+}
+
+export interface SpendAuthorizationCodeResult {
+  /** Undefined: no such code. */
+  code?: SpendableCode;
+  /** The token pair issued from the code, when every check passed and this statement spent it. */
+  issued?: IssuedToken;
+}
+
+/**
+ * Exchange a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6): lock its row (FOR UPDATE),
+ * and, only if it is unused, of this client, unexpired, for this redirect URI, matched by the
+ * verifier, of an active user (and without `openid` unless allowed), mark it used and insert the
+ * token pair. Concurrent exchanges queue on the row lock; each later one finds it used, so exactly
+ * one spends it. The row is returned either way: the caller tells a replay (used) from a refusal.
+ *
+ * The verifier is compared in SQL against the stored challenge, which is not a secret (it travels
+ * in the authorization request's URL), so a comparison that is not constant-time leaks nothing.
+ */
+export async function spendAuthorizationCode(
+  db: DbOrTrx,
+  input: SpendAuthorizationCodeInput,
+): Promise<SpendAuthorizationCodeResult> {
+  const accessToken = randomHex();
+  const refreshToken = randomHex();
+  const { rows } = await sql<SpendableCode & { token_id: number | null; token_created_at: Date | null }>`
+    with code as (
+      select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
+        auth_time, expires_at, used_at, created_at
+      from oauth_authorization_codes
+      where code_digest = ${sha256Hex(input.code)}
+      for update
+    ),
+    spent as (
+      update oauth_authorization_codes as c
+      set used_at = ${input.now}
+      from code
+      where c.id = code.id
+        and code.used_at is null
+        and code.application_id = ${input.applicationId}
+        and code.expires_at > ${input.now}
+        and code.redirect_uri = ${input.redirectUri}
+        and (${input.allowOpenid}::boolean or not ('openid' = any (code.scopes)))
+        and case
+          when code.code_challenge is null then not ${input.verifier.given}::boolean
+          when code.code_challenge_method = 'S256' then code.code_challenge = ${input.verifier.s256}::text
+          when code.code_challenge_method = 'plain' then code.code_challenge = ${input.verifier.plain}::text
+          else false
+        end
+        and exists (select 1 from users as u where u.id = code.user_id and u.state = 'active')
+      returning c.id
+    ),
+    issued as (
+      insert into oauth_access_tokens
+        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id)
+      select code.application_id, code.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, code.scopes,
+        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id
+      from spent join code on code.id = spent.id
+      returning id, created_at
+    )
+    select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.used_at,
+      code.created_at, issued.id as token_id, issued.created_at as token_created_at
+    from code left join issued on true
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return {};
+  const { token_id: tokenId, token_created_at: tokenCreatedAt, ...code } = row;
+  if (tokenId === null || tokenCreatedAt === null) return { code };
+  return {
+    code,
+    issued: {
+      id: tokenId,
+      accessToken,
+      refreshToken,
+      scopes: code.scopes,
+      expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+      createdAt: tokenCreatedAt,
+    },
+  };
+}
 
 export async function markAuthorizationCodeUsed(trx: DbOrTrx, id: number): Promise<void> {
   await trx.updateTable('oauth_authorization_codes').set({ used_at: new Date() }).where('id', '=', id).execute();

@@ -1,5 +1,6 @@
 // PKCE (RFC 7636): the challenge at /oauth/authorize, the verifier at /oauth/token.
 import { createHash } from 'node:crypto';
+import type { VerifierCandidates } from '../domain/authorization-codes';
 import { safeEqual } from '../domain/secrets';
 import { InvalidRequest } from './errors';
 
@@ -24,6 +25,16 @@ export function parseCodeChallenge(
   if (!method || !(CODE_CHALLENGE_METHODS as string[]).includes(method)) throw new InvalidRequest();
   if (!PKCE_VALUE.test(challenge)) throw new InvalidRequest();
   return { codeChallenge: challenge, codeChallengeMethod: method as CodeChallengeMethod };
+}
+
+/**
+ * RFC 7636 §4.6, for a comparison made where the challenge is stored: what the verifier may match.
+ * A malformed verifier matches nothing; one sent at all refuses a code issued without a challenge.
+ */
+export function verifierCandidates(verifier: string | undefined): VerifierCandidates {
+  if (verifier === undefined) return { given: false, s256: null, plain: null };
+  if (!PKCE_VALUE.test(verifier)) return { given: true, s256: null, plain: null };
+  return { given: true, s256: createHash('sha256').update(verifier, 'ascii').digest('base64url'), plain: verifier };
 }
 
 /** RFC 7636 §4.6: does the verifier match the stored challenge? */

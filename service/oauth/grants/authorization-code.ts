@@ -1,11 +1,15 @@
-// grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.5). The code's row is locked for
-// the exchange, so of concurrent exchanges exactly one finds it unused; a replay revokes what
-// the code issued (RFC 6749 §4.1.2).
-import { lockAuthorizationCode, markAuthorizationCodeUsed } from '../../domain/authorization-codes';
-import { issueAccessToken, revokeTokensFromAuthorizationCode } from '../../domain/oauth-tokens';
+// grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.5). One statement does the exchange
+// (spendAuthorizationCode): the code's row locked, every check made, the code marked used and the
+// token pair inserted, so of concurrent exchanges exactly one finds it unused. A replay revokes
+// what the code issued (RFC 6749 §4.1.2). A code holding `openid` is declined by that statement
+// alone: its ID token must be signed before the code is spent (GrantContext.signIdToken), so the
+// same statement runs in a transaction that commits only once the token is signed.
+import type { DbOrTrx } from '../../db/schema';
+import { type SpendAuthorizationCodeResult, spendAuthorizationCode } from '../../domain/authorization-codes';
+import { revokeTokensFromAuthorizationCode } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
 import { InvalidGrant, InvalidRequest } from '../errors';
-import { verifyCodeVerifier } from '../pkce';
+import { verifierCandidates } from '../pkce';
 import type { Grant, GrantContext, GrantResult } from './types';
 
 export const grantType = 'authorization_code';
@@ -13,38 +17,50 @@ export const parameters = ['code', 'redirect_uri', 'code_verifier'] as const;
 
 export const clientAuthentication: Grant['clientAuthentication'] = 'required';
 
+/**
+ * Why a code was not spent, from the row the statement locked: a code of this client already used
+ * is a replay, and what it issued is revoked (the caller commits that even though it refuses).
+ */
+async function refusal(db: DbOrTrx, { code }: SpendAuthorizationCodeResult, applicationId: number) {
+  if (code && code.application_id === applicationId && code.used_at)
+    await revokeTokensFromAuthorizationCode(db, code.id);
+  return 'invalid_grant' as const;
+}
+
 export async function handler({ db, params, client, signIdToken }: GrantContext): Promise<GrantResult> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
-  // Return (not throw) refusals from the transaction: a replay's revocation must commit.
-  const outcome = await db.transaction().execute(async (trx): Promise<GrantResult | 'invalid_grant'> => {
-    const row = await lockAuthorizationCode(trx, code);
-    if (!row || row.application_id !== application.id) return 'invalid_grant';
-    if (row.used_at) {
-      await revokeTokensFromAuthorizationCode(trx, row.id);
-      return 'invalid_grant';
-    }
-    if (row.expires_at.getTime() <= Date.now()) return 'invalid_grant';
-    if (row.redirect_uri !== redirectUri) return 'invalid_grant';
-    if (row.code_challenge) {
-      if (!verifier || !verifyCodeVerifier(verifier, row.code_challenge, row.code_challenge_method!))
-        return 'invalid_grant';
-    } else if (verifier) {
-      // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
-      return 'invalid_grant';
-    }
-    const user = await findUserById(trx, row.user_id);
-    if (user?.state !== 'active') return 'invalid_grant';
-    await markAuthorizationCodeUsed(trx, row.id);
-    const issued = await issueAccessToken(trx, {
+  const spend = (on: DbOrTrx, allowOpenid: boolean) =>
+    spendAuthorizationCode(on, {
+      code,
       applicationId: application.id,
-      userId: row.user_id,
-      scopes: row.scopes,
-      withRefreshToken: true,
-      authorizationCodeId: row.id,
+      redirectUri,
+      verifier: verifierCandidates(verifier),
+      allowOpenid,
+      now: new Date(),
     });
-    if (!row.scopes.includes('openid')) return issued;
+
+  // The common case, without openid: one statement, no transaction.
+  const first = await spend(db, false);
+  if (first.issued) return first.issued;
+  const row = first.code;
+  const declinedForOpenid =
+    row && row.application_id === application.id && !row.used_at && row.scopes.includes('openid');
+  if (!declinedForOpenid) {
+    await refusal(db, first, application.id);
+    throw new InvalidGrant();
+  }
+
+  // openid: BEGIN, the same statement, the ID token signed, COMMIT. Refusals are returned, not
+  // thrown, so that a replay's revocation commits.
+  const outcome = await db.transaction().execute(async (trx): Promise<GrantResult | 'invalid_grant'> => {
+    const spent = await spend(trx, true);
+    if (!spent.issued || !spent.code) return refusal(trx, spent, application.id);
+    const { code: row, issued } = spent;
+    // The statement checked that the user is active; the claims need the whole row.
+    const user = await findUserById(trx, row.user_id);
+    if (!user) return 'invalid_grant';
     // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
     const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
     const nonce = row.nonce ?? undefined;

@@ -1,0 +1,203 @@
+// The SQL statements behind a trusted authorization and its code exchange (issue 15), counted on
+// a dedicated Kysely handle: a signed-in GET /oauth/authorize costs 3 (the application, the
+// session with its user, the code), the grant's own part of the exchange 1 statement (no
+// transaction), and a code holding `openid` is exchanged in a transaction that signs the ID token
+// before COMMIT: a signing failure rolls back and leaves the code redeemable.
+import { Kysely, PostgresDialect } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../service/app';
+import { signingKeyPolicy } from '../../service/config';
+import type { Database } from '../../service/db/schema';
+import { fileSigningKeySource } from '../../service/local/signing-key-file';
+import { resetDatabase } from '../support/db';
+import { authorizeUrl, WebClient } from './support/browser-like';
+import { basic, form, FORM, makeApp, makeUser, PASSWORD, REDIRECT_URI, useFixture } from './support/harness';
+
+const f = useFixture();
+const statements: string[] = [];
+let app: FastifyInstance;
+let failSigning = false;
+let web: WebClient;
+let c: Awaited<ReturnType<typeof makeApp>>;
+
+beforeAll(async () => {
+  const counted = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: f.handle.pool }),
+    log: (event) => void statements.push(event.query.sql.replace(/\s+/g, ' ').trim()),
+  });
+  const keys = fileSigningKeySource(f.config.home, signingKeyPolicy(f.config));
+  app = await buildApp({
+    db: counted,
+    config: f.config,
+    logger: false,
+    signingKeys: { load: () => (failSigning ? Promise.reject(new Error('no usable key')) : keys.load()) },
+  });
+  return () => app.close();
+});
+
+beforeEach(async () => {
+  await resetDatabase(f.db, ['service_keys']);
+  failSigning = false;
+  await makeUser(f.db, 'alice');
+  c = await makeApp(f.db, { name: 'Trusted', trusted: true, scopes: 'api openid' });
+  web = new WebClient(app);
+  expect((await web.signIn('alice', PASSWORD)).statusCode).toBe(302);
+});
+
+/** The statements `run` sends. */
+async function counting<T>(run: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+  statements.length = 0;
+  const result = await run();
+  return { result, sent: [...statements] };
+}
+
+async function authorize(scope: string, pkce: { codeChallenge?: string; codeChallengeMethod?: string } = {}) {
+  const { result: res, sent } = await counting(() => web.get(authorizeUrl(c.clientId, { scope, state: 's', ...pkce })));
+  expect(res.statusCode).toBe(302);
+  const code = new URL(res.headers.location as string).searchParams.get('code');
+  expect(code).toMatch(/^[0-9a-f]{64}$/);
+  return { code: code!, sent };
+}
+
+const exchange = (code: string, extra: Record<string, string> = {}) =>
+  counting(() =>
+    app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
+      payload: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...extra }),
+    }),
+  );
+
+const INVALID_GRANT = {
+  error: 'invalid_grant',
+  error_description:
+    'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+};
+
+/** Client authentication (the throttle and the application) is another change's: left out. */
+const grantStatements = (sent: string[]) => sent.filter((s) => !/oauth_applications|rate_limit_counters/.test(s));
+
+const SPEND =
+  /^with code as \( select .* from oauth_authorization_codes where code_digest = \$1 for update \), spent as \( update oauth_authorization_codes .* issued as \( insert into oauth_access_tokens /;
+
+const codeRow = () => f.db.selectFrom('oauth_authorization_codes').select(['used_at']).executeTakeFirstOrThrow();
+const tokenCount = async () =>
+  (
+    await f.db
+      .selectFrom('oauth_access_tokens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+  ).n;
+
+describe('GET /oauth/authorize, signed in, trusted application', () => {
+  it('3 statements: the application, the session joined with its user, the code; no session write', async () => {
+    const { sent } = await authorize('api');
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toMatch(/^select .* from "oauth_applications" where "uid" = \$1$/);
+    expect(sent[1]).toMatch(
+      /^select "s"."user_id" .* from "web_sessions" as "s" left join "users" as "u" on "u"."id" = "s"."user_id" where "s"."id_digest" = \$1 and "s"."expires_at" > \$2$/,
+    );
+    expect(sent[2]).toMatch(/^insert into "oauth_authorization_codes" /);
+  });
+});
+
+describe('POST /oauth/token, grant_type=authorization_code', () => {
+  it('without openid: one statement for the grant, no transaction', async () => {
+    const { code } = await authorize('api');
+    const { result: res, sent } = await exchange(code);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ token_type: 'bearer', scope: 'api', expires_in: 7200 });
+    expect(res.json()).not.toHaveProperty('id_token');
+    const grant = grantStatements(sent);
+    expect(grant).toHaveLength(1);
+    expect(grant[0]).toMatch(SPEND);
+    expect((await codeRow()).used_at).toBeInstanceOf(Date);
+    expect(await tokenCount()).toBe(1);
+  });
+
+  it('a replay: the statement finds the code used, and the revocation is one more (committed) statement', async () => {
+    const { code } = await authorize('api');
+    const first = (await exchange(code)).result.json();
+    const { result: res, sent } = await exchange(code);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual(INVALID_GRANT);
+    const grant = grantStatements(sent);
+    expect(grant).toHaveLength(2);
+    expect(grant[0]).toMatch(SPEND);
+    expect(grant[1]).toMatch(
+      /^update "oauth_access_tokens" set "revoked_at" = \$1 where "authorization_code_id" = \$2/,
+    );
+    const info = await app.inject({
+      url: '/oauth/token/info',
+      headers: { authorization: `Bearer ${first.access_token}` },
+    });
+    expect(info.statusCode).toBe(401);
+  });
+
+  it('with openid: BEGIN, the same statement, the claims, the ID token signed, COMMIT', async () => {
+    const { code } = await authorize('openid api');
+    const { result: res, sent } = await exchange(code);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ token_type: 'bearer', scope: 'openid api' });
+    expect(res.json().id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const grant = grantStatements(sent);
+    // The first statement declines the code (openid), the transaction then spends it.
+    expect(grant).toHaveLength(5);
+    expect(grant[0]).toMatch(SPEND);
+    expect(grant[1]).toBe('begin');
+    expect(grant[2]).toMatch(SPEND);
+    expect(grant[3]).toMatch(/^select .* from "users" where "id" = \$1$/);
+    expect(grant[4]).toBe('commit');
+  });
+
+  it('with openid, a signing failure rolls the exchange back: the code stays unused and redeemable', async () => {
+    const { code } = await authorize('openid api');
+    failSigning = true;
+    const { result: failed, sent } = await exchange(code);
+    expect(failed.statusCode).toBe(500);
+    expect(grantStatements(sent).at(-1)).toBe('rollback');
+    expect((await codeRow()).used_at).toBeNull();
+    expect(await tokenCount()).toBe(0);
+    failSigning = false;
+    const retried = (await exchange(code)).result;
+    expect(retried.statusCode).toBe(200);
+    expect(retried.json().id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(await tokenCount()).toBe(1);
+  });
+
+  it('checks made by the statement refuse without spending: PKCE (S256, plain, malformed), a blocked user', async () => {
+    const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    const s256 = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const refused = async (code: string, extra: Record<string, string> = {}) => {
+      const { result: res } = await exchange(code, extra);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual(INVALID_GRANT);
+      expect(await tokenCount()).toBe(0);
+    };
+
+    const { code } = await authorize('api', { codeChallenge: s256, codeChallengeMethod: 'S256' });
+    await refused(code);
+    await refused(code, { code_verifier: `${verifier.slice(0, -1)}Y` });
+    await refused(code, { code_verifier: 'short' });
+    await refused(code, { code_verifier: s256 });
+    expect((await codeRow()).used_at).toBeNull();
+    expect((await exchange(code, { code_verifier: verifier })).result.statusCode).toBe(200);
+
+    await resetDatabase(f.db, ['service_keys']);
+    await makeUser(f.db, 'alice');
+    c = await makeApp(f.db, { name: 'Trusted', trusted: true, scopes: 'api openid' });
+    web = new WebClient(app);
+    await web.signIn('alice', PASSWORD);
+    const plain = await authorize('api', { codeChallenge: verifier, codeChallengeMethod: 'plain' });
+    await refused(plain.code, { code_verifier: s256 });
+    await f.db.updateTable('users').set({ state: 'blocked' }).execute();
+    await refused(plain.code, { code_verifier: verifier });
+    expect((await codeRow()).used_at).toBeNull();
+    await f.db.updateTable('users').set({ state: 'active' }).execute();
+    const { result: ok, sent } = await exchange(plain.code, { code_verifier: verifier });
+    expect(ok.statusCode).toBe(200);
+    expect(grantStatements(sent)).toHaveLength(1);
+  });
+});
