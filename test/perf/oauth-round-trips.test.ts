@@ -1,34 +1,30 @@
-// The SQL statements behind a trusted authorization and its code exchange (issue 15), counted on
-// a dedicated Kysely handle: a signed-in GET /oauth/authorize costs 3 (the application, the
+// The round trips behind a trusted authorization and its code exchange (issue 15), counted on a
+// recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize costs 3 (the application, the
 // session with its user, the code), the grant's own part of the exchange 1 statement (no
 // transaction), and a code holding `openid` is exchanged in a transaction that signs the ID token
 // before COMMIT: a signing failure rolls back and leaves the code redeemable.
-import { Kysely, PostgresDialect } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
 import { signingKeyPolicy } from '../../service/config';
-import type { Database } from '../../service/db/schema';
 import { fileSigningKeySource } from '../../service/local/signing-key-file';
 import { resetDatabase } from '../support/db';
-import { authorizeUrl, WebClient } from './support/browser-like';
-import { basic, form, FORM, makeApp, makeUser, PASSWORD, REDIRECT_URI, useFixture } from './support/harness';
+import { type CountingDb, countingDb } from '../support/statement-counter';
+import { authorizeUrl, WebClient } from '../oauth/support/browser-like';
+import { basic, form, FORM, makeApp, makeUser, PASSWORD, REDIRECT_URI, useFixture } from '../oauth/support/harness';
 
 const f = useFixture();
-const statements: string[] = [];
+let counter: CountingDb;
 let app: FastifyInstance;
 let failSigning = false;
 let web: WebClient;
 let c: Awaited<ReturnType<typeof makeApp>>;
 
 beforeAll(async () => {
-  const counted = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: f.handle.pool }),
-    log: (event) => void statements.push(event.query.sql.replace(/\s+/g, ' ').trim()),
-  });
+  counter = countingDb(f.handle);
   const keys = fileSigningKeySource(f.config.home, signingKeyPolicy(f.config));
   app = await buildApp({
-    db: counted,
+    db: counter.db,
     config: f.config,
     logger: false,
     signingKeys: { load: () => (failSigning ? Promise.reject(new Error('no usable key')) : keys.load()) },
@@ -47,9 +43,9 @@ beforeEach(async () => {
 
 /** The statements `run` sends. */
 async function counting<T>(run: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  statements.length = 0;
+  counter.reset();
   const result = await run();
-  return { result, sent: [...statements] };
+  return { result, sent: [...counter.statements] };
 }
 
 async function authorize(scope: string, pkce: { codeChallenge?: string; codeChallengeMethod?: string } = {}) {
