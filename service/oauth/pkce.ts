@@ -32,7 +32,8 @@ export function parseCodeChallenge(
  * A malformed verifier matches nothing; one sent at all refuses a code issued without a challenge.
  */
 export function verifierCandidates(verifier: string | undefined): VerifierCandidates {
-  if (verifier === undefined) return { given: false, s256: null, plain: null };
+  // An empty code_verifier counts as none (the exchange has always read it so).
+  if (!verifier) return { given: false, s256: null, plain: null };
   if (!PKCE_VALUE.test(verifier)) return { given: true, s256: null, plain: null };
   return { given: true, s256: createHash('sha256').update(verifier, 'ascii').digest('base64url'), plain: verifier };
 }

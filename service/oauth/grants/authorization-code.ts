@@ -31,12 +31,13 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
+  const candidates = verifierCandidates(verifier);
   const spend = (on: DbOrTrx, allowOpenid: boolean) =>
     spendAuthorizationCode(on, {
       code,
       applicationId: application.id,
       redirectUri,
-      verifier: verifierCandidates(verifier),
+      verifier: candidates,
       allowOpenid,
       now: new Date(),
     });
@@ -58,9 +59,10 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
     const spent = await spend(trx, true);
     if (!spent.issued || !spent.code) return refusal(trx, spent, application.id);
     const { code: row, issued } = spent;
-    // The statement checked that the user is active; the claims need the whole row.
+    // The statement checked that the user is active; the claims need the whole row. (Thrown, not
+    // returned: nothing of this exchange may commit.)
     const user = await findUserById(trx, row.user_id);
-    if (!user) return 'invalid_grant';
+    if (!user) throw new InvalidGrant();
     // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
     const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
     const nonce = row.nonce ?? undefined;
