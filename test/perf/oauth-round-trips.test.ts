@@ -1,8 +1,9 @@
 // The round trips behind a trusted authorization and its code exchange (issue 15), counted on a
-// recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize costs 3 (the application, the
-// session with its user, the code), the grant's own part of the exchange 1 statement (no
-// transaction), and a code holding `openid` is exchanged in a transaction that signs the ID token
-// before COMMIT: a signing failure rolls back and leaves the code redeemable.
+// recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize
+// costs 3 (the application, the session with its user, the code), the exchange 2 (the client with
+// its address's throttle, then the grant's one statement, no transaction), and a code holding
+// `openid` is exchanged in a transaction that signs the ID token before COMMIT: a signing failure
+// rolls back and leaves the code redeemable.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
@@ -72,8 +73,11 @@ const INVALID_GRANT = {
     'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
 };
 
-/** Client authentication (the throttle and the application) is another change's: left out. */
-const grantStatements = (sent: string[]) => sent.filter((s) => !/oauth_applications|rate_limit_counters/.test(s));
+/** The grant's statements: all but the first, client authentication (the application and the throttle). */
+function grantStatements(sent: string[]) {
+  expect(sent[0]).toMatch(/ oauth_applications .* rate_limit_counters /);
+  return sent.slice(1);
+}
 
 const SPEND =
   /^with code as \( select .* from oauth_authorization_codes where code_digest = \$1 for update \), spent as \( update oauth_authorization_codes .* issued as \( insert into oauth_access_tokens /;
