@@ -40,6 +40,8 @@ const PUBLIC_COLUMNS = [
   'updated_at',
 ] as const;
 export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest'>;
+/** The same, for readers joining applications to other tables (GET /oauth/authorize's one read). */
+export const APPLICATION_COLUMNS = PUBLIC_COLUMNS;
 const SECRET_COLUMNS = [...PUBLIC_COLUMNS, 'secret_digest'] as const;
 type Nullable<T> = { [K in keyof T]: T[K] | null };
 

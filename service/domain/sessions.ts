@@ -2,6 +2,7 @@
 // SHA-256 digest, so a database read does not yield usable cookies. Works on Lambda (no memory).
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
+import { APPLICATION_COLUMNS, type ApplicationRecord } from './applications';
 import { randomHex, sha256Hex } from './secrets';
 // users.ts imports this module too (deleteUserSessions): USER_COLUMNS is only read inside functions.
 import { USER_COLUMNS } from './users';
@@ -49,6 +50,22 @@ export async function createSession(db: DbOrTrx, userId: number | null, data: Se
   return { id, userId, data, expiresAt };
 }
 
+/** A session row's columns as findSession and findApplicationAndSession read them. */
+interface SessionColumns {
+  session_user_id: number | null;
+  session_data: unknown;
+  session_expires_at: Date;
+}
+
+/** The session (and its user, when the left join found one) from a joined row. */
+function sessionOf(id: string, row: SessionColumns & { [column: string]: unknown }): WebSession {
+  const { session_user_id: userId, session_data: data, session_expires_at: expiresAt, ...user } = row;
+  const session: WebSession = { id, userId, data: (data ?? {}) as SessionData, expiresAt };
+  // The user's columns are all null when the join found no row (id is never null in a real one).
+  if (userId !== null && user.id !== null && user.id !== undefined) session.user = user as unknown as User;
+  return session;
+}
+
 /** A live session and (left join: one round trip for every signed-in page) its user's row. */
 export async function findSession(db: DbOrTrx, id: string): Promise<WebSession | undefined> {
   const row = await db
@@ -59,12 +76,42 @@ export async function findSession(db: DbOrTrx, id: string): Promise<WebSession |
     .where('s.id_digest', '=', sha256Hex(id))
     .where('s.expires_at', '>', new Date())
     .executeTakeFirst();
-  if (!row) return undefined;
-  const { session_user_id: userId, session_data: data, session_expires_at: expiresAt, ...user } = row;
-  const session: WebSession = { id, userId, data: (data ?? {}) as SessionData, expiresAt };
-  // The user's columns are all null when the join found no row (id is never null in a real one).
-  if (userId !== null && user.id !== null) session.user = user as User;
-  return session;
+  return row && sessionOf(id, row);
+}
+
+/**
+ * GET /oauth/authorize's one read: the client application by uid and the live session (with its
+ * user) by id, each left-joined to a one-row relation so that either may be missing. The
+ * application columns are prefixed (`app_`): both tables have id, name and created_at.
+ */
+export async function findApplicationAndSession(
+  db: DbOrTrx,
+  uid: string | undefined,
+  sessionId: string | undefined,
+): Promise<{ application?: ApplicationRecord; session?: WebSession }> {
+  const { rows } = await sql<SessionColumns & { [column: string]: unknown }>`
+    select ${sql.join(APPLICATION_COLUMNS.map((c) => sql`${sql.ref(`a.${c}`)} as ${sql.id(`app_${c}`)}`))},
+      s.user_id as session_user_id, s.data as session_data, s.expires_at as session_expires_at,
+      ${sql.join(USER_COLUMNS.map((c) => sql.ref(`u.${c}`)))}
+    from (select) as one
+    left join oauth_applications a on a.uid = ${uid ?? null}
+    left join web_sessions s on s.id_digest = ${sessionId === undefined ? null : sha256Hex(sessionId)}
+      and s.expires_at > ${new Date()}
+    left join users u on u.id = s.user_id
+  `.execute(db);
+  const row = rows[0];
+  const found: { application?: ApplicationRecord; session?: WebSession } = {};
+  if (row.app_id !== null) {
+    found.application = Object.fromEntries(
+      APPLICATION_COLUMNS.map((c) => [c, row[`app_${c}`]]),
+    ) as unknown as ApplicationRecord;
+  }
+  if (sessionId !== undefined && row.session_expires_at !== null) {
+    const { session_user_id, session_data, session_expires_at } = row;
+    const user = Object.fromEntries(USER_COLUMNS.map((c) => [c, row[c]]));
+    found.session = sessionOf(sessionId, { session_user_id, session_data, session_expires_at, ...user });
+  }
+  return found;
 }
 
 export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise<void> {

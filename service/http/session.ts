@@ -33,6 +33,7 @@ export const SESSION_COOKIE = '_lanyard_session';
 /** An anonymous session's data larger than this (a very long return path) drops the return path. */
 const MAX_ANONYMOUS_DATA = 3000;
 const ANONYMOUS_COOKIE = /^([0-9a-f]{32})\.(\d{1,12})\.([A-Za-z0-9_-]{0,4000})\.([A-Za-z0-9_-]{43})$/;
+const SIGNED_IN_COOKIE = /^([0-9a-f]{64})\.([A-Za-z0-9_-]{43})$/;
 const anonymousSessions = new WeakSet<WebSession>();
 export const CSRF_FIELD = 'authenticity_token';
 
@@ -66,15 +67,41 @@ export class SessionManager {
     return p;
   }
 
+  /**
+   * The request's session read in the same round trip as another look-up: `find` gets the id of
+   * the signed-in session to read with its own rows (undefined when there is none to read: no
+   * cookie, a forged one, an anonymous session kept in the cookie, or one read already) and
+   * returns what it found, the session included.
+   */
+  readWith<T extends { session?: WebSession }>(
+    request: FastifyRequest,
+    find: (sessionId: string | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (this.#loaded.has(request) || !SIGNED_IN_COOKIE.test(request.cookies?.[SESSION_COOKIE] ?? '')) {
+      return Promise.all([find(undefined), this.read(request)]).then(([found, session]) => ({ ...found, session }));
+    }
+    const found = this.#signedInId(request).then(find);
+    this.#loaded.set(
+      request,
+      found.then((f) => f.session),
+    );
+    return found;
+  }
+
   async #read(request: FastifyRequest): Promise<WebSession | undefined> {
     const value = request.cookies?.[SESSION_COOKIE];
     const anonymous = value ? ANONYMOUS_COOKIE.exec(value) : null;
     if (anonymous) return this.#readAnonymous(anonymous);
-    const m = value ? /^([0-9a-f]{64})\.([A-Za-z0-9_-]{43})$/.exec(value) : null;
+    const id = await this.#signedInId(request);
+    return id === undefined ? undefined : findSession(this.db, id);
+  }
+
+  /** The id in a signed-in session cookie, if its signature is valid (no database read). */
+  async #signedInId(request: FastifyRequest): Promise<string | undefined> {
+    const m = SIGNED_IN_COOKIE.exec(request.cookies?.[SESSION_COOKIE] ?? '');
     if (!m) return undefined;
     const [, id, signature] = m;
-    if (!(await this.#verify('session', id, signature))) return undefined;
-    return findSession(this.db, id);
+    return (await this.#verify('session', id, signature)) ? id : undefined;
   }
 
   /**

@@ -57,10 +57,24 @@ export const ERROR_PAGE_DESCRIPTIONS = {
   invalid_redirect_uri: 'The redirect uri included is not valid.',
 } as const;
 
+/** The request's client_id, unless missing or sent twice (RFC 6749 §3.1: malformed, an error page). */
+export const authorizeClientId = (params: Record<string, unknown>): string | undefined =>
+  nonScalarParam(params, ['client_id']) ? undefined : stringParam(params, 'client_id') || undefined;
+
 export async function validateAuthorizeRequest(db: Db, params: Record<string, unknown>): Promise<AuthorizeRequest> {
+  const clientId = authorizeClientId(params);
+  return checkAuthorizeRequest(params, clientId ? await findApplicationByUid(db, clientId) : undefined);
+}
+
+/**
+ * validateAuthorizeRequest over the application already looked up by authorizeClientId(params)
+ * (GET /oauth/authorize reads it with the session, in one round trip).
+ */
+export function checkAuthorizeRequest(
+  params: Record<string, unknown>,
+  application: ApplicationRecord | undefined,
+): AuthorizeRequest {
   // RFC 6749 §3.1: a parameter sent twice is malformed; for the client and redirect URI that is an error page.
-  const clientId = nonScalarParam(params, ['client_id']) ? undefined : stringParam(params, 'client_id');
-  const application = clientId ? await findApplicationByUid(db, clientId) : undefined;
   if (!application)
     return { kind: 'error_page', error: 'invalid_client', description: ERROR_PAGE_DESCRIPTIONS.invalid_client };
   const redirectUri = nonScalarParam(params, ['redirect_uri']) ? undefined : stringParam(params, 'redirect_uri');

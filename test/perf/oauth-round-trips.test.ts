@@ -1,6 +1,6 @@
 // The round trips behind a trusted authorization and its code exchange (issue 15), counted on a
 // recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize
-// costs 3 (the application, the session with its user, the code), the exchange 2 (the client with
+// costs 2 (the application with the session and its user, then the code), the exchange 2 (the client with
 // its address's throttle, then the grant's one statement, no transaction), and a code holding
 // `openid` is exchanged in a transaction that signs the ID token before COMMIT: a signing failure
 // rolls back and leaves the code redeemable.
@@ -92,14 +92,34 @@ const tokenCount = async () =>
   ).n;
 
 describe('GET /oauth/authorize, signed in, trusted application', () => {
-  it('3 statements: the application, the session joined with its user, the code; no session write', async () => {
+  it('2 statements: the application with the session and its user, then the code; no session write', async () => {
     const { sent } = await authorize('api');
-    expect(sent).toHaveLength(3);
-    expect(sent[0]).toMatch(/^select .* from "oauth_applications" where "uid" = \$1$/);
-    expect(sent[1]).toMatch(
-      /^select "s"."user_id" .* from "web_sessions" as "s" left join "users" as "u" on "u"."id" = "s"."user_id" where "s"."id_digest" = \$1 and "s"."expires_at" > \$2$/,
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toMatch(
+      /^select "a"."id" as "app_id", .* from \(select\) as one left join oauth_applications a on a.uid = \$1 left join web_sessions s on s.id_digest = \$2 and s.expires_at > \$3 left join users u on u.id = s.user_id$/,
     );
-    expect(sent[2]).toMatch(/^insert into "oauth_authorization_codes" /);
+    expect(sent[1]).toMatch(/^insert into "oauth_authorization_codes" /);
+  });
+  it('signed out: the one read, then the sign-in redirect (a blocked user: the session row keeps return_to); an unknown client: the error page', async () => {
+    const signedOut = await counting(() => app.inject({ url: authorizeUrl(c.clientId, { scope: 'api' }) }));
+    expect(signedOut.result.statusCode).toBe(302);
+    expect(signedOut.result.headers.location).toBe('/users/sign_in');
+    expect(signedOut.sent).toHaveLength(1);
+    expect(signedOut.sent[0]).toMatch(/^select "a"."id" as "app_id", /);
+
+    await f.db.updateTable('users').set({ state: 'blocked' }).execute();
+    const blocked = await counting(() => web.get(authorizeUrl(c.clientId, { scope: 'api' })));
+    expect(blocked.result.statusCode).toBe(302);
+    expect(blocked.result.headers.location).toBe('/users/sign_in');
+    // The session row keeps where to return after signing in again.
+    expect(blocked.sent).toHaveLength(2);
+    expect(blocked.sent[1]).toMatch(/^update "web_sessions" set "data" = \$1 where "id_digest" = \$2$/);
+    await f.db.updateTable('users').set({ state: 'active' }).execute();
+
+    const unknown = await counting(() => web.get(authorizeUrl('0'.repeat(64), { scope: 'api' })));
+    expect(unknown.result.statusCode).toBe(400);
+    expect(unknown.result.body).toContain('Client authentication failed due to unknown client');
+    expect(unknown.sent).toHaveLength(1);
   });
 });
 

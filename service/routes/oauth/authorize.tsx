@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { User } from '../../db/schema';
-import type { WebSession } from '../../domain/sessions';
+import { findApplicationAndSession, type WebSession } from '../../domain/sessions';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
 import { hasLiveGrantCovering } from '../../domain/authorized-applications';
 import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
@@ -12,6 +12,8 @@ import { mergedParams, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import {
   AUTHORIZE_PARAMETERS,
+  authorizeClientId,
+  checkAuthorizeRequest,
   errorRedirect,
   redirectWith,
   type ValidAuthorizeRequest,
@@ -72,11 +74,15 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
 
   app.get('/oauth/authorize', async (request, reply) => {
     const params = mergedParams(request);
-    const req = await validateAuthorizeRequest(db, params);
+    // The client application and the browser's session (with its user): one round trip.
+    const clientId = authorizeClientId(params);
+    const { application, session } = await sessions.readWith(request, (sessionId) =>
+      findApplicationAndSession(db, clientId, sessionId),
+    );
+    const req = checkAuthorizeRequest(params, application);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
 
-    const session = await sessions.read(request);
     const user = await sessions.userOf(session);
     const signedIn = session && user && user.state === 'active';
     const authTime = signedIn ? authTimeOf(session, user) : undefined;
