@@ -35,28 +35,22 @@ const CODE_COLUMNS = [
   'created_at',
 ] as const;
 
+/** On every authorization, so written as one constant text: nothing for the query builder to compile. */
 export async function createAuthorizationCode(
   db: DbOrTrx,
   input: NewAuthorizationCode,
 ): Promise<{ code: string; id: number }> {
   const code = randomHex();
-  const row = await db
-    .insertInto('oauth_authorization_codes')
-    .values({
-      application_id: input.applicationId,
-      user_id: input.userId,
-      code_digest: sha256Hex(code),
-      redirect_uri: input.redirectUri,
-      scopes: input.scopes,
-      code_challenge: input.codeChallenge ?? null,
-      code_challenge_method: input.codeChallenge ? (input.codeChallengeMethod ?? null) : null,
-      nonce: input.nonce ?? null,
-      auth_time: input.authTime ?? null,
-      expires_at: new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { code, id: row.id };
+  const { rows } = await sql<{ id: number }>`
+    insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
+      code_challenge, code_challenge_method, nonce, auth_time, expires_at)
+    values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
+      ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
+      ${input.nonce ?? null}, ${input.authTime ?? null},
+      ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
+    returning id
+  `.execute(db);
+  return { code, id: rows[0].id };
 }
 
 /**
