@@ -81,10 +81,11 @@ export class SessionManager {
       return Promise.all([find(undefined), this.read(request)]).then(([found, session]) => ({ ...found, session }));
     }
     const found = this.#signedInId(request).then(find);
-    this.#loaded.set(
-      request,
-      found.then((f) => f.session),
-    );
+    const session = found.then((f) => f.session);
+    // The caller gets the failure (database down: a 503) from `found`; the memo's copy of it must
+    // not surface as an unhandled rejection when nothing reads the session again.
+    session.catch(() => undefined);
+    this.#loaded.set(request, session);
     return found;
   }
 
