@@ -5,6 +5,7 @@
 // replaced on the next successful sign-in. Both run on libuv's thread pool, never on the event
 // loop; a small semaphore bounds concurrent hashes so a burst of sign-ins cannot starve other requests.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { hash as argon2Hash, verify as argon2Verify, type Options as Argon2Options } from '@node-rs/argon2';
 
 export interface PasswordParams {
@@ -20,9 +21,12 @@ export const DEFAULT_PARAMS: PasswordParams = { memoryCost: 19456, timeCost: 2, 
 const KEY_LENGTH = 32;
 // Algorithm.Argon2id in @node-rs/argon2 (a const enum, which isolated modules cannot import).
 const ARGON2ID = 2 as Argon2Options['algorithm'];
-// Two cores per machine (and per Lambda instance at 1,769 MB+): two hashes at once use them
-// fully; more would only queue on the thread pool and hold more memory (19 MiB each).
-const MAX_CONCURRENT = 2;
+// One core fewer than the machine has (at least one): hashes never take every core, so the event
+// loop and the database keep one for other requests (bench/http.ts: on 2 cores, one hash at a time
+// gave 85 sign-ins/s with GET /user's p99 at ×1.3 of idle, two gave 115/s at ×1.6 and 20 MB more
+// RSS). A Lambda instance serves one request at a time, so it hashes one at a time anyway. More
+// would only queue on the thread pool and hold more memory (19 MiB each).
+const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
 
 let active = 0;
 const waiting: Array<() => void> = [];
