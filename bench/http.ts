@@ -2,12 +2,13 @@
 // driven over real HTTP by autocannon at 50 connections, against a bare Fastify route, a
 // hand-written Fastify + pg route doing GET /api/v4/user's SQL (the baseline) and
 // node-oidc-provider 9 (the refresh grant's peer), both in bench/http-peers.ts. Every scenario
-// runs ROUNDS times, interleaved, and the medians are reported: requests/s, p50/p99 latency and
-// the server's peak RSS. Prints the table with ratios and one `target:` line per target of the
-// performance issue (cold start and bundle size come from bench/cold-start.ts's JSON, which
-// `npm run bench` writes first); writes JSON and an SVG chart under bench/results/.
-// Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50; BENCH_ONLY=regex for a
-// subset; BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" to profile the server)
+// runs ROUNDS times, interleaved, and the medians are reported: requests/s, p50/p99 latency, the
+// server's peak RSS and its CPU time per request (steadier than requests/s on a shared machine).
+// Prints the table with ratios and one `target:` line per target of the performance issue (cold
+// start and bundle size come from bench/cold-start.ts's JSON, which `npm run bench` writes first);
+// writes JSON and an SVG chart under bench/results/.
+// Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50; BENCH_ONLY=regex
+// for a subset; BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" to profile the server)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -45,11 +46,31 @@ interface Sample {
   p50: number;
   p99: number;
   rssMb: number;
+  /** CPU time (user + system) the serving process spent per request answered, in ms. */
+  cpuMs: number;
   failures: number;
 }
 
-/** Peak resident memory of a process while `work` runs (sampled from /proc every 100 ms). */
-async function withPeakRss<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; rssMb: number }> {
+/** A process's CPU time so far (user + system), in seconds, from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, in clock ticks (USER_HZ: 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Peak resident memory of a process while `work` runs (sampled from /proc every 100 ms), and the
+ * CPU time it spent meanwhile.
+ */
+async function withPeakRss<T>(
+  pid: number,
+  work: () => Promise<T>,
+): Promise<{ value: T; rssMb: number; cpuSeconds: number }> {
+  const cpuBefore = cpuSeconds(pid);
   const read = () => {
     try {
       const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -64,14 +85,15 @@ async function withPeakRss<T>(pid: number, work: () => Promise<T>): Promise<{ va
   }, 100);
   try {
     const value = await work();
-    return { value, rssMb: Math.max(peak, read()) };
+    return { value, rssMb: Math.max(peak, read()), cpuSeconds: cpuSeconds(pid) - cpuBefore };
   } finally {
     clearInterval(timer);
   }
 }
 
-function fromAutocannon(r: autocannon.Result, rssMb: number): Sample {
+function fromAutocannon(r: autocannon.Result, rssMb: number, cpu: number): Sample {
   return {
+    cpuMs: r['2xx'] > 0 ? (cpu * 1000) / r['2xx'] : 0,
     rps: r['2xx'] / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -205,7 +227,7 @@ async function main(): Promise<void> {
       // autocannon takes the path from the URL (a `path` option only applies inside `requests`).
       withPeakRss(pid, () =>
         autocannon({ ...options, url: target + (options.path ?? ''), connections, duration: SECONDS }),
-      ).then(({ value, rssMb }) => fromAutocannon(value, rssMb));
+      ).then(({ value, rssMb, cpuSeconds: cpu }) => fromAutocannon(value, rssMb, cpu));
 
     /** authorize (trusted: straight to the redirect) + code exchange, CONNECTIONS loops at once. */
     async function authorizeAndExchange(): Promise<Sample> {
@@ -220,7 +242,7 @@ async function main(): Promise<void> {
       let failures = 0;
       const deadline = performance.now() + SECONDS * 1000;
       const started = performance.now();
-      const { rssMb } = await withPeakRss(server.pid!, () =>
+      const { rssMb, cpuSeconds: cpu } = await withPeakRss(server.pid!, () =>
         Promise.all(
           Array.from({ length: CONNECTIONS }, async () => {
             while (performance.now() < deadline) {
@@ -251,6 +273,7 @@ async function main(): Promise<void> {
         p50: at(0.5),
         p99: at(0.99),
         rssMb,
+        cpuMs: latencies.length > 0 ? (cpu * 1000) / latencies.length : 0,
         failures,
       };
     }
@@ -352,6 +375,7 @@ async function main(): Promise<void> {
           p50: median(xs.map((x) => x.p50)),
           p99: median(xs.map((x) => x.p99)),
           rssMb: median(xs.map((x) => x.rssMb)),
+          cpuMs: median(xs.map((x) => x.cpuMs)),
           failures: xs.reduce((n, x) => n + x.failures, 0),
         },
       ]),
@@ -378,7 +402,7 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
     `\nHTTP, ${CONNECTIONS} connections (probe ${PROBE_CONNECTIONS}), medians of ${ROUNDS} interleaved ${SECONDS} s rounds, ${os.cpus().length} cores, Node ${process.version}; ${seconds.toFixed(0)} s in all`,
   );
   line(
-    `${'scenario'.padEnd(42)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(7)}  ratio`,
+    `${'scenario'.padEnd(42)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(7)} ${'CPU ms/req'.padStart(10)}  ratio`,
   );
   for (const [name, s] of Object.entries(r)) {
     const against = ratioTo[name];
@@ -386,10 +410,10 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
       against && r[against]
         ? name.includes('probe')
           ? `p99 ×${(s.p99 / r[against].p99).toFixed(2)} of idle`
-          : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]}`
+          : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]} (CPU/req ×${(s.cpuMs / r[against].cpuMs).toFixed(2)})`
         : '';
     line(
-      `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
+      `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)} ${s.cpuMs.toFixed(3).padStart(10)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
     );
   }
 }
