@@ -59,41 +59,50 @@ const PROCESS_NAMES = new StatementNames();
 
 /** `pool` with every parameterised query of its clients sent as a named prepared statement. */
 export function preparingPool(pool: PostgresPool, names = PROCESS_NAMES): PostgresPool {
+  // One wrapper per pg client, made at its first checkout (Kysely checks a client out per query).
+  const wrappers = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
-      const send = client.query as unknown as (text: unknown, values?: unknown) => Promise<unknown>;
-      // Kysely begins and ends transactions with plain statements on this client.
-      let inTransaction = false;
-      const query = (text: unknown, values?: readonly unknown[]): Promise<unknown> => {
-        if (typeof text !== 'string' || !values || values.length === 0) {
-          if (typeof text === 'string') {
-            if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction = true;
-            else if (/^\s*(commit|rollback|end)\s*$/i.test(text)) inTransaction = false;
-          }
-          // A cursor, or a statement without parameters (BEGIN, COMMIT): the simple protocol.
-          return send.call(client, text, values);
-        }
-        const name = names.nameOf(text);
-        if (name === undefined) return send.call(client, text, values);
-        return send.call(client, { name, text, values }).catch((err: unknown) => {
-          if (!isStalePlan(err)) throw err;
-          names.forget(text);
-          // Failed at planning, before doing anything: outside a transaction, run it again under
-          // a fresh name (inside one, the transaction is aborted and the caller sees the error).
-          if (inTransaction) throw err;
-          const fresh = names.nameOf(text);
-          return fresh === undefined
-            ? send.call(client, text, values)
-            : send.call(client, { name: fresh, text, values });
-        });
-      };
-      return {
-        query: query as PostgresPoolClient['query'],
-        // pg's release(err) discards the connection when given a truthy argument.
-        release: (destroy?: boolean) => (client.release as (destroy?: boolean) => void)(destroy),
-      };
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = preparingClient(client, names);
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
     },
     end: () => pool.end(),
+  };
+}
+
+function preparingClient(client: PostgresPoolClient, names: StatementNames): PostgresPoolClient {
+  const send = client.query as unknown as (text: unknown, values?: unknown) => Promise<unknown>;
+  // Kysely begins and ends transactions with plain statements on this client.
+  let inTransaction = false;
+  const query = (text: unknown, values?: readonly unknown[]): Promise<unknown> => {
+    if (typeof text !== 'string' || !values || values.length === 0) {
+      if (typeof text === 'string') {
+        if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction = true;
+        else if (/^\s*(commit|rollback|end)\s*$/i.test(text)) inTransaction = false;
+      }
+      // A cursor, or a statement without parameters (BEGIN, COMMIT): the simple protocol.
+      return send.call(client, text, values);
+    }
+    const name = names.nameOf(text);
+    if (name === undefined) return send.call(client, text, values);
+    return send.call(client, { name, text, values }).catch((err: unknown) => {
+      if (!isStalePlan(err)) throw err;
+      names.forget(text);
+      // Failed at planning, before doing anything: outside a transaction, run it again under
+      // a fresh name (inside one, the transaction is aborted and the caller sees the error).
+      if (inTransaction) throw err;
+      const fresh = names.nameOf(text);
+      return fresh === undefined ? send.call(client, text, values) : send.call(client, { name: fresh, text, values });
+    });
+  };
+  return {
+    query: query as PostgresPoolClient['query'],
+    // pg's release(err) discards the connection when given a truthy argument.
+    release: (destroy?: boolean) => (client.release as (destroy?: boolean) => void)(destroy),
   };
 }

@@ -8,11 +8,13 @@ export const isApiPath = (url: string): boolean =>
   url === '/api/v4' || url.startsWith('/api/v4/') || url.startsWith('/api/v4?');
 
 export function apiJsonContentType(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!isApiPath(request.url)) return payload;
-    const type = reply.getHeader('content-type');
-    if (typeof type === 'string' && type.startsWith('application/json'))
-      reply.header('content-type', 'application/json');
-    return payload;
+  // A callback hook, not an async one: it runs on every response and awaits nothing.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (isApiPath(request.url)) {
+      const type = reply.getHeader('content-type');
+      if (typeof type === 'string' && type.startsWith('application/json'))
+        reply.header('content-type', 'application/json');
+    }
+    done(null, payload);
   });
 }

@@ -31,13 +31,14 @@ export class NulInInputError extends Error {
 }
 
 export function rejectNulBytes(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request: FastifyRequest) => {
+  // A callback hook, not an async one: it runs on every request and awaits nothing.
+  app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     // /api/v4 path ids are resolved by the API itself (a NUL there is "not found", as in GitLab).
     const checkParams = !request.url.startsWith('/api/v4/');
     const param =
       findNul(request.query, '') ??
       findNul(request.body, '') ??
       (checkParams ? findNul(request.params, '') : undefined);
-    if (param !== undefined) throw new NulInInputError(param);
+    done(param === undefined ? undefined : new NulInInputError(param));
   });
 }

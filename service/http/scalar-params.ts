@@ -7,10 +7,17 @@ import { ApiError } from './errors';
 
 type Schema = { properties?: Record<string, { type?: string; items?: unknown }> } | undefined;
 
-/** The scalar parameters a route declares in its querystring and body schemas. */
+const namesBySchema = new WeakMap<object, Set<string>>();
+const NONE = new Set<string>();
+
+/** The scalar parameters a route declares in its querystring and body schemas (once per route). */
 function scalarNames(request: FastifyRequest): Set<string> {
   const schema = request.routeOptions.schema as { querystring?: Schema; body?: Schema } | undefined;
-  const names = new Set<string>();
+  if (!schema) return NONE;
+  let names = namesBySchema.get(schema);
+  if (names) return names;
+  names = new Set<string>();
+  namesBySchema.set(schema, names);
   for (const part of [schema?.querystring, schema?.body]) {
     for (const [name, prop] of Object.entries(part?.properties ?? {})) {
       if (prop.type !== 'array' && prop.type !== 'object') names.add(name);
@@ -31,9 +38,17 @@ function check(values: unknown, scalars: Set<string>): void {
   }
 }
 
-export const rejectArraysForScalars: preValidationHookHandler = async (request) => {
+// A callback hook, not an async one: it runs on every authenticated request and awaits nothing.
+export const rejectArraysForScalars: preValidationHookHandler = (request, _reply, done) => {
   const scalars = scalarNames(request);
-  if (scalars.size === 0) return;
-  check(request.query, scalars);
-  check(request.body, scalars);
+  try {
+    if (scalars.size > 0) {
+      check(request.query, scalars);
+      check(request.body, scalars);
+    }
+  } catch (err) {
+    done(err as Error);
+    return;
+  }
+  done();
 };
