@@ -6,7 +6,17 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string;
-      setupRequest?: (request: Request) => Request;
+      /** `context` is per connection, kept across its chained requests; a falsy return restarts the chain. */
+      // biome-ignore lint/suspicious/noExplicitAny: the context is whatever the caller keeps in it
+      setupRequest?: (request: Request, context: any) => Request;
+      /** Called with each response of this request. */
+      onResponse?: (
+        status: number,
+        body: string,
+        // biome-ignore lint/suspicious/noExplicitAny: as above
+        context: any,
+        headers: Record<string, string | undefined>,
+      ) => void;
     }
     interface Histogram {
       average: number;
