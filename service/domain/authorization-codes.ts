@@ -183,13 +183,3 @@ export async function spendAuthorizationCode(
 export async function markAuthorizationCodeUsed(trx: DbOrTrx, id: number): Promise<void> {
   await trx.updateTable('oauth_authorization_codes').set({ used_at: new Date() }).where('id', '=', id).execute();
 }
-
-/** When the user behind a grant signed in (OIDC Core §12.2: a refreshed ID token keeps auth_time). */
-export async function findAuthorizationCodeAuthTime(db: DbOrTrx, id: number): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom('oauth_authorization_codes')
-    .select('auth_time')
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return row?.auth_time ?? undefined;
-}
