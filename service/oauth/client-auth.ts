@@ -48,7 +48,10 @@ export function readClientCredentials(
     try {
       const clientId = formDecode(decoded.slice(0, colon));
       const clientSecret = formDecode(decoded.slice(colon + 1));
-      if (!clientId) throw new InvalidClient(BASIC_REALM);
+      // No client id or secret holds a NUL (and PostgreSQL text cannot): one is a failed
+      // authentication, answered here rather than as a database error.
+      if (!clientId || clientId.includes('\u0000') || clientSecret.includes('\u0000'))
+        throw new InvalidClient(BASIC_REALM);
       // An empty password: a public client identifying itself through Basic.
       return clientSecret === ''
         ? { clientId, method: 'none', basic: true }

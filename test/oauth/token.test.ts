@@ -163,6 +163,36 @@ describe('grant_type=authorization_code', () => {
     expectError(await token({ grant_type: 'password' }, { authorization: 'Basic !!!' }), 401, 'invalid_client');
   });
 
+  it('a NUL in Basic credentials (raw or %00) is invalid_client with the Basic challenge, not a 500, and changes nothing', async () => {
+    const { confidential: c, web } = ctx;
+    const code = await obtainCode(web, c.clientId);
+    const rows = async () => ({
+      tokens: (await f.db.selectFrom('oauth_access_tokens').select('id').execute()).length,
+      codes: await f.db.selectFrom('oauth_authorization_codes').select(['id', 'used_at']).orderBy('id').execute(),
+      counters: (await f.db.selectFrom('rate_limit_counters').select('key').execute()).length,
+    });
+    const before = await rows();
+    // Before: PostgreSQL refused the NUL in the secret check's query, a 500 without Cache-Control.
+    for (const credentials of [`${c.clientId}:a\u0000b`, `${c.clientId}:%00`, `a%00b:${c.secret}`, `a\u0000:x`]) {
+      const res = await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+      );
+      expectError(res, 401, 'invalid_client');
+      expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
+    }
+    expect(await rows()).toEqual(before);
+    // The code was not spent: the real credentials still exchange it.
+    expectTokenResponse(
+      await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { authorization: basic(c.clientId, c.secret) },
+      ),
+      'api read_user',
+      true,
+    );
+  });
+
   it('public applications authenticate with client_id alone and must use PKCE (S256 and plain)', async () => {
     const { pub, web } = ctx;
     const verifier = `${'v'.repeat(43)}-._~A1`;
