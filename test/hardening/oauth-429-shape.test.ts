@@ -39,7 +39,15 @@ describe('/oauth/token answered 429 {"message":"Retry later"}', () => {
     await makeUser(f.db, 'alice');
     const ip = '198.51.100.7';
     for (let i = 0; i < 60; i++) {
-      expect((await token({ grant_type: 'password', username: `x${i}`, password: 'no' }, ip)).statusCode).toBe(400);
+      const res = await token({ grant_type: 'password', username: `x${i}`, password: 'no' }, ip);
+      expect({ status: res.statusCode, body: res.json() }).toEqual({
+        status: 400,
+        body: {
+          error: 'invalid_grant',
+          error_description:
+            'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+        },
+      });
     }
     expectOAuth429(await token({ grant_type: 'password', username: 'alice', password: PASSWORD }, ip));
   });
@@ -51,7 +59,18 @@ describe('/oauth/token answered 429 {"message":"Retry later"}', () => {
       token({ grant_type: 'refresh_token', refresh_token: 'x' }, ip, {
         authorization: basic(c.clientId, 'gloas-nope'),
       });
-    for (let i = 0; i < 60; i++) expect((await attempt()).statusCode).toBe(401);
+    for (let i = 0; i < 60; i++) {
+      const res = await attempt();
+      expect({ status: res.statusCode, body: res.json() }).toEqual({
+        status: 401,
+        body: {
+          error: 'invalid_client',
+          error_description:
+            'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+        },
+      });
+      expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
+    }
     expectOAuth429(await attempt());
     // The revocation endpoint authenticates clients the same way.
     const revoke = await f.app.inject({

@@ -11,6 +11,7 @@ import { testConfig } from '../support/app';
 import { resetDatabase } from '../support/db';
 import { basic, form, FORM, makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 import { obtainCode, WebClient } from '../oauth/support/browser-like';
+import { INVALID_TOKEN_BODY } from '../oauth/support/contract';
 
 const f = useFixture({ max: 20 });
 const INVALID_GRANT = {
@@ -44,6 +45,13 @@ const refresh = (rt: string, app = f.app, client = c) =>
     payload: form({ grant_type: 'refresh_token', refresh_token: rt }),
   });
 const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
+
+/** A dead token at /oauth/token/info: the contract's exact 401 (not just the status). */
+async function expectDead(t: string) {
+  const res = await info(t);
+  expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: INVALID_TOKEN_BODY });
+  expect(res.headers['cache-control']).toBe('no-store');
+}
 async function firstPair() {
   const code = await obtainCode(web, c.clientId);
   return (
@@ -91,7 +99,7 @@ describe('a client that retries a refresh after a timeout loses its whole grant'
     await ageRotations(2);
     const replay = await refresh(t0.refresh_token);
     expect({ status: replay.statusCode, body: replay.json() }).toEqual({ status: 400, body: INVALID_GRANT });
-    for (const t of [a, b.json()]) expect((await info(t.access_token)).statusCode).toBe(401);
+    for (const t of [a, b.json()]) await expectDead(t.access_token);
     expect((await info(t0.access_token)).statusCode).toBe(200);
   });
 
@@ -118,7 +126,7 @@ describe('a client that retries a refresh after a timeout loses its whole grant'
     }
     expect(await liveCount()).toBe(2);
     expect((await refresh(t0.refresh_token, noLeeway)).json()).toEqual(INVALID_GRANT);
-    expect((await info(winners[0].json().access_token)).statusCode).toBe(401);
+    await expectDead(winners[0].json().access_token);
   });
 
   it('REFRESH_REUSE_LEEWAY: default 30, 0–60 whole seconds, anything else refused', () => {

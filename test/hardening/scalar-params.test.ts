@@ -145,7 +145,13 @@ describe('non-scalar parameters on the device, introspection and userinfo endpoi
 
   it('/oauth/userinfo: access_token[]= names no token (401 invalid_token)', async () => {
     const res = await f.app.inject({ method: 'GET', url: '/oauth/userinfo?access_token[]=abc' });
-    expect(res.statusCode).toBe(401);
-    expect(res.headers['www-authenticate']).toMatch(/^Bearer .*error="invalid_token"/);
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'The access token is invalid' },
+    });
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"',
+    );
+    expect(res.headers['cache-control']).toBe('no-store');
   });
 });

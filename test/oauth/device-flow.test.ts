@@ -463,6 +463,11 @@ describe('the /oauth/device page', () => {
       decision: 'authorize',
     });
     expect(res.statusCode).toBe(429);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(res.body).toContain(`Too many wrong codes. Try again in ${retryAfter} seconds.`);
     expect((await grantRows())[0].status).toBe('pending');
   });
 });

@@ -12,7 +12,7 @@ import { buildApp } from '../../service/app';
 import { testConfig } from '../support/app';
 import { resetDatabase } from '../support/db';
 import { obtainCode, WebClient } from './support/browser-like';
-import { errorBody } from './support/contract';
+import { errorBody, INVALID_TOKEN_BODY } from './support/contract';
 import { basic, form, FORM, makeApp, makeUser, PASSWORD, REDIRECT_URI, useFixture } from './support/harness';
 
 // A pool big enough that concurrent requests really run in parallel transactions.
@@ -51,6 +51,13 @@ const token = (values: Record<string, string | undefined>, app = f.app) =>
     payload: form(values),
   });
 const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
+
+/** A dead token at /oauth/token/info: the contract's exact 401 (not just the status). */
+async function expectDead(t: string) {
+  const res = await info(t);
+  expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: INVALID_TOKEN_BODY });
+  expect(res.headers['cache-control']).toBe('no-store');
+}
 const exchange = (code: string) => token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
 const refresh = (rt: string, app = f.app) => token({ grant_type: 'refresh_token', refresh_token: rt }, app);
 
@@ -64,7 +71,7 @@ describe('authorization code replay', () => {
     const replay = await exchange(code);
     expect(replay.statusCode).toBe(400);
     expect(replay.json()).toEqual(errorBody('invalid_grant'));
-    for (const t of [first.access_token, second.access_token]) expect((await info(t)).statusCode).toBe(401);
+    for (const t of [first.access_token, second.access_token]) await expectDead(t);
     expect((await refresh(second.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
   });
 
@@ -133,7 +140,7 @@ describe('refresh token rotation', () => {
     expect(replay.statusCode).toBe(400);
     expect(replay.json()).toEqual(errorBody('invalid_grant'));
     for (const t of [t0, t1]) expect((await info(t.access_token)).statusCode).toBe(200);
-    for (const t of [t2, t3]) expect((await info(t.access_token)).statusCode).toBe(401);
+    for (const t of [t2, t3]) await expectDead(t.access_token);
     expect((await refresh(t3.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
   });
 
@@ -157,7 +164,7 @@ describe('refresh token rotation', () => {
     // Later, t0's refresh token is a replay: every pair handed out for it dies, and their descendants.
     await ageRotations(31);
     expect((await refresh(t0.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
-    for (const p of [...pairs, next]) expect((await info(p.access_token)).statusCode).toBe(401);
+    for (const p of [...pairs, next]) await expectDead(p.access_token);
     expect((await info(t0.access_token)).statusCode).toBe(200);
   });
 
@@ -188,7 +195,7 @@ describe('refresh token rotation', () => {
       expect((await refresh(win.refresh_token, noLeeway)).statusCode).toBe(200);
       // Sent again now, after the rotation, the old refresh token is a replay: descendants revoked.
       expect((await refresh(t0.refresh_token, noLeeway)).json()).toEqual(errorBody('invalid_grant'));
-      expect((await info(win.access_token)).statusCode).toBe(401);
+      await expectDead(win.access_token);
     }
   });
 

@@ -26,6 +26,13 @@ const post = (url: string, values: Record<string, string | undefined>, headers: 
   f.app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload: form(values) });
 const info = (t: string) => f.app.inject({ url: '/oauth/token/info', headers: { authorization: `Bearer ${t}` } });
 
+/** A dead token at /oauth/token/info: the contract's exact 401 (not just the status). */
+async function expectDead(t: string) {
+  const res = await info(t);
+  expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: INVALID_TOKEN_BODY });
+  expect(res.headers['cache-control']).toBe('no-store');
+}
+
 async function confidentialTokens() {
   const code = await obtainCode(web, c.clientId);
   return (
@@ -55,7 +62,7 @@ describe('POST /oauth/revoke', () => {
     const a = await confidentialTokens();
     const res = await post('/oauth/revoke', { token: a.access_token }, { authorization: basic(c.clientId, c.secret) });
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: {} });
-    expect((await info(a.access_token)).statusCode).toBe(401);
+    await expectDead(a.access_token);
     const refresh = await post(
       '/oauth/token',
       { grant_type: 'refresh_token', refresh_token: a.refresh_token },
@@ -74,7 +81,7 @@ describe('POST /oauth/revoke', () => {
         })
       ).statusCode,
     ).toBe(200);
-    expect((await info(b.access_token)).statusCode).toBe(401);
+    await expectDead(b.access_token);
   });
 
   it('revoking a refresh token ends its whole chain (earlier access tokens too)', async () => {
@@ -88,8 +95,8 @@ describe('POST /oauth/revoke', () => {
     ).json();
     expect((await info(a.access_token)).statusCode).toBe(200);
     await post('/oauth/revoke', { token: b.refresh_token }, { authorization: basic(c.clientId, c.secret) });
-    expect((await info(a.access_token)).statusCode).toBe(401);
-    expect((await info(b.access_token)).statusCode).toBe(401);
+    await expectDead(a.access_token);
+    await expectDead(b.access_token);
   });
 
   it('200 {} for unknown tokens (a wrong hint is only a hint)', async () => {
@@ -107,7 +114,7 @@ describe('POST /oauth/revoke', () => {
       { token: a.access_token, token_type_hint: 'refresh_token' },
       { authorization: basic(c.clientId, c.secret) },
     );
-    expect((await info(a.access_token)).statusCode).toBe(401);
+    await expectDead(a.access_token);
   });
 
   it("403 for a confidential application's token without that application's credentials", async () => {
@@ -128,10 +135,10 @@ describe('POST /oauth/revoke', () => {
   it("a public application's token can be revoked with client_id alone (or nothing)", async () => {
     const a = await publicTokens();
     expect((await post('/oauth/revoke', { token: a.access_token, client_id: pub.clientId })).statusCode).toBe(200);
-    expect((await info(a.access_token)).statusCode).toBe(401);
+    await expectDead(a.access_token);
     const b = await publicTokens();
     expect((await post('/oauth/revoke', { token: b.refresh_token })).statusCode).toBe(200);
-    expect((await info(b.access_token)).statusCode).toBe(401);
+    await expectDead(b.access_token);
   });
 
   it('wrong client credentials: 401 invalid_client; no token: 400 invalid_request', async () => {

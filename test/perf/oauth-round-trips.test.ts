@@ -153,7 +153,10 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
       url: '/oauth/token/info',
       headers: { authorization: `Bearer ${first.access_token}` },
     });
-    expect(info.statusCode).toBe(401);
+    expect({ status: info.statusCode, body: info.json() }).toEqual({
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'The access token is invalid', state: 'unauthorized' },
+    });
   });
 
   it('with openid: BEGIN, the same statement, the claims, the ID token signed, COMMIT', async () => {

@@ -185,8 +185,15 @@ describe('what the one statement keeps', () => {
     const before = await rows();
     await f.db.updateTable('users').set({ state: 'blocked' }).execute();
     const { res } = await countedRefresh(t0.refresh_token);
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error).toBe('invalid_grant');
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_grant',
+        error_description:
+          'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+      },
+    });
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(await rows()).toEqual(before);
   });
 
