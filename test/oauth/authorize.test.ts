@@ -35,10 +35,32 @@ const expectRedirectError = (
   expect(res.headers.location).toBe(`${base}?${q}`);
 };
 
+// Doorkeeper's error page: the error code and its description (doorkeeper.errors.messages).
+type PageError = 'invalid_client' | 'invalid_redirect_uri';
+const PAGE_DESCRIPTIONS: Record<PageError, string> = {
+  invalid_client: DESCRIPTIONS.invalid_client,
+  invalid_redirect_uri: 'The redirect uri included is not valid.',
+};
+function expectErrorPage(
+  res: { statusCode: number; headers: Record<string, unknown>; body: string },
+  error: PageError = 'invalid_redirect_uri',
+) {
+  expect(res.statusCode).toBe(400);
+  expect(res.headers.location).toBeUndefined();
+  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  expect(res.body).toContain('An error has occurred');
+  expect(res.body).toContain(`<strong id="error-code">${error}</strong>`);
+  expect(res.body).toContain(`<p id="error-description">${PAGE_DESCRIPTIONS[error]}</p>`);
+}
+
 describe('client and redirect URI are checked first: an HTML error page, never a redirect', () => {
-  const cases: Array<[string, (id: string) => string]> = [
-    ['unknown client_id', () => authorizeUrl('f'.repeat(64), { state: 's' })],
-    ['missing client_id', () => `/oauth/authorize?redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code`],
+  const cases: Array<[string, (id: string) => string, PageError?]> = [
+    ['unknown client_id', () => authorizeUrl('f'.repeat(64), { state: 's' }), 'invalid_client'],
+    [
+      'missing client_id',
+      () => `/oauth/authorize?redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code`,
+      'invalid_client',
+    ],
     ['missing redirect_uri', (id) => `/oauth/authorize?client_id=${id}&response_type=code&state=s`],
     [
       'unregistered redirect_uri',
@@ -52,15 +74,11 @@ describe('client and redirect URI are checked first: an HTML error page, never a
         authorizeUrl(id, { redirectUri: 'https://evil.example/' }).replace('response_type=code', 'response_type=token'),
     ],
   ];
-  for (const [name, url] of cases) {
+  for (const [name, url, error = 'invalid_redirect_uri'] of cases) {
     it(`${name} (signed out and signed in)`, async () => {
       for (const signedIn of [false, true]) {
         if (signedIn) await web.signIn('alice', PASSWORD);
-        const res = await web.get(url(c.clientId));
-        expect(res.statusCode).toBe(400);
-        expect(res.headers.location).toBeUndefined();
-        expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-        expect(res.body).toContain('An error has occurred');
+        expectErrorPage(await web.get(url(c.clientId)), error);
       }
     });
   }
@@ -70,10 +88,8 @@ describe('client and redirect URI are checked first: an HTML error page, never a
     expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/cb' }))).statusCode).toBe(
       200,
     );
-    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/other' }))).statusCode).toBe(
-      400,
-    );
-    expect((await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://localhost:8000/cb' }))).statusCode).toBe(400);
+    expectErrorPage(await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://127.0.0.1:51234/other' })));
+    expectErrorPage(await web.get(authorizeUrl(c.clientId, { redirectUri: 'http://localhost:8000/cb' })));
   });
 });
 

@@ -152,6 +152,9 @@ describe('a confidential application the user already authorized', () => {
     );
     expect(badUri.statusCode).toBe(400);
     expect(badUri.headers.location).toBeUndefined();
+    expect(badUri.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(badUri.body).toContain('<strong id="error-code">invalid_redirect_uri</strong>');
+    expect(badUri.body).toContain('<p id="error-description">The redirect uri included is not valid.</p>');
     const q = (error: 'invalid_scope' | 'invalid_request') =>
       `${REDIRECT_URI}?${new URLSearchParams({ error, error_description: DESCRIPTIONS[error], state: 's' })}`;
     expect((await web.get(authorizeUrl(c.clientId, { scope: 'api sudo', state: 's' }))).headers.location).toBe(
