@@ -149,7 +149,7 @@ describe('openid-client 6', () => {
     });
 
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
-    expect(refreshed.id_token).toBeDefined();
+    expect(refreshed.id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(refreshed.id_token).not.toBe(tokens.id_token);
     expect(refreshed.claims()).toMatchObject({ sub: String(user.id), auth_time: claims.auth_time });
   });

@@ -78,6 +78,9 @@ describe('client credentials (RFC 6749 §2.3.1)', () => {
       `Basic ${b64('no-colon')}`,
       `Basic ${b64(':secret')}`,
       `Basic ${b64('id:%E0%A4%A')}`,
+      // PostgreSQL text cannot hold a NUL: refused here, not as a database error (was a 500).
+      `Basic ${b64('id:a\u0000b')}`,
+      `Basic ${b64('id%00:secret')}`,
     ]) {
       let err: unknown;
       try {
