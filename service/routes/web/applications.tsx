@@ -34,7 +34,7 @@ import {
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/profile/applications';
 const ALIAS = '/-/user_settings/applications';
@@ -67,9 +67,9 @@ const REGISTER_FORM = formRouteOptions({
 /** Renew secret, destroy, revoke: a button and the CSRF token. */
 const BUTTON_FORM = formRouteOptions({ strings: [] }, uidParams);
 
-export async function applicationRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: Parameters<typeof accountGuard>[3], reply: FastifyReply) =>
-    accountGuard(app, db, config, request, reply);
+export async function applicationRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   async function listPage(
     reply: FastifyReply,

@@ -24,7 +24,7 @@ import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, Select } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/profile/notifications';
 const GLOBAL_FORM = formRouteOptions({ strings: ['level', 'notification_email'] });
@@ -62,8 +62,9 @@ function Source({ target }: { target: NotificationTarget }): React.Html {
   return <>from your global setting</>;
 }
 
-export async function notificationRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+export async function notificationRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   async function page(
     reply: FastifyReply,

@@ -28,7 +28,7 @@ import {
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/user_settings/personal_access_tokens';
 const F = 'personal_access_token';
@@ -53,7 +53,8 @@ interface ShownToken {
 
 const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
-export async function personalAccessTokenRoutes(app: FastifyInstance, { db, config }: AppContext) {
+export async function personalAccessTokenRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
   async function page(
     reply: FastifyReply,
     { user, session, csrf }: AccountRequest,
@@ -170,8 +171,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, { db, conf
     );
   }
 
-  const guard = (request: Parameters<typeof accountGuard>[3], reply: FastifyReply) =>
-    accountGuard(app, db, config, request, reply);
+  const guard = accountGuardFor(app, context);
   const notFound = (reply: FastifyReply, r: AccountRequest) =>
     page(reply, r, { status: 404, flash: { alert: 'That personal access token was not found.' } });
 

@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { renderSVG } from 'uqr';
 import type { AppContext } from '../../app-context';
 import { DomainError } from '../../domain/errors';
-import { checkCurrentPassword } from '../../domain/sign-in';
 import { newTotpSecret, otpauthUri } from '../../domain/totp';
 import {
   disableTwoFactor,
@@ -20,18 +19,25 @@ import { Button, CsrfField, type FieldError, type Flash, TextField } from '../..
 import { seal, unseal } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import {
+  type AccountRequest,
+  accountGuardFor,
+  auditActor,
+  currentPasswordRefusal,
+  pendingFlash,
+  redirectWithFlash,
+} from './account';
 
 const BASE = '/-/profile/two_factor_auth';
 const PIN_FORM = formRouteOptions({ strings: ['pin_code'] });
 const PASSWORD_FORM = formRouteOptions({ strings: ['current_password'] });
-const WRONG_PASSWORD = 'You must provide a valid current password.';
 
 /** Group a base32 secret in fours, as authenticator apps show it for typing. */
 const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
 
-export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+export async function twoFactorRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   /** The secret being enrolled: the one in the session, or a new one kept there. */
   async function pendingSecret(r: AccountRequest): Promise<string> {
@@ -169,7 +175,7 @@ export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppC
     );
   }
 
-  /** The current password, through the sign-in form's limits; the error page when it fails. */
+  /** The current password (sign-in limits apply); the page with the refusal when it is wrong. */
   async function passwordOk(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -177,18 +183,9 @@ export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppC
     field: string,
   ): Promise<boolean> {
     const password = stringParam((request.body ?? {}) as Record<string, unknown>, 'current_password') ?? '';
-    const result = await checkCurrentPassword(db, r.user, password, request.ip);
-    if (result.ok) return true;
-    if (result.reason === 'rate_limited') {
-      reply.header('retry-after', String(result.retryAfter));
-      await page(reply, r, {
-        status: 429,
-        flash: { alert: `Too many failed attempts. Try again in ${result.retryAfter} seconds.` },
-      });
-    } else {
-      await page(reply, r, { status: 422, errors: [{ field, message: WRONG_PASSWORD }] });
-    }
-    return false;
+    const refused = await currentPasswordRefusal(db, request, reply, r.user, password, field);
+    if (refused) await page(reply, r, refused);
+    return !refused;
   }
 
   app.get(BASE, async (request, reply) => {
