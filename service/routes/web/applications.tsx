@@ -23,17 +23,17 @@ import {
   Button,
   Checkbox,
   CheckboxGroup,
-  ConfirmForm,
   CsrfField,
   type FieldError,
   type Flash,
   LinkButton,
+  ShownOnce,
   TextArea,
   TextField,
   Time,
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
-import { Layout, sendPage } from '../../pages/layout';
+import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
 import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/profile/applications';
@@ -95,8 +95,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         lead="Applications you registered to use Lanyard as an OAuth provider, and applications you allowed to use your account."
       >
         {shown ? (
-          <section class="panel" id="new-secret" aria-labelledby="new-secret-title">
-            <h2 id="new-secret-title">Application: {shown.name}</h2>
+          <ShownOnce id="new-secret" title={`Application: ${shown.name}`}>
             <p>Copy the secret now: it is shown only once.</p>
             <h3>Application ID</h3>
             <code class="secret" id="application-id">
@@ -108,7 +107,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
             </code>
             <h3>Callback URL</h3>
             <code class="secret">{shown.redirectUris.join('\n')}</code>
-          </section>
+          </ShownOnce>
         ) : null}
         <section class="panel" aria-labelledby="add-application">
           <h2 id="add-application">Add new application</h2>
@@ -242,24 +241,22 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
   const notYours = (reply: FastifyReply, r: AccountRequest, what = 'application') =>
     listPage(reply, r, { status: 404, flash: { alert: `That ${what} was not found.` } });
 
-  async function confirmPage(
+  /** The confirm page of Renew secret, Destroy and Revoke. */
+  const confirmPage = (
     reply: FastifyReply,
     r: AccountRequest,
     title: string,
     action: string,
     confirmLabel: string,
-    message: React.Child,
-  ) {
-    return sendPage(
+    message: string,
+  ) =>
+    sendPage(
       reply,
       200,
-      <Layout title={title} user={r.user} csrf={r.csrf} section={BASE}>
-        <ConfirmForm action={action} csrf={r.csrf} confirmLabel={confirmLabel} cancelHref={BASE}>
-          <p>{message}</p>
-        </ConfirmForm>
-      </Layout>,
+      <ConfirmPage title={title} user={r.user} csrf={r.csrf} section={BASE} action={action} confirmLabel={confirmLabel}>
+        <p>{message}</p>
+      </ConfirmPage>,
     );
-  }
 
   const ownApplication = async (user: User, uid: string) => {
     const found = await findApplicationByUid(db, uid);
@@ -296,7 +293,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         scopes: values.scopes,
         confidential: values.confidential,
         ownerId: r.user.id,
-        actor: `user:${r.user.username}`,
+        actor: auditActor(r.user, request).actor,
       });
       const shown: ShownSecret = {
         name: created.application.name,
@@ -340,7 +337,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     const { application, secret } = await rotateApplicationSecret(
       db,
       request.params.uid,
-      `user:${r.user.username}`,
+      auditActor(r.user, request).actor,
       r.user.id,
     );
     const shown: ShownSecret = {
@@ -371,7 +368,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     const r = await guard(request, reply);
     if (!r) return reply;
     if (!(await ownApplication(r.user, request.params.uid))) return notYours(reply, r);
-    const deleted = await deleteApplication(db, request.params.uid, `user:${r.user.username}`, r.user.id);
+    const deleted = await deleteApplication(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
     return redirectWithFlash(app, reply, r.session, BASE, { notice: `${deleted.name} was destroyed.` });
   });
 

@@ -17,17 +17,17 @@ import { stringParam } from '../../shared/params';
 import {
   Button,
   CheckboxGroup,
-  ConfirmForm,
   CsrfField,
   type FieldError,
   type Flash,
   formatDate,
   LinkButton,
+  ShownOnce,
   TextField,
   Time,
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
-import { Layout, sendPage } from '../../pages/layout';
+import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
 import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/user_settings/personal_access_tokens';
@@ -77,15 +77,14 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
         lead="Use a personal access token instead of your password with the API and with Git clients. Two-factor users need one."
       >
         {pending.secret ? (
-          <section class="panel" id="created-token" aria-labelledby="created-token-title">
-            <h2 id="created-token-title">Your new personal access token</h2>
+          <ShownOnce id="created-token" title="Your new personal access token">
             <p>
               Copy <strong>{pending.secret.name}</strong> now: it is shown only once.
             </p>
             <code class="secret" id="created-personal-access-token">
               {pending.secret.token}
             </code>
-          </section>
+          </ShownOnce>
         ) : null}
         <section class="panel" aria-labelledby="add-token">
           <h2 id="add-token">Add a personal access token</h2>
@@ -233,13 +232,18 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
     return sendPage(
       reply,
       200,
-      <Layout title="Revoke personal access token" user={r.user} csrf={r.csrf} section={BASE}>
-        <ConfirmForm action={`${BASE}/${token.id}/revoke`} csrf={r.csrf} confirmLabel="Revoke" cancelHref={BASE}>
-          <p>
-            Revoke <strong>{token.name}</strong>? Anything using it loses access at once. This cannot be undone.
-          </p>
-        </ConfirmForm>
-      </Layout>,
+      <ConfirmPage
+        title="Revoke personal access token"
+        user={r.user}
+        csrf={r.csrf}
+        section={BASE}
+        action={`${BASE}/${token.id}/revoke`}
+        confirmLabel="Revoke"
+      >
+        <p>
+          Revoke <strong>{token.name}</strong>? Anything using it loses access at once. This cannot be undone.
+        </p>
+      </ConfirmPage>,
     );
   });
 

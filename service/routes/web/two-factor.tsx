@@ -15,7 +15,7 @@ import {
 import { twoFactorEnabled } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
-import { Button, CsrfField, type FieldError, type Flash, TextField } from '../../pages/components';
+import { Button, CsrfField, type FieldError, type Flash, ShownOnce, TextField } from '../../pages/components';
 import { seal, unseal } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, sendPage } from '../../pages/layout';
@@ -64,8 +64,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       body = (
         <>
           {pending.secret ? (
-            <section class="panel" id="recovery-codes" aria-labelledby="recovery-codes-title">
-              <h2 id="recovery-codes-title">Your recovery codes</h2>
+            <ShownOnce id="recovery-codes" title="Your recovery codes">
               <p>
                 Save these codes somewhere safe now: they are shown only once. Each signs you in once if you lose your
                 device.
@@ -77,7 +76,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
                   </li>
                 ))}
               </ul>
-            </section>
+            </ShownOnce>
           ) : null}
           <section class="panel" aria-labelledby="status-title">
             <h2 id="status-title">Status</h2>
