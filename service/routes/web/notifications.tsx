@@ -4,8 +4,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { NotificationLevel } from '../../db/schema';
-import { withTransaction } from '../../db/transaction';
-import { recordAudit } from '../../domain/audit';
 import { DomainError } from '../../domain/errors';
 import { findGroupById, findProjectById } from '../../domain/namespaces';
 import {
@@ -15,7 +13,7 @@ import {
   type NotificationSettingsUpdate,
   type NotificationSource,
   type NotificationTarget,
-  updateNotificationSettings,
+  updateNotificationSettingsAudited,
 } from '../../domain/notification-settings';
 import { verifiedEmails } from '../../domain/users';
 import { canSeeGroup, canSeeProject } from '../../domain/visibility';
@@ -175,23 +173,12 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
     );
   }
 
-  /** The change and its audit event in one transaction, as every audited domain write. */
   const save = (
     request: FastifyRequest,
     r: AccountRequest,
     source: NotificationSource,
     update: NotificationSettingsUpdate,
-  ) =>
-    withTransaction(db, async (trx) => {
-      await updateNotificationSettings(trx, r.user, source, update);
-      await recordAudit(trx, {
-        ...auditActor(r.user, request),
-        action: 'notification_settings.update',
-        targetType: source.kind === 'global' ? 'user' : source.kind,
-        targetId: source.kind === 'global' ? r.user.id : source.id,
-        details: { level: update.level },
-      });
-    });
+  ) => updateNotificationSettingsAudited(db, r.user, source, update, auditActor(r.user, request));
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
