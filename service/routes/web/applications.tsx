@@ -37,6 +37,8 @@ import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
 import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/profile/applications';
+/** The domain's owner-scoped writes say "not found" for someone else's application, as for a gone one. */
+const isNotFound = (err: unknown) => err instanceof DomainError && err.kind === 'not_found';
 const ALIAS = '/-/user_settings/applications';
 const F = 'doorkeeper_application';
 
@@ -315,31 +317,49 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     }
   });
 
-  app.get<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, { schema: uidParams }, async (request, reply) => {
-    const r = await guard(request, reply);
-    if (!r) return reply;
-    const application = await ownApplication(r.user, request.params.uid);
-    if (!application) return notYours(reply, r);
-    return confirmPage(
-      reply,
-      r,
-      'Renew secret',
-      `${BASE}/${application.uid}/renew_secret`,
-      'Renew secret',
-      `Renew the secret of ${application.name}? The current secret stops working at once.`,
-    );
-  });
+  // The confirm pages of the two owner-only actions; the owner check is the domain write's own.
+  const CONFIRMS = [
+    {
+      action: 'renew_secret',
+      title: 'Renew secret',
+      confirmLabel: 'Renew secret',
+      message: (name: string) => `Renew the secret of ${name}? The current secret stops working at once.`,
+    },
+    {
+      action: 'delete',
+      title: 'Destroy application',
+      confirmLabel: 'Destroy',
+      message: (name: string) => `Destroy ${name}? Every token issued to it stops working.`,
+    },
+  ] as const;
+  for (const c of CONFIRMS) {
+    app.get<{ Params: { uid: string } }>(`${BASE}/:uid/${c.action}`, { schema: uidParams }, async (request, reply) => {
+      const r = await guard(request, reply);
+      if (!r) return reply;
+      const application = await ownApplication(r.user, request.params.uid);
+      if (!application) return notYours(reply, r);
+      return confirmPage(
+        reply,
+        r,
+        c.title,
+        `${BASE}/${application.uid}/${c.action}`,
+        c.confirmLabel,
+        c.message(application.name),
+      );
+    });
+  }
 
   app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, BUTTON_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    if (!(await ownApplication(r.user, request.params.uid))) return notYours(reply, r);
-    const { application, secret } = await rotateApplicationSecret(
-      db,
-      request.params.uid,
-      auditActor(r.user, request).actor,
-      r.user.id,
-    );
+    let rotated: Awaited<ReturnType<typeof rotateApplicationSecret>>;
+    try {
+      rotated = await rotateApplicationSecret(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+    } catch (err) {
+      if (isNotFound(err)) return notYours(reply, r);
+      throw err;
+    }
+    const { application, secret } = rotated;
     const shown: ShownSecret = {
       name: application.name,
       uid: application.uid,
@@ -349,26 +369,16 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     return redirectWithFlash(app, reply, r.session, BASE, { notice: 'The secret was renewed.' }, shown);
   });
 
-  app.get<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, { schema: uidParams }, async (request, reply) => {
-    const r = await guard(request, reply);
-    if (!r) return reply;
-    const application = await ownApplication(r.user, request.params.uid);
-    if (!application) return notYours(reply, r);
-    return confirmPage(
-      reply,
-      r,
-      'Destroy application',
-      `${BASE}/${application.uid}/delete`,
-      'Destroy',
-      `Destroy ${application.name}? Every token issued to it stops working.`,
-    );
-  });
-
   app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, BUTTON_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    if (!(await ownApplication(r.user, request.params.uid))) return notYours(reply, r);
-    const deleted = await deleteApplication(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+    let deleted: Awaited<ReturnType<typeof deleteApplication>>;
+    try {
+      deleted = await deleteApplication(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+    } catch (err) {
+      if (isNotFound(err)) return notYours(reply, r);
+      throw err;
+    }
     return redirectWithFlash(app, reply, r.session, BASE, { notice: `${deleted.name} was destroyed.` });
   });
 
@@ -403,7 +413,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       );
       return redirectWithFlash(app, reply, r.session, BASE, { notice: `The access of ${name} was revoked.` });
     } catch (err) {
-      if (err instanceof DomainError && err.kind === 'not_found') return notYours(reply, r, 'authorized application');
+      if (isNotFound(err)) return notYours(reply, r, 'authorized application');
       throw err;
     }
   });
