@@ -6,6 +6,8 @@
 import type { DbOrTrx, NotificationLevel, NotificationSettingsTable, User } from '../db/schema';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../db/schema';
 import { type Selectable, sql } from 'kysely';
+import { withTransaction } from '../db/transaction';
+import { recordAudit } from './audit';
 import { parseBoolean } from './booleans';
 import { DomainError, invalid } from './errors';
 import { verifiedEmails } from './users';
@@ -399,4 +401,27 @@ export async function updateVisibleNotificationSettings(
   if (!row) return undefined;
   const id = (kind === 'group' ? row.group_id : row.project_id)!;
   return toView(row, { kind, id }, user);
+}
+
+/**
+ * The account page's change: the update and its `notification_settings.update` audit event in one
+ * transaction (a refused e-mail rolls both back).
+ */
+export function updateNotificationSettingsAudited(
+  db: DbOrTrx,
+  user: Pick<User, 'id' | 'email'>,
+  source: NotificationSource,
+  update: NotificationSettingsUpdate,
+  audit: { actor: string; ipAddress?: string },
+): Promise<void> {
+  return withTransaction(db, async (trx) => {
+    await updateNotificationSettings(trx, user, source, update);
+    await recordAudit(trx, {
+      ...audit,
+      action: 'notification_settings.update',
+      targetType: source.kind === 'global' ? 'user' : source.kind,
+      targetId: source.kind === 'global' ? user.id : source.id,
+      details: { level: update.level },
+    });
+  });
 }

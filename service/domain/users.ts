@@ -7,6 +7,7 @@ import { hashPassword, passwordProblem } from './passwords';
 import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
 import { sealTotpSecret } from './totp-secrets';
+import { disableTwoFactor } from './two-factor';
 import { deleteUserSessions } from './sessions';
 
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
@@ -261,24 +262,22 @@ export async function setTwoFactor(
 ): Promise<TwoFactorResult> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
-    const secret = on ? newTotpSecret() : null;
+    if (!on) {
+      // The same rule as the account page's Disable: the secret and every recovery code go together.
+      await disableTwoFactor(db, user.id, { actor });
+      return { user: await getUserByUsername(db, username) };
+    }
+    const secret = newTotpSecret();
     // Only sealed at rest (AES-256-GCM); the clear secret is shown once, to the enrolling admin.
-    const stored = secret ? sealTotpSecret(keyRing ?? (await loadSessionKeyRing(db)), user.id, secret) : null;
+    const stored = sealTotpSecret(keyRing ?? (await loadSessionKeyRing(db)), user.id, secret);
     const updated = await db
       .updateTable('users')
       .set({ otp_secret: stored, otp_last_step: null, updated_at: new Date() })
       .where('id', '=', user.id)
       .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
-    await recordAudit(db, {
-      actor,
-      action: on ? 'user.enable_2fa' : 'user.disable_2fa',
-      targetType: 'user',
-      targetId: user.id,
-    });
-    return secret
-      ? { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) }
-      : { user: updated };
+    await recordAudit(db, { actor, action: 'user.enable_2fa', targetType: 'user', targetId: user.id });
+    return { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) };
   });
 }
 

@@ -299,6 +299,19 @@ export function ConfirmForm(props: {
   );
 }
 
+/**
+ * A secret shown once, on the page after the post that made it (sealed in the session flash until
+ * then): a panel `id`, its heading `id-title`, and what to copy.
+ */
+export function ShownOnce(props: { id: string; title: Child; children?: Child }): Html {
+  return (
+    <section class="panel" id={props.id} aria-labelledby={`${props.id}-title`}>
+      <h2 id={`${props.id}-title`}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
 export const formatDate = (d: Date | string | null | undefined): string =>
   d === null || d === undefined ? '' : (typeof d === 'string' ? d : d.toISOString()).slice(0, 10);
 

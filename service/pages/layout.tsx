@@ -2,7 +2,7 @@
 // user, account navigation, main landmark, flash region, error summary), and the headers and
 // redirects every page answer sends.
 import type { FastifyReply } from 'fastify';
-import { ErrorSummary, type FieldError, type Flash, FlashMessages } from './components';
+import { ConfirmForm, ErrorSummary, type FieldError, type Flash, FlashMessages } from './components';
 import * as React from './jsx';
 import type { Child, Html } from './jsx';
 import { STYLESHEET_PATH } from './stylesheet';
@@ -116,6 +116,28 @@ export const PAGE_HEADERS = {
   'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 } as const;
+
+/**
+ * The confirm page in front of a destructive account action: the question, the danger button that
+ * posts to `action` (with the CSRF token), and Cancel back to the section's page.
+ */
+export function ConfirmPage(props: {
+  title: string;
+  user: PageUser;
+  csrf: string;
+  section: AccountSection;
+  action: string;
+  confirmLabel: string;
+  children?: Child;
+}): Html {
+  return (
+    <Layout title={props.title} user={props.user} csrf={props.csrf} section={props.section}>
+      <ConfirmForm action={props.action} csrf={props.csrf} confirmLabel={props.confirmLabel} cancelHref={props.section}>
+        {props.children}
+      </ConfirmForm>
+    </Layout>
+  );
+}
 
 export function sendPage(reply: FastifyReply, status: number, page: Html) {
   return reply.code(status).headers(PAGE_HEADERS).send(React.renderDocument(page));

@@ -11,6 +11,7 @@ import { findPersonalAccessTokenByToken } from '../../service/domain/personal-ac
 import { loadSessionKeyRing } from '../../service/domain/service-keys';
 import { totp, verifyTotp } from '../../service/domain/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
+import { regenerateRecoveryCodes } from '../../service/domain/two-factor';
 import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
 import type { Db } from '../../service/db/schema';
 import { createTestDatabase, resetDatabase } from '../support/db';
@@ -288,9 +289,20 @@ describe('users', () => {
     expect(human.out).toContain('otpauth://totp/');
     expect(human.out).toMatch(/[▀▄█]{20,}/); // the QR code, in half blocks
     expect(human.out).toContain('shown only once');
+    // Recovery codes from the account page: turning 2FA off here must remove them too, as the
+    // page's Disable does (a leftover code would still sign in once 2FA is turned on again).
+    await regenerateRecoveryCodes(db, stored.id, { actor: 'user:alice' });
+    const codeCount = () =>
+      db
+        .selectFrom('user_recovery_codes')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('user_id', '=', stored.id)
+        .executeTakeFirstOrThrow();
+    expect(await codeCount()).toEqual({ n: 10 });
     const off = await run(['users', 'set-2fa', 'alice', 'off', '--json']);
     expect(off.json).toEqual({ username: 'alice', two_factor_enabled: false });
     expect((await findUserByUsername(db, 'alice'))!.otp_secret).toBeNull();
+    expect(await codeCount()).toEqual({ n: 0 });
     await expectUserError(db, ['users', 'set-2fa', 'alice', 'maybe'], /Invalid values/);
     await expectUserError(db, ['users', 'set-2fa', 'nobody', 'on'], /user "nobody" not found/);
     const audit = JSON.stringify(await auditActions());

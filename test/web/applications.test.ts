@@ -124,14 +124,26 @@ describe('/profile/applications', () => {
     ).secret_digest;
     expect(digest).toBe(sha256Hex(secret));
 
-    expect(
-      (await web.post(`/profile/applications/${theirs.clientId}/delete`, { authenticity_token: token })).statusCode,
-    ).toBe(404);
+    const theirDigest = () =>
+      f.db
+        .selectFrom('oauth_applications')
+        .select('secret_digest')
+        .where('uid', '=', theirs.clientId)
+        .executeTakeFirstOrThrow();
+    const theirsBefore = await theirDigest();
+    const theirDelete = await web.post(`/profile/applications/${theirs.clientId}/delete`, {
+      authenticity_token: token,
+    });
+    expect(theirDelete.statusCode).toBe(404);
+    expect(theirDelete.body).toContain('That application was not found.');
     expect((await web.get(`/profile/applications/${theirs.clientId}/delete`)).statusCode).toBe(404);
-    expect(
-      (await web.post(`/profile/applications/${theirs.clientId}/renew_secret`, { authenticity_token: token }))
-        .statusCode,
-    ).toBe(404);
+    const theirRenew = await web.post(`/profile/applications/${theirs.clientId}/renew_secret`, {
+      authenticity_token: token,
+    });
+    expect(theirRenew.statusCode).toBe(404);
+    expect(theirRenew.body).toContain('That application was not found.');
+    // Someone else's application: neither renewed nor deleted.
+    expect(await theirDigest()).toEqual(theirsBefore);
     const del = await web.post(`/profile/applications/${mine.clientId}/delete`, { authenticity_token: token });
     expect(del.statusCode).toBe(303);
     expect(del.headers.location).toBe('/profile/applications');

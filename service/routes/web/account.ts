@@ -1,12 +1,15 @@
 // What every account page route shares: the signed-in user (else off to sign in), the CSRF and
-// Origin checks of a POST, the audit actor, and the post/redirect/get answer with a flash message.
+// Origin checks of a POST, the current-password check of a sensitive change, the audit actor, and
+// the post/redirect/get answer with a flash message.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app-context';
 import type { Config } from '../../config';
 import type { Db, User } from '../../db/schema';
 import type { WebSession } from '../../domain/sessions';
+import { checkCurrentPassword } from '../../domain/sign-in';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
-import type { Flash } from '../../pages/components';
+import type { FieldError, Flash } from '../../pages/components';
 import { setFlash, takeFlash } from '../../pages/flash';
 import { seeOther } from '../../pages/layout';
 import { currentUser, requireSignIn } from './current-user';
@@ -51,6 +54,42 @@ export async function accountGuard(
     }
   }
   return { user, session, csrf: await app.sessions.csrfToken(session) };
+}
+
+/** `accountGuard` bound to one route plugin's app and context. */
+export const accountGuardFor =
+  (app: FastifyInstance, { db, config }: Pick<AppContext, 'db' | 'config'>) =>
+  (request: FastifyRequest, reply: FastifyReply) =>
+    accountGuard(app, db, config, request, reply);
+
+/** How a page answers a refused current password: its status, and the flash or the field error. */
+export interface PasswordRefusal {
+  status: 422 | 429;
+  flash?: Flash;
+  errors?: FieldError[];
+}
+
+/**
+ * The current password of a sensitive change (password, recovery codes, disabling 2FA), through the
+ * sign-in form's per-address limit and account lock. Undefined when it is right; otherwise what the
+ * page shows (a 429 also gets its Retry-After header here). Nothing is written either way but the
+ * failure counters.
+ */
+export async function currentPasswordRefusal(
+  db: Db,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: User,
+  password: string,
+  field: string,
+): Promise<PasswordRefusal | undefined> {
+  const checked = await checkCurrentPassword(db, user, password, request.ip);
+  if (checked.ok) return undefined;
+  if (checked.reason === 'rate_limited') {
+    reply.header('retry-after', String(checked.retryAfter));
+    return { status: 429, flash: { alert: `Too many failed attempts. Try again in ${checked.retryAfter} seconds.` } };
+  }
+  return { status: 422, errors: [{ field, message: 'You must provide a valid current password.' }] };
 }
 
 /** Who did it, for the audit log. */

@@ -23,20 +23,22 @@ import {
   Button,
   Checkbox,
   CheckboxGroup,
-  ConfirmForm,
   CsrfField,
   type FieldError,
   type Flash,
   LinkButton,
+  ShownOnce,
   TextArea,
   TextField,
   Time,
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
-import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
+import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/profile/applications';
+/** The domain's owner-scoped writes say "not found" for someone else's application, as for a gone one. */
+const isNotFound = (err: unknown) => err instanceof DomainError && err.kind === 'not_found';
 const ALIAS = '/-/user_settings/applications';
 const F = 'doorkeeper_application';
 
@@ -67,9 +69,9 @@ const REGISTER_FORM = formRouteOptions({
 /** Renew secret, destroy, revoke: a button and the CSRF token. */
 const BUTTON_FORM = formRouteOptions({ strings: [] }, uidParams);
 
-export async function applicationRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: Parameters<typeof accountGuard>[3], reply: FastifyReply) =>
-    accountGuard(app, db, config, request, reply);
+export async function applicationRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   async function listPage(
     reply: FastifyReply,
@@ -95,8 +97,7 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
         lead="Applications you registered to use Lanyard as an OAuth provider, and applications you allowed to use your account."
       >
         {shown ? (
-          <section class="panel" id="new-secret" aria-labelledby="new-secret-title">
-            <h2 id="new-secret-title">Application: {shown.name}</h2>
+          <ShownOnce id="new-secret" title={`Application: ${shown.name}`}>
             <p>Copy the secret now: it is shown only once.</p>
             <h3>Application ID</h3>
             <code class="secret" id="application-id">
@@ -108,7 +109,7 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
             </code>
             <h3>Callback URL</h3>
             <code class="secret">{shown.redirectUris.join('\n')}</code>
-          </section>
+          </ShownOnce>
         ) : null}
         <section class="panel" aria-labelledby="add-application">
           <h2 id="add-application">Add new application</h2>
@@ -242,24 +243,22 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
   const notYours = (reply: FastifyReply, r: AccountRequest, what = 'application') =>
     listPage(reply, r, { status: 404, flash: { alert: `That ${what} was not found.` } });
 
-  async function confirmPage(
+  /** The confirm page of Renew secret, Destroy and Revoke. */
+  const confirmPage = (
     reply: FastifyReply,
     r: AccountRequest,
     title: string,
     action: string,
     confirmLabel: string,
-    message: React.Child,
-  ) {
-    return sendPage(
+    message: string,
+  ) =>
+    sendPage(
       reply,
       200,
-      <Layout title={title} user={r.user} csrf={r.csrf} section={BASE}>
-        <ConfirmForm action={action} csrf={r.csrf} confirmLabel={confirmLabel} cancelHref={BASE}>
-          <p>{message}</p>
-        </ConfirmForm>
-      </Layout>,
+      <ConfirmPage title={title} user={r.user} csrf={r.csrf} section={BASE} action={action} confirmLabel={confirmLabel}>
+        <p>{message}</p>
+      </ConfirmPage>,
     );
-  }
 
   const ownApplication = async (user: User, uid: string) => {
     const found = await findApplicationByUid(db, uid);
@@ -296,7 +295,7 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
         scopes: values.scopes,
         confidential: values.confidential,
         ownerId: r.user.id,
-        actor: `user:${r.user.username}`,
+        actor: auditActor(r.user, request).actor,
       });
       const shown: ShownSecret = {
         name: created.application.name,
@@ -318,31 +317,49 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
     }
   });
 
-  app.get<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, { schema: uidParams }, async (request, reply) => {
-    const r = await guard(request, reply);
-    if (!r) return reply;
-    const application = await ownApplication(r.user, request.params.uid);
-    if (!application) return notYours(reply, r);
-    return confirmPage(
-      reply,
-      r,
-      'Renew secret',
-      `${BASE}/${application.uid}/renew_secret`,
-      'Renew secret',
-      `Renew the secret of ${application.name}? The current secret stops working at once.`,
-    );
-  });
+  // The confirm pages of the two owner-only actions; the owner check is the domain write's own.
+  const CONFIRMS = [
+    {
+      action: 'renew_secret',
+      title: 'Renew secret',
+      confirmLabel: 'Renew secret',
+      message: (name: string) => `Renew the secret of ${name}? The current secret stops working at once.`,
+    },
+    {
+      action: 'delete',
+      title: 'Destroy application',
+      confirmLabel: 'Destroy',
+      message: (name: string) => `Destroy ${name}? Every token issued to it stops working.`,
+    },
+  ] as const;
+  for (const c of CONFIRMS) {
+    app.get<{ Params: { uid: string } }>(`${BASE}/:uid/${c.action}`, { schema: uidParams }, async (request, reply) => {
+      const r = await guard(request, reply);
+      if (!r) return reply;
+      const application = await ownApplication(r.user, request.params.uid);
+      if (!application) return notYours(reply, r);
+      return confirmPage(
+        reply,
+        r,
+        c.title,
+        `${BASE}/${application.uid}/${c.action}`,
+        c.confirmLabel,
+        c.message(application.name),
+      );
+    });
+  }
 
   app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, BUTTON_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    if (!(await ownApplication(r.user, request.params.uid))) return notYours(reply, r);
-    const { application, secret } = await rotateApplicationSecret(
-      db,
-      request.params.uid,
-      `user:${r.user.username}`,
-      r.user.id,
-    );
+    let rotated: Awaited<ReturnType<typeof rotateApplicationSecret>>;
+    try {
+      rotated = await rotateApplicationSecret(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+    } catch (err) {
+      if (isNotFound(err)) return notYours(reply, r);
+      throw err;
+    }
+    const { application, secret } = rotated;
     const shown: ShownSecret = {
       name: application.name,
       uid: application.uid,
@@ -352,26 +369,16 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
     return redirectWithFlash(app, reply, r.session, BASE, { notice: 'The secret was renewed.' }, shown);
   });
 
-  app.get<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, { schema: uidParams }, async (request, reply) => {
-    const r = await guard(request, reply);
-    if (!r) return reply;
-    const application = await ownApplication(r.user, request.params.uid);
-    if (!application) return notYours(reply, r);
-    return confirmPage(
-      reply,
-      r,
-      'Destroy application',
-      `${BASE}/${application.uid}/delete`,
-      'Destroy',
-      `Destroy ${application.name}? Every token issued to it stops working.`,
-    );
-  });
-
   app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, BUTTON_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    if (!(await ownApplication(r.user, request.params.uid))) return notYours(reply, r);
-    const deleted = await deleteApplication(db, request.params.uid, `user:${r.user.username}`, r.user.id);
+    let deleted: Awaited<ReturnType<typeof deleteApplication>>;
+    try {
+      deleted = await deleteApplication(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+    } catch (err) {
+      if (isNotFound(err)) return notYours(reply, r);
+      throw err;
+    }
     return redirectWithFlash(app, reply, r.session, BASE, { notice: `${deleted.name} was destroyed.` });
   });
 
@@ -406,7 +413,7 @@ export async function applicationRoutes(app: FastifyInstance, { db, config }: Ap
       );
       return redirectWithFlash(app, reply, r.session, BASE, { notice: `The access of ${name} was revoked.` });
     } catch (err) {
-      if (err instanceof DomainError && err.kind === 'not_found') return notYours(reply, r, 'authorized application');
+      if (isNotFound(err)) return notYours(reply, r, 'authorized application');
       throw err;
     }
   });

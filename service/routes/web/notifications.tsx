@@ -4,8 +4,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { NotificationLevel } from '../../db/schema';
-import { withTransaction } from '../../db/transaction';
-import { recordAudit } from '../../domain/audit';
 import { DomainError } from '../../domain/errors';
 import { findGroupById, findProjectById } from '../../domain/namespaces';
 import {
@@ -15,7 +13,7 @@ import {
   type NotificationSettingsUpdate,
   type NotificationSource,
   type NotificationTarget,
-  updateNotificationSettings,
+  updateNotificationSettingsAudited,
 } from '../../domain/notification-settings';
 import { verifiedEmails } from '../../domain/users';
 import { canSeeGroup, canSeeProject } from '../../domain/visibility';
@@ -24,7 +22,7 @@ import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, Select } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/profile/notifications';
 const GLOBAL_FORM = formRouteOptions({ strings: ['level', 'notification_email'] });
@@ -62,8 +60,9 @@ function Source({ target }: { target: NotificationTarget }): React.Html {
   return <>from your global setting</>;
 }
 
-export async function notificationRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+export async function notificationRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   async function page(
     reply: FastifyReply,
@@ -174,23 +173,12 @@ export async function notificationRoutes(app: FastifyInstance, { db, config }: A
     );
   }
 
-  /** The change and its audit event in one transaction, as every audited domain write. */
   const save = (
     request: FastifyRequest,
     r: AccountRequest,
     source: NotificationSource,
     update: NotificationSettingsUpdate,
-  ) =>
-    withTransaction(db, async (trx) => {
-      await updateNotificationSettings(trx, r.user, source, update);
-      await recordAudit(trx, {
-        ...auditActor(r.user, request),
-        action: 'notification_settings.update',
-        targetType: source.kind === 'global' ? 'user' : source.kind,
-        targetId: source.kind === 'global' ? r.user.id : source.id,
-        details: { level: update.level },
-      });
-    });
+  ) => updateNotificationSettingsAudited(db, r.user, source, update, auditActor(r.user, request));
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);

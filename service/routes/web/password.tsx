@@ -1,23 +1,30 @@
 // /-/user_settings/password/edit: change the password with the current one. Every other session
 // of the user ends; this one continues under a new session id.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { passwordProblem } from '../../domain/passwords';
-import { checkCurrentPassword } from '../../domain/sign-in';
 import { setUserPassword } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, TextField } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import {
+  type AccountRequest,
+  accountGuardFor,
+  auditActor,
+  currentPasswordRefusal,
+  pendingFlash,
+  redirectWithFlash,
+} from './account';
 
 const EDIT = '/-/user_settings/password/edit';
 const UPDATE = '/-/user_settings/password';
 const FORM = formRouteOptions({ strings: ['user[password]', 'user[new_password]', 'user[password_confirmation]'] });
 
-export async function passwordRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+export async function passwordRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   async function page(
     reply: FastifyReply,
@@ -102,20 +109,8 @@ export async function passwordRoutes(app: FastifyInstance, { db, config }: AppCo
         message: 'Password confirmation doesn’t match the new password.',
       });
     if (errors.length) return page(reply, r, { status: 422, errors });
-    const checked = await checkCurrentPassword(db, r.user, current, request.ip);
-    if (!checked.ok) {
-      if (checked.reason === 'rate_limited') {
-        reply.header('retry-after', String(checked.retryAfter));
-        return page(reply, r, {
-          status: 429,
-          flash: { alert: `Too many failed attempts. Try again in ${checked.retryAfter} seconds.` },
-        });
-      }
-      return page(reply, r, {
-        status: 422,
-        errors: [{ field: 'user_password', message: 'You must provide a valid current password.' }],
-      });
-    }
+    const refused = await currentPasswordRefusal(db, request, reply, r.user, current, 'user_password');
+    if (refused) return page(reply, r, refused);
     // Ends every session of the user, this one too, in the password's own transaction; the fresh
     // session below keeps this browser signed in.
     await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor);

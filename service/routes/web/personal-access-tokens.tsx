@@ -17,18 +17,18 @@ import { stringParam } from '../../shared/params';
 import {
   Button,
   CheckboxGroup,
-  ConfirmForm,
   CsrfField,
   type FieldError,
   type Flash,
   formatDate,
   LinkButton,
+  ShownOnce,
   TextField,
   Time,
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
-import { Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
+import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/user_settings/personal_access_tokens';
 const F = 'personal_access_token';
@@ -53,7 +53,8 @@ interface ShownToken {
 
 const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
-export async function personalAccessTokenRoutes(app: FastifyInstance, { db, config }: AppContext) {
+export async function personalAccessTokenRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
   async function page(
     reply: FastifyReply,
     { user, session, csrf }: AccountRequest,
@@ -76,15 +77,14 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, { db, conf
         lead="Use a personal access token instead of your password with the API and with Git clients. Two-factor users need one."
       >
         {pending.secret ? (
-          <section class="panel" id="created-token" aria-labelledby="created-token-title">
-            <h2 id="created-token-title">Your new personal access token</h2>
+          <ShownOnce id="created-token" title="Your new personal access token">
             <p>
               Copy <strong>{pending.secret.name}</strong> now: it is shown only once.
             </p>
             <code class="secret" id="created-personal-access-token">
               {pending.secret.token}
             </code>
-          </section>
+          </ShownOnce>
         ) : null}
         <section class="panel" aria-labelledby="add-token">
           <h2 id="add-token">Add a personal access token</h2>
@@ -170,8 +170,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, { db, conf
     );
   }
 
-  const guard = (request: Parameters<typeof accountGuard>[3], reply: FastifyReply) =>
-    accountGuard(app, db, config, request, reply);
+  const guard = accountGuardFor(app, context);
   const notFound = (reply: FastifyReply, r: AccountRequest) =>
     page(reply, r, { status: 404, flash: { alert: 'That personal access token was not found.' } });
 
@@ -233,13 +232,18 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, { db, conf
     return sendPage(
       reply,
       200,
-      <Layout title="Revoke personal access token" user={r.user} csrf={r.csrf} section={BASE}>
-        <ConfirmForm action={`${BASE}/${token.id}/revoke`} csrf={r.csrf} confirmLabel="Revoke" cancelHref={BASE}>
-          <p>
-            Revoke <strong>{token.name}</strong>? Anything using it loses access at once. This cannot be undone.
-          </p>
-        </ConfirmForm>
-      </Layout>,
+      <ConfirmPage
+        title="Revoke personal access token"
+        user={r.user}
+        csrf={r.csrf}
+        section={BASE}
+        action={`${BASE}/${token.id}/revoke`}
+        confirmLabel="Revoke"
+      >
+        <p>
+          Revoke <strong>{token.name}</strong>? Anything using it loses access at once. This cannot be undone.
+        </p>
+      </ConfirmPage>,
     );
   });
 

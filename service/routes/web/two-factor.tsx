@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { renderSVG } from 'uqr';
 import type { AppContext } from '../../app-context';
 import { DomainError } from '../../domain/errors';
-import { checkCurrentPassword } from '../../domain/sign-in';
 import { newTotpSecret, otpauthUri } from '../../domain/totp';
 import {
   disableTwoFactor,
@@ -16,22 +15,29 @@ import {
 import { twoFactorEnabled } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
-import { Button, CsrfField, type FieldError, type Flash, TextField } from '../../pages/components';
+import { Button, CsrfField, type FieldError, type Flash, ShownOnce, TextField } from '../../pages/components';
 import { seal, unseal } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuard, auditActor, pendingFlash, redirectWithFlash } from './account';
+import {
+  type AccountRequest,
+  accountGuardFor,
+  auditActor,
+  currentPasswordRefusal,
+  pendingFlash,
+  redirectWithFlash,
+} from './account';
 
 const BASE = '/-/profile/two_factor_auth';
 const PIN_FORM = formRouteOptions({ strings: ['pin_code'] });
 const PASSWORD_FORM = formRouteOptions({ strings: ['current_password'] });
-const WRONG_PASSWORD = 'You must provide a valid current password.';
 
 /** Group a base32 secret in fours, as authenticator apps show it for typing. */
 const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
 
-export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const guard = (request: FastifyRequest, reply: FastifyReply) => accountGuard(app, db, config, request, reply);
+export async function twoFactorRoutes(app: FastifyInstance, context: AppContext) {
+  const { db } = context;
+  const guard = accountGuardFor(app, context);
 
   /** The secret being enrolled: the one in the session, or a new one kept there. */
   async function pendingSecret(r: AccountRequest): Promise<string> {
@@ -58,8 +64,7 @@ export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppC
       body = (
         <>
           {pending.secret ? (
-            <section class="panel" id="recovery-codes" aria-labelledby="recovery-codes-title">
-              <h2 id="recovery-codes-title">Your recovery codes</h2>
+            <ShownOnce id="recovery-codes" title="Your recovery codes">
               <p>
                 Save these codes somewhere safe now: they are shown only once. Each signs you in once if you lose your
                 device.
@@ -71,7 +76,7 @@ export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppC
                   </li>
                 ))}
               </ul>
-            </section>
+            </ShownOnce>
           ) : null}
           <section class="panel" aria-labelledby="status-title">
             <h2 id="status-title">Status</h2>
@@ -169,7 +174,7 @@ export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppC
     );
   }
 
-  /** The current password, through the sign-in form's limits; the error page when it fails. */
+  /** The current password (sign-in limits apply); the page with the refusal when it is wrong. */
   async function passwordOk(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -177,18 +182,9 @@ export async function twoFactorRoutes(app: FastifyInstance, { db, config }: AppC
     field: string,
   ): Promise<boolean> {
     const password = stringParam((request.body ?? {}) as Record<string, unknown>, 'current_password') ?? '';
-    const result = await checkCurrentPassword(db, r.user, password, request.ip);
-    if (result.ok) return true;
-    if (result.reason === 'rate_limited') {
-      reply.header('retry-after', String(result.retryAfter));
-      await page(reply, r, {
-        status: 429,
-        flash: { alert: `Too many failed attempts. Try again in ${result.retryAfter} seconds.` },
-      });
-    } else {
-      await page(reply, r, { status: 422, errors: [{ field, message: WRONG_PASSWORD }] });
-    }
-    return false;
+    const refused = await currentPasswordRefusal(db, request, reply, r.user, password, field);
+    if (refused) await page(reply, r, refused);
+    return !refused;
   }
 
   app.get(BASE, async (request, reply) => {
