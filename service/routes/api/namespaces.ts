@@ -1,7 +1,7 @@
 // GET /groups, /groups/:id, /projects, /projects/:id: what the caller may see, in GitLab's shapes,
 // with GitLab's offset pagination. Scope read_api or api. Clients fetch these before they touch a
 // group's or project's notification settings (python-gitlab's groups.get, gitbeaker's Groups.show).
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import {
   GROUP_ORDERS,
@@ -11,12 +11,13 @@ import {
   PROJECT_ORDERS,
   projectWithNamespace,
   type ListFilter,
+  type Page,
 } from '../../domain/listing';
-import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
+import { findVisibleGroup, findVisibleProject, type Viewer } from '../../domain/visibility';
 import { principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
 import { parseBoolean } from '../../domain/booleans';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
+import { type Pagination, parsePagination, setPaginationHeaders } from '../../http/pagination';
 import { groupView, projectView } from './namespace-entities';
 import { authErrorResponses, badRequestResponse, booleanParam, idParams, notFoundResponse } from './schemas';
 
@@ -42,12 +43,13 @@ const listQuery = (orders: readonly string[], defaultOrder: string, defaultSort:
 
 const valueNotValid = (name: string) => new ApiError(400, { error: `${name} does not have a valid value` });
 
+/** The list filter and the page asked for, from one parse of the query string. */
 function listFilter<O extends string>(
   request: FastifyRequest,
   orders: readonly O[],
   defaultOrder: O,
   defaultSort: 'asc' | 'desc',
-): ListFilter & { orderBy: O } {
+): { filter: ListFilter & { orderBy: O }; pagination: Pagination } {
   const q = request.query as Record<string, unknown>;
   const orderBy = (q.order_by ?? defaultOrder) as O;
   if (!orders.includes(orderBy)) throw valueNotValid('order_by');
@@ -55,109 +57,108 @@ function listFilter<O extends string>(
   if (sort !== 'asc' && sort !== 'desc') throw valueNotValid('sort');
   const minAccessLevel = q.min_access_level as number | undefined;
   if (minAccessLevel !== undefined && !ACCESS_LEVELS.includes(minAccessLevel)) throw valueNotValid('min_access_level');
-  const { limit, offset } = parsePagination(q);
+  const pagination = parsePagination(q);
   return {
-    search: typeof q.search === 'string' && q.search !== '' ? q.search : undefined,
-    owned: parseBoolean(q.owned) ?? false,
-    membership: parseBoolean(q.membership) ?? false,
-    minAccessLevel,
-    orderBy,
-    sort,
-    limit,
-    offset,
+    filter: {
+      search: typeof q.search === 'string' && q.search !== '' ? q.search : undefined,
+      owned: parseBoolean(q.owned) ?? false,
+      membership: parseBoolean(q.membership) ?? false,
+      minAccessLevel,
+      orderBy,
+      sort,
+      limit: pagination.limit,
+      offset: pagination.offset,
+    },
+    pagination,
   };
 }
 
 const arrayOf = (ref: string) => ({ type: 'array', items: { $ref: `${ref}#` } }) as const;
 
-export const namespaceRoutes: FastifyPluginAsync<AppContext> = async (app, { db, config }) => {
+/** What differs between /groups and /projects; the routes themselves are the same. */
+interface NamespaceKind<O extends string, Row, Entity> {
+  /** The collection's path segment and OpenAPI tag. */
+  path: 'groups' | 'projects';
+  /** Singular, as in the operationIds (listGroups, getGroup), the schema $ref and "404 Group Not Found". */
+  name: 'Group' | 'Project';
+  orders: readonly O[];
+  defaultOrder: O;
+  defaultSort: 'asc' | 'desc';
+  list: (db: AppContext['db'], viewer: Viewer, filter: ListFilter & { orderBy: O }) => Promise<Page<Row>>;
+  find: (db: AppContext['db'], viewer: Viewer, idOrPath: string) => Promise<Entity | undefined>;
+  /** The found entity with what its view needs beyond its own row (full name, namespace). */
+  complete: (db: AppContext['db'], entity: Entity) => Promise<Row>;
+  view: (row: Row, publicUrl: string) => unknown;
+}
+
+/** GET /<path> (the visible list, paginated) and GET /<path>/:id (one, by id or full path). */
+function namespaceKindRoutes<O extends string, Row, Entity>(
+  app: FastifyInstance,
+  { db, config }: AppContext,
+  kind: NamespaceKind<O, Row, Entity>,
+): void {
+  const lowerName = kind.path === 'groups' ? 'group' : 'project';
   app.get(
-    '/groups',
+    `/${kind.path}`,
     {
       schema: {
-        operationId: 'listGroups',
-        summary: 'The groups the user may see',
-        tags: ['groups'],
-        querystring: listQuery(GROUP_ORDERS, 'name', 'asc'),
-        response: { 200: arrayOf('Group'), 400: badRequestResponse, ...authErrorResponses },
+        operationId: `list${kind.name}s`,
+        summary: `The ${kind.path} the user may see`,
+        tags: [kind.path],
+        querystring: listQuery(kind.orders, kind.defaultOrder, kind.defaultSort),
+        response: { 200: arrayOf(kind.name), 400: badRequestResponse, ...authErrorResponses },
       },
     },
     async (request, reply) => {
-      const filter = listFilter(request, GROUP_ORDERS, 'name', 'asc');
-      const page = await listVisibleGroups(db, principalOf(request).user, filter);
-      setPaginationHeaders(
-        request,
-        reply,
-        config.publicUrl,
-        parsePagination(request.query as Record<string, unknown>),
-        page.total,
-      );
-      return page.rows.map((g) => groupView(g, config.publicUrl));
+      const { filter, pagination } = listFilter(request, kind.orders, kind.defaultOrder, kind.defaultSort);
+      const page = await kind.list(db, principalOf(request).user, filter);
+      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
+      return page.rows.map((row) => kind.view(row, config.publicUrl));
     },
   );
 
   app.get(
-    '/groups/:id',
+    `/${kind.path}/:id`,
     {
       schema: {
-        operationId: 'getGroup',
-        summary: 'A group, by numeric id or URL-encoded full path',
-        tags: ['groups'],
-        params: idParams('group'),
+        operationId: `get${kind.name}`,
+        summary: `A ${lowerName}, by numeric id or URL-encoded full path`,
+        tags: [kind.path],
+        params: idParams(lowerName),
         querystring: { type: 'object', properties: {} },
-        response: { 200: { $ref: 'Group#' }, ...authErrorResponses, 404: notFoundResponse('Group') },
+        response: { 200: { $ref: `${kind.name}#` }, ...authErrorResponses, 404: notFoundResponse(kind.name) },
       },
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      const group = await findVisibleGroup(db, principalOf(request).user, id);
-      if (!group) throw apiNotFound('Group');
-      return groupView({ ...group, full_name: await groupFullName(db, group.id) }, config.publicUrl);
+      const entity = await kind.find(db, principalOf(request).user, id);
+      if (!entity) throw apiNotFound(kind.name);
+      return kind.view(await kind.complete(db, entity), config.publicUrl);
     },
   );
+}
 
-  app.get(
-    '/projects',
-    {
-      schema: {
-        operationId: 'listProjects',
-        summary: 'The projects the user may see',
-        tags: ['projects'],
-        querystring: listQuery(PROJECT_ORDERS, 'created_at', 'desc'),
-        response: { 200: arrayOf('Project'), 400: badRequestResponse, ...authErrorResponses },
-      },
-    },
-    async (request, reply) => {
-      const filter = listFilter(request, PROJECT_ORDERS, 'created_at', 'desc');
-      const page = await listVisibleProjects(db, principalOf(request).user, filter);
-      setPaginationHeaders(
-        request,
-        reply,
-        config.publicUrl,
-        parsePagination(request.query as Record<string, unknown>),
-        page.total,
-      );
-      return page.rows.map((p) => projectView(p, config.publicUrl));
-    },
-  );
-
-  app.get(
-    '/projects/:id',
-    {
-      schema: {
-        operationId: 'getProject',
-        summary: 'A project, by numeric id or URL-encoded full path',
-        tags: ['projects'],
-        params: idParams('project'),
-        querystring: { type: 'object', properties: {} },
-        response: { 200: { $ref: 'Project#' }, ...authErrorResponses, 404: notFoundResponse('Project') },
-      },
-    },
-    async (request) => {
-      const { id } = request.params as { id: string };
-      const project = await findVisibleProject(db, principalOf(request).user, id);
-      if (!project) throw apiNotFound('Project');
-      return projectView(await projectWithNamespace(db, project), config.publicUrl);
-    },
-  );
+export const namespaceRoutes: FastifyPluginAsync<AppContext> = async (app, context) => {
+  namespaceKindRoutes(app, context, {
+    path: 'groups',
+    name: 'Group',
+    orders: GROUP_ORDERS,
+    defaultOrder: 'name',
+    defaultSort: 'asc',
+    list: listVisibleGroups,
+    find: findVisibleGroup,
+    complete: async (db, group) => ({ ...group, full_name: await groupFullName(db, group.id) }),
+    view: groupView,
+  });
+  namespaceKindRoutes(app, context, {
+    path: 'projects',
+    name: 'Project',
+    orders: PROJECT_ORDERS,
+    defaultOrder: 'created_at',
+    defaultSort: 'desc',
+    list: listVisibleProjects,
+    find: findVisibleProject,
+    complete: projectWithNamespace,
+    view: projectView,
+  });
 };
