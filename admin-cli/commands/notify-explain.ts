@@ -1,17 +1,12 @@
 // `notify explain`: each step of the decision whether one user gets the e-mail for an event.
-import { explainRecipient, requestFromNames } from '../../service/domain/notification-recipients';
-import { NOTIFICATION_EVENTS } from '../../service/domain/notification-settings';
+import { explainRecipient } from '../../service/domain/notification-recipients';
 import { getUserByUsername } from '../../service/domain/users';
 import { defineCommand } from '../command';
+import { type NotifyEventArgs, notifyEventOptions, notifyEventRequest } from './notify-event-args';
 import { record } from '../output';
 
-interface Args {
+interface Args extends NotifyEventArgs {
   user: string;
-  project: string;
-  event: string;
-  author?: string;
-  participant?: string[];
-  mentioned?: string[];
 }
 
 export default defineCommand<Args>({
@@ -25,21 +20,9 @@ export default defineCommand<Args>({
     ],
   ],
   options: (y) =>
-    y
-      .option('user', { type: 'string', demandOption: true, describe: 'The username to explain' })
-      .option('project', { type: 'string', demandOption: true, describe: "The project's path with namespace" })
-      .option('event', { type: 'string', demandOption: true, describe: NOTIFICATION_EVENTS.join(' | ') })
-      .option('author', { type: 'string', describe: 'Who acted' })
-      .option('participant', { type: 'string', array: true, describe: 'A participant (repeatable)' })
-      .option('mentioned', { type: 'string', array: true, describe: 'A mentioned user (repeatable)' }),
+    notifyEventOptions(y.option('user', { type: 'string', demandOption: true, describe: 'The username to explain' })),
   async run(args, { db }) {
-    const { target, request } = await requestFromNames(db, {
-      project: args.project,
-      event: args.event,
-      author: args.author,
-      participants: args.participant,
-      mentioned: args.mentioned,
-    });
+    const { target, request } = await notifyEventRequest(db, args);
     const user = await getUserByUsername(db, args.user);
     const { steps, recipient } = await explainRecipient(db, target, request, user);
     return {

@@ -1,16 +1,10 @@
 // `notify recipients`: who gets the e-mail for an event on a project, at which address and why.
-import { requestFromNames, resolveRecipients } from '../../service/domain/notification-recipients';
-import { NOTIFICATION_EVENTS } from '../../service/domain/notification-settings';
+import { resolveRecipients } from '../../service/domain/notification-recipients';
 import { defineCommand } from '../command';
+import { type NotifyEventArgs, notifyEventOptions, notifyEventRequest } from './notify-event-args';
 import { table } from '../output';
 
-interface Args {
-  project: string;
-  event: string;
-  author?: string;
-  participant?: string[];
-  mentioned?: string[];
-}
+type Args = NotifyEventArgs;
 
 export default defineCommand<Args>({
   path: ['notify', 'recipients'],
@@ -22,21 +16,9 @@ export default defineCommand<Args>({
       'a comment in a thread bob takes part in, mentioning carol',
     ],
   ],
-  options: (y) =>
-    y
-      .option('project', { type: 'string', demandOption: true, describe: "The project's path with namespace" })
-      .option('event', { type: 'string', demandOption: true, describe: NOTIFICATION_EVENTS.join(' | ') })
-      .option('author', { type: 'string', describe: 'Who acted (never notified of their own activity)' })
-      .option('participant', { type: 'string', array: true, describe: 'A participant (repeatable)' })
-      .option('mentioned', { type: 'string', array: true, describe: 'A mentioned user (repeatable)' }),
+  options: notifyEventOptions,
   async run(args, { db }) {
-    const { target, request } = await requestFromNames(db, {
-      project: args.project,
-      event: args.event,
-      author: args.author,
-      participants: args.participant,
-      mentioned: args.mentioned,
-    });
+    const { target, request } = await notifyEventRequest(db, args);
     const recipients = await resolveRecipients(db, target, request);
     return {
       json: { recipients },
