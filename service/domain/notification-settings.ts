@@ -154,6 +154,15 @@ export async function getNotificationSettings(
   return toView(await q.executeTakeFirst(), source, user);
 }
 
+/** The columns an update writes (both upserts set exactly these on conflict): only the fields present. */
+function changeSet(update: NotificationSettingsUpdate, notificationEmail: string | null | undefined) {
+  return {
+    ...(update.level !== undefined ? { level: update.level } : {}),
+    ...(notificationEmail !== undefined ? { notification_email: notificationEmail } : {}),
+    ...update.events,
+  };
+}
+
 /**
  * Apply a validated update: the e-mail is checked first, then one INSERT … ON CONFLICT on the
  * partial unique index of the source writes every change at once (atomic under concurrency:
@@ -170,11 +179,7 @@ export async function updateNotificationSettings(
     throw invalid('notification_email applies to the global and group settings only');
   if (notificationEmail) notificationEmail = await requireVerifiedNotificationEmail(db, user, notificationEmail);
 
-  const changes = {
-    ...(update.level !== undefined ? { level: update.level } : {}),
-    ...(notificationEmail !== undefined ? { notification_email: notificationEmail } : {}),
-    ...update.events,
-  };
+  const changes = changeSet(update, notificationEmail);
   const now = new Date();
   const row = await db
     .insertInto('notification_settings')
@@ -368,10 +373,7 @@ export async function updateVisibleNotificationSettings(
   const visible = visibleNamespaceIds(user, kind, idOrPath);
   if (!visible) return undefined;
   if (update.notificationEmail !== undefined) throw invalid('notification_email needs updateNotificationSettings');
-  const changes: Record<string, unknown> = {
-    ...(update.level !== undefined ? { level: update.level } : {}),
-    ...update.events,
-  };
+  const changes: Record<string, unknown> = changeSet(update, undefined);
   const values: Record<string, unknown> = {
     user_id: user.id,
     group_id: kind === 'group' ? sql`v.id` : null,
