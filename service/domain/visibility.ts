@@ -5,7 +5,7 @@
 // existence of a private group or project never leaks.
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, Group, Project, User } from '../db/schema';
-import { findGroupByFullPath, findGroupById, findProjectById, findProjectByPath } from './namespaces';
+import { GROUP_COLUMNS, PROJECT_COLUMNS } from './namespaces';
 
 /** The parts of a user that decide visibility. */
 export type Viewer = Pick<User, 'id' | 'is_admin'>;
@@ -22,69 +22,42 @@ export const isNumericId = (idOrPath: string): boolean => /^[1-9]\d{0,15}$/.test
  */
 const plausiblePath = (path: string): boolean => path.length > 0 && path.length <= 2048 && !path.includes('\u0000');
 
-/** True when the user is a member of the group or of one of its ancestors (one query). */
-async function isMemberOfGroupOrAncestor(
-  db: DbOrTrx,
-  userId: number,
-  groupId: number,
-  projectId?: number,
-): Promise<boolean> {
-  // The walk up the group tree and the membership test run as one recursive query.
-  const { rows } = await sql<{ member: boolean }>`
-    with recursive ancestors as (
-      select id, parent_id from groups where id = ${groupId}
-      union
-      select g.id, g.parent_id from groups g join ancestors a on g.id = a.parent_id
-    )
-    select exists (
-      select 1 from members m
-      where m.user_id = ${userId}
-        and (m.group_id in (select id from ancestors)${projectId === undefined ? sql`` : sql` or m.project_id = ${projectId}`})
-    ) as member
-  `.execute(db);
-  return rows[0]?.member === true;
-}
+/** Whether the viewer may see this group (the rule of visibleNamespaceIds, in one query). */
+export const canSeeGroup = (db: DbOrTrx, viewer: Viewer, group: Pick<Group, 'id'>): Promise<boolean> =>
+  isVisible(db, viewer, 'group', group.id);
 
-export async function canSeeGroup(
-  db: DbOrTrx,
-  viewer: Viewer,
-  group: Pick<Group, 'id' | 'visibility'>,
-): Promise<boolean> {
-  if (group.visibility !== 'private' || viewer.is_admin) return true;
-  return isMemberOfGroupOrAncestor(db, viewer.id, group.id);
-}
+/** Whether the viewer may see this project (the rule of visibleNamespaceIds, in one query). */
+export const canSeeProject = (db: DbOrTrx, viewer: Viewer, project: Pick<Project, 'id'>): Promise<boolean> =>
+  isVisible(db, viewer, 'project', project.id);
 
-export async function canSeeProject(
-  db: DbOrTrx,
-  viewer: Viewer,
-  project: Pick<Project, 'id' | 'group_id' | 'visibility'>,
-): Promise<boolean> {
-  if (project.visibility !== 'private' || viewer.is_admin) return true;
-  return isMemberOfGroupOrAncestor(db, viewer.id, project.group_id, project.id);
+async function isVisible(db: DbOrTrx, viewer: Viewer, kind: 'group' | 'project', id: number): Promise<boolean> {
+  const visible = visibleNamespaceIds(viewer, kind, String(id));
+  if (!visible) return false;
+  const { rows } = await sql<{ visible: boolean }>`select exists (${visible}) as visible`.execute(db);
+  return rows[0]?.visible === true;
 }
 
 /** The group with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleGroup(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Group | undefined> {
-  if (!plausiblePath(idOrPath)) return undefined;
-  const group = isNumericId(idOrPath)
-    ? await findGroupById(db, Number(idOrPath))
-    : await findGroupByFullPath(db, idOrPath);
-  return group && (await canSeeGroup(db, viewer, group)) ? group : undefined;
+  const visible = visibleNamespaceIds(viewer, 'group', idOrPath);
+  if (!visible) return undefined;
+  return db.selectFrom('groups').select(GROUP_COLUMNS).where(sql<boolean>`id in (${visible})`).executeTakeFirst();
 }
 
 /** The project with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Project | undefined> {
-  if (!plausiblePath(idOrPath)) return undefined;
-  const project = isNumericId(idOrPath)
-    ? await findProjectById(db, Number(idOrPath))
-    : await findProjectByPath(db, idOrPath);
-  return project && (await canSeeProject(db, viewer, project)) ? project : undefined;
+  const visible = visibleNamespaceIds(viewer, 'project', idOrPath);
+  if (!visible) return undefined;
+  return db.selectFrom('projects').select(PROJECT_COLUMNS).where(sql<boolean>`id in (${visible})`).executeTakeFirst();
 }
 
 /**
- * `select id` of the group or project with this id or full path when the viewer may see it (the
- * same rules as findVisibleGroup/findVisibleProject, as SQL), for a write that must touch only a
- * visible one and should not spend a round trip finding it first. Undefined: no such path can exist.
+ * `select id` of the group or project with this id or full path when the viewer may see it: the one
+ * statement of the rule that canSee*, findVisible* and the notification-settings reads and upserts
+ * all use (a write touches only a visible target without a round trip to find it first). The lists
+ * (listing.ts) and the recipients (notification-recipients.ts) apply the rule to many rows at once
+ * in their own SQL; test/api/visibility.test.ts pins that they agree with this one. Undefined: no
+ * such path can exist.
  */
 export function visibleNamespaceIds(
   viewer: Viewer,

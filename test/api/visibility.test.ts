@@ -1,6 +1,6 @@
 // The visibility matrix (contract §4): public/internal/private × direct member / ancestor-group
 // member / non-member, for groups and projects, through the API (hidden = 404 exactly as missing)
-// and through the domain functions the admin CLI can share.
+// and through the domain functions the admin CLI can share; the lists' SQL copy of the rule must agree.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Group, Project, User, Visibility } from '../../service/db/schema';
@@ -55,6 +55,11 @@ describe.each(VISIBILITIES)('%s', (v) => {
     const { token, user } = users[relation];
     const visible = expectedVisible(v, relation);
     expect(await canSeeGroup(db, user, groups[v])).toBe(visible);
+    // The same rule, as the routes apply it: one by id (findVisibleGroup) and the list (listing.ts's own SQL).
+    const one = await app.inject({ url: `/api/v4/groups/${groups[v].id}`, headers: { 'private-token': token } });
+    expect(one.statusCode).toBe(visible ? 200 : 404);
+    const list = await app.inject({ url: '/api/v4/groups?per_page=100', headers: { 'private-token': token } });
+    expect((list.json() as Array<{ id: number }>).some((g) => g.id === groups[v].id)).toBe(visible);
     for (const ref of [String(groups[v].id), encodeURIComponent(groups[v].full_path)]) {
       for (const method of ['GET', 'PUT'] as const) {
         const res = await app.inject({
@@ -72,6 +77,10 @@ describe.each(VISIBILITIES)('%s', (v) => {
     const { token, user } = users[relation];
     const visible = expectedVisible(v, relation);
     expect(await canSeeProject(db, user, projects[v])).toBe(visible);
+    const one = await app.inject({ url: `/api/v4/projects/${projects[v].id}`, headers: { 'private-token': token } });
+    expect(one.statusCode).toBe(visible ? 200 : 404);
+    const list = await app.inject({ url: '/api/v4/projects?per_page=100', headers: { 'private-token': token } });
+    expect((list.json() as Array<{ id: number }>).some((p) => p.id === projects[v].id)).toBe(visible);
     for (const ref of [String(projects[v].id), encodeURIComponent(projects[v].path_with_namespace)]) {
       for (const method of ['GET', 'PUT'] as const) {
         const res = await app.inject({

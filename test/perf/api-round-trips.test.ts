@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../service/db/schema';
-import { createGroup, createProject, makePat, makeUser } from '../support/api-fixtures';
+import { addMember, createGroup, createProject, makePat, makeUser } from '../support/api-fixtures';
 import { buildTestApp } from '../support/app';
 import { createTestDatabase } from '../support/db';
 import { type CountingDb, countingDb } from '../support/statement-counter';
@@ -99,6 +99,23 @@ describe('round trips per request', () => {
       200,
       'custom',
       'alice@example.com',
+    ]);
+  });
+
+  it('GET /groups/:id of a private group: 3 as a member (the token, the visible group, its full name), 2 for a 404', async () => {
+    await createGroup(counter.db, { path: 'inner', visibility: 'private' });
+    await createGroup(counter.db, { path: 'circle', parent: 'inner', visibility: 'private' });
+    await addMember(counter.db, { group: 'inner', username: 'alice', access: 'guest' });
+    const member = await roundTrips('GET', '/api/v4/groups/inner%2Fcircle');
+    expect([member.status, member.body.full_name, member.statements.length]).toEqual([200, 'inner / circle', 3]);
+    const bob = await makeUser(counter.db, 'bob');
+    const bobPat = await makePat(counter.db, bob, ['api']);
+    await app.inject({ method: 'GET', url: '/api/v4/user', headers: { 'private-token': bobPat } });
+    const hidden = await roundTrips('GET', '/api/v4/groups/inner%2Fcircle', { 'private-token': bobPat });
+    expect([hidden.status, hidden.body, hidden.statements.length]).toEqual([
+      404,
+      { message: '404 Group Not Found' },
+      2,
     ]);
   });
 
