@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
-import { invalid, notFound } from './errors';
+import { notFound } from './errors';
+import { requireName } from './names';
 import {
   addressCounter,
   addressThrottleOf,
@@ -50,9 +51,7 @@ export async function registerApplication(
   input: RegisterApplicationInput,
 ): Promise<{ application: ApplicationRecord; secret: string }> {
   return withTransaction(db, async (db) => {
-    const name = input.name?.trim();
-    if (!name) throw invalid('name must not be empty');
-    if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
+    const name = requireName(input.name);
     const redirectUris = requireRedirectUris(input.redirectUris);
     // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
     const scopes = input.scopes === undefined ? [...API_SCOPES] : requireScopes(input.scopes);

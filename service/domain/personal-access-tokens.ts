@@ -4,6 +4,7 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
+import { requireName } from './names';
 import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';
 import { getUserByUsername } from './users';
@@ -22,9 +23,7 @@ export interface CreateTokenInput {
 
 export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenInput) {
   return withTransaction(db, async (db) => {
-    const name = input.name?.trim();
-    if (!name) throw invalid('name must not be empty');
-    if (name.length > 255) throw invalid('name is too long (maximum is 255 characters)');
+    const name = requireName(input.name);
     const scopes = requireScopes(input.scopes, PERSONAL_ACCESS_TOKEN_SCOPES);
     const expiresAt = input.expiresAt ?? null;
     if (expiresAt !== null) {

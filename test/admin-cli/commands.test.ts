@@ -338,6 +338,9 @@ describe('apps', () => {
 
   it('apps register refuses dangerous redirect URIs, unknown scopes and unknown owners, changing nothing', async () => {
     const base = ['apps', 'register', '--name', 'Bad'];
+    const named = (name: string) => ['apps', 'register', '--name', name, '--redirect-uri', 'https://x.example/cb'];
+    await expectUserError(db, named('x'.repeat(256)), /name is too long \(maximum is 255 characters\)/);
+    await expectUserError(db, named(' '), /name must not be empty/);
     await expectUserError(db, [...base, '--redirect-uri', 'javascript:alert(1)'], /forbidden scheme \(javascript:\)/);
     await expectUserError(
       db,
@@ -476,6 +479,9 @@ describe('tokens', () => {
     const create = (...a: string[]) => ['tokens', 'create', '--user', 'alice', '--name', 'ci', ...a];
     await expectUserError(db, create('--scopes', 'api admin'), /unknown scope: admin/);
     await expectUserError(db, create('--scopes', ''), /scopes must not be empty/);
+    const tokenNamed = (name: string) => ['tokens', 'create', '--user', 'alice', '--name', name, '--scopes', 'api'];
+    await expectUserError(db, tokenNamed('x'.repeat(256)), /name is too long \(maximum is 255 characters\)/);
+    await expectUserError(db, tokenNamed('   '), /name must not be empty/);
     await expectUserError(db, create('--scopes', 'api', '--expires-at', '2024-02-30'), /is not a date/);
     await expectUserError(db, create('--scopes', 'api', '--expires-at', '2001-01-01'), /is in the past/);
     await expectUserError(
