@@ -5,7 +5,11 @@ import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import type { Db } from '../../../service/db/schema';
 import { NOTIFICATION_EVENTS } from '../../../service/db/schema';
-import { resolveRecipients, type RecipientTarget } from '../../../service/domain/notification-recipients';
+import {
+  explainRecipient,
+  resolveRecipients,
+  type RecipientTarget,
+} from '../../../service/domain/notification-recipients';
 import { createTestDatabase, resetDatabase } from '../../support/db';
 import { referenceRecipients, type Level } from '../../support/recipients-reference';
 import { insertWorld, type WorldSpec } from '../../support/recipients-world';
@@ -95,41 +99,48 @@ const worldArb = fc
     return { spec, r, nUsers };
   });
 
+type WorldSample = typeof worldArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** The world of one sample in the database, and the target and request it names. */
+async function sample({ spec, r, nUsers }: WorldSample) {
+  await resetDatabase(db);
+  const world = await insertWorld(db, spec);
+  const ids = (list: number[]) => [...new Set(list.filter((i) => i < nUsers).map((i) => world.users[i].id))];
+  // Named users must be active (blocked ones are refused, tested elsewhere).
+  const active = (list: number[]) => ids(list).filter((id) => !world.users.find((u) => u.id === id)?.blocked);
+  const author = r.author === null || world.users[r.author % nUsers].blocked ? null : world.users[r.author % nUsers].id;
+  const request = {
+    event: r.event,
+    authorId: author,
+    participantIds: active(r.participants),
+    mentionedIds: active(r.mentioned),
+  };
+  const project = world.projects[0];
+  const target: RecipientTarget = r.onGroup
+    ? {
+        kind: 'group',
+        group: {
+          id: world.groups[0].id,
+          full_path: world.groups[0].fullPath,
+          visibility: world.groups[0].visibility as 'private',
+        },
+      }
+    : {
+        kind: 'project',
+        project: {
+          id: project.id,
+          group_id: project.groupId,
+          path_with_namespace: project.path,
+          visibility: project.visibility as 'private',
+        },
+      };
+  return { world, project, target, request };
+}
+
 it('the SQL engine agrees with the reference model on random trees', async () => {
   await fc.assert(
     fc.asyncProperty(worldArb, async ({ spec, r, nUsers }) => {
-      await resetDatabase(db);
-      const world = await insertWorld(db, spec);
-      const ids = (list: number[]) => [...new Set(list.filter((i) => i < nUsers).map((i) => world.users[i].id))];
-      // Named users must be active (blocked ones are refused, tested elsewhere).
-      const active = (list: number[]) => ids(list).filter((id) => !world.users.find((u) => u.id === id)?.blocked);
-      const author =
-        r.author === null || world.users[r.author % nUsers].blocked ? null : world.users[r.author % nUsers].id;
-      const request = {
-        event: r.event,
-        authorId: author,
-        participantIds: active(r.participants),
-        mentionedIds: active(r.mentioned),
-      };
-      const project = world.projects[0];
-      const target: RecipientTarget = r.onGroup
-        ? {
-            kind: 'group',
-            group: {
-              id: world.groups[0].id,
-              full_path: world.groups[0].fullPath,
-              visibility: world.groups[0].visibility as 'private',
-            },
-          }
-        : {
-            kind: 'project',
-            project: {
-              id: project.id,
-              group_id: project.groupId,
-              path_with_namespace: project.path,
-              visibility: project.visibility as 'private',
-            },
-          };
+      const { world, project, target, request } = await sample({ spec, r, nUsers });
       const actual = await resolveRecipients(db, target, request);
       const expected = referenceRecipients(
         world,
@@ -139,5 +150,34 @@ it('the SQL engine agrees with the reference model on random trees', async () =>
       expect(actual).toEqual(expected);
     }),
     { numRuns: 200 },
+  );
+}, 120_000);
+
+// `notify explain` narrates the decision with the TS forms of the rules (levelAllows, the holder
+// and access checks) while its verdict comes from the SQL engine: the narration must agree with the
+// verdict for every user, or the explanation would contradict its own result.
+it("notify explain's step-by-step rules agree with the SQL engine's verdict for every user", async () => {
+  await fc.assert(
+    fc.asyncProperty(worldArb, async ({ spec, r, nUsers }) => {
+      const { world, target, request } = await sample({ spec, r, nUsers });
+      for (const u of world.users) {
+        const user = {
+          id: u.id,
+          username: u.username,
+          email: u.email,
+          state: u.blocked ? ('blocked' as const) : ('active' as const),
+          is_admin: u.admin,
+        };
+        const { steps, recipient } = await explainRecipient(db, target, request, user);
+        const detail = (step: string) => steps.filter((s) => s.step === step).map((s) => s.detail);
+        const narrated =
+          detail('state')[0] === 'active' &&
+          !detail('access')[0].endsWith('never notified') &&
+          detail('own activity')[0] === 'not the author' &&
+          detail('level rule').some((d) => d.includes(' lets '));
+        expect({ user: u.username, notified: narrated }).toEqual({ user: u.username, notified: recipient !== null });
+      }
+    }),
+    { numRuns: 60 },
   );
 }, 120_000);
