@@ -3,6 +3,7 @@
 // revoking either revokes both. A refresh chain shares family_id (its first token's id).
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
+import { withTransaction } from '../db/transaction';
 import { SCOPE_ORDER } from './scopes';
 import { randomHex, sha256Hex } from './secrets';
 
@@ -161,10 +162,13 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
         t.authorization_code_id, t.created_at, a.uid as client_uid, a.confidential, u.state as user_state,
         u.current_sign_in_at
       from oauth_access_tokens t
+      -- The chain's first row too: the lock that revocation takes (lockChain), so a revocation and
+      -- a rotation anywhere in the chain never overlap.
+      join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
       left join oauth_applications a on a.id = t.application_id
       left join users u on u.id = t.user_id
       where t.refresh_token_digest = ${sha256Hex(input.refreshToken)}
-      for update of t
+      for update of t, root
     ),
     decided as materialized (
       select l.id, l.application_id, l.user_id, l.scopes, l.family_id, l.authorization_code_id, l.created_at,
@@ -262,35 +266,61 @@ export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> 
 }
 
 /**
- * Revoke every token refreshed from `id`, directly or not (RFC 9700 §4.14.2: a replayed refresh
- * token means it leaked, and whoever rotated it since holds a descendant). The replayed token's
- * own access token is left to expire, like every rotated-away access token.
+ * Lock the first row of `id`'s refresh chain (FOR UPDATE), as every rotation in the chain does
+ * (rotateRefreshToken): revocation and rotation serialise on this one row. Held until the caller's
+ * transaction ends; a statement after it sees every rotation that committed before it got the lock.
  */
-export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number> {
-  const result = await sql`
-    with recursive tree(id) as (
-      select id from oauth_access_tokens where parent_id = ${id}
-      union all
-      select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
-    )
-    update oauth_access_tokens set revoked_at = now()
-    where id in (select id from tree) and revoked_at is null
-  `.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+async function lockChain(trx: DbOrTrx, id: number): Promise<void> {
+  await sql`
+    select root.id from oauth_access_tokens t
+    join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
+    where t.id = ${id}
+    for update of root
+  `.execute(trx);
 }
 
-/** Revoke every token of a refresh chain (RFC 7009 §2.1: revoking a refresh token ends its grant). */
+/**
+ * Revoke every token refreshed from `id`, directly or not (RFC 9700 §4.14.2: a replayed refresh
+ * token means it leaked, and whoever rotated it since holds a descendant). The replayed token's
+ * own access token is left to expire, like every rotated-away access token. Under the chain's
+ * lock, so a rotation of a descendant running meanwhile is revoked too (or refused).
+ */
+export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number> {
+  return withTransaction(db, async (trx) => {
+    await lockChain(trx, id);
+    const result = await sql`
+      with recursive tree(id) as (
+        select id from oauth_access_tokens where parent_id = ${id}
+        union all
+        select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
+      )
+      update oauth_access_tokens set revoked_at = now()
+      where id in (select id from tree) and revoked_at is null
+    `.execute(trx);
+    return Number(result.numAffectedRows ?? 0);
+  });
+}
+
+/**
+ * Revoke every token of a refresh chain (RFC 7009 §2.1: revoking a refresh token ends its grant).
+ * The chain's lock first, then the revocation in a statement of its own: a rotation that won the
+ * lock has committed by then and its pair is in the chain, revoked with it; one that waits for the
+ * lock then finds its token revoked (invalid_grant). Either way no token of the chain survives.
+ */
 export async function revokeTokenFamily(
   db: DbOrTrx,
   token: Pick<AccessTokenRecord, 'id' | 'family_id'>,
 ): Promise<void> {
   const familyId = token.family_id ?? token.id;
-  await db
-    .updateTable('oauth_access_tokens')
-    .set({ revoked_at: new Date() })
-    .where((eb) => eb.or([eb('id', '=', familyId), eb('family_id', '=', familyId)]))
-    .where('revoked_at', 'is', null)
-    .execute();
+  await withTransaction(db, async (trx) => {
+    await lockChain(trx, token.id);
+    await trx
+      .updateTable('oauth_access_tokens')
+      .set({ revoked_at: new Date() })
+      .where((eb) => eb.or([eb('id', '=', familyId), eb('family_id', '=', familyId)]))
+      .where('revoked_at', 'is', null)
+      .execute();
+  });
 }
 
 /** RFC 6749 §4.1.2: a replayed code revokes every token issued from it (and their refreshes). */
