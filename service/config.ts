@@ -1,4 +1,5 @@
 // Configuration, parsed and validated once. Nothing else in the service reads process.env.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseBoolean } from './domain/booleans';
 
@@ -14,8 +15,12 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Secure cookies: true when the public URL is https. */
   secureCookies: boolean;
-  /** Trust X-Forwarded-* from a front proxy (API Gateway on Lambda). */
-  trustProxy: boolean;
+  /**
+   * TRUST_PROXY: which hops in front of the service may set X-Forwarded-For (parseTrustProxy):
+   * false (none: the socket's peer is the client), a number of proxies, or their addresses/CIDRs.
+   * The client is the right-most untrusted entry (Fastify's trustProxy, proxy-addr semantics).
+   */
+  trustProxy: TrustProxy;
   /** Pool size for the database. */
   dbPoolMax: number;
   /** Named prepared statements (DB_PREPARED_STATEMENTS, default true; false behind RDS Proxy). */
@@ -72,6 +77,51 @@ export interface AwsConfig {
 }
 
 export class ConfigError extends Error {}
+
+export type TrustProxy = false | number | string[];
+
+/** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list as Fastify does. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: unset, `false` or `0` — no proxy (X-Forwarded-For is ignored); a whole number — that
+ * many proxies in front, each appending the address it received from (the client is the entry that
+ * many places from the right); or a comma-separated list of the proxies' addresses / CIDRs (the
+ * client is the right-most entry not in the list). `true` is refused: Fastify reads it as "trust
+ * every hop" and takes the left-most entry, which the client writes itself, so any client could
+ * pick the key of the per-address failure limit.
+ */
+export function parseTrustProxy(raw: string | undefined): TrustProxy {
+  const text = raw?.trim() ?? '';
+  if (text === '' || text.toLowerCase() === 'false' || text === '0') return false;
+  if (text.toLowerCase() === 'true') {
+    throw new ConfigError(
+      'TRUST_PROXY=true is refused: it would take the client address from the left-most X-Forwarded-For entry, which the client writes. Set the number of proxies in front of Lanyard (e.g. TRUST_PROXY=1 behind one load balancer) or their addresses (e.g. TRUST_PROXY=10.0.0.0/8)',
+    );
+  }
+  if (/^\d+$/.test(text)) {
+    if (Number(text) > 32)
+      throw new ConfigError(`TRUST_PROXY must be a number of proxies from 0 to 32 (got "${text}")`);
+    return Number(text);
+  }
+  const entries = text.split(',').map((e) => e.trim());
+  const bad = entries.filter((e) => !isProxyAddress(e));
+  if (bad.length > 0) {
+    throw new ConfigError(
+      `TRUST_PROXY must be false, a number of proxies, or a comma-separated list of proxy addresses/CIDRs (got "${bad[0]}" in "${text}")`,
+    );
+  }
+  return entries;
+}
 
 /** How long ID tokens live and signing keys are cached: what decides when a retired key drops out. */
 export const signingKeyPolicy = (config: Config) => ({
@@ -130,7 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     home: path.resolve(env.LANYARD_HOME?.trim() || '.lanyard'),
     logLevel,
     secureCookies: publicUrl.startsWith('https:'),
-    trustProxy: parseBoolean(env.TRUST_PROXY) ?? false,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     dbPoolMax: Number(poolText),
     dbPreparedStatements,
     idTokenLifetimeSeconds,

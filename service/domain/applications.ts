@@ -7,10 +7,10 @@ import { recordAudit } from './audit';
 import { notFound } from './errors';
 import { requireName } from './names';
 import {
-  addressCounter,
-  addressThrottleOf,
-  recordAddressFailure,
-  type CounterColumns,
+  addressLimit,
+  type CheckedAttemptColumns,
+  checkedAttempt,
+  checkedAttemptThrottle,
   type Throttle,
 } from './rate-limit';
 import { requireRedirectUris } from './redirect-uris';
@@ -166,32 +166,43 @@ export type SecretCheck =
   | { ok: false; reason: 'rate_limited'; throttle: Throttle };
 
 /**
- * Client authentication with a secret, throttled per client address: the application row and the
- * address's failure counter come back from one query (the database stays the truth across
- * instances, at no extra round trip). A throttled address is refused before the secret is
- * compared (no probing while blocked); a wrong secret or an unknown client counts one failure.
+ * Client authentication with a secret, throttled per client address, in one statement: it reads
+ * the application, compares the secret's digest and counts a failure on the address's counter —
+ * admitted only while the address is under its limit (rate-limit.ts), so a throttled address
+ * learns nothing, right secret or wrong, and 50 concurrent guesses are no more than the limit.
+ * The database compares SHA-256 digests of random secrets: its timing reveals nothing about the
+ * secret. An unknown client counts as a failure too.
  */
 export async function checkApplicationSecret(
   db: DbOrTrx,
   input: { uid: string; secret: string; address: string },
 ): Promise<SecretCheck> {
-  const counter = addressCounter(input.address);
+  const limit = addressLimit(input.address);
+  const attempt = checkedAttempt(
+    limit,
+    sql<boolean>`not exists (select from app where app.secret_digest = ${sha256Hex(input.secret)})`,
+  );
   // From a one-row relation, so an unknown client_id still reads the address's counter.
-  const { rows } = await sql<Nullable<OAuthApplication> & CounterColumns>`
-    select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${counter.columns}
+  const { rows } = await sql<Nullable<OAuthApplication> & CheckedAttemptColumns>`
+    with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${input.uid}),
+    ${attempt.cte}
+    select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
     from (select) as one
-    left join oauth_applications a on a.uid = ${input.uid}
-    ${counter.join}
+    left join app a on true
   `.execute(db);
   const row = rows[0];
-  const throttle = addressThrottleOf(row);
+  const throttle = checkedAttemptThrottle(limit, row);
   if (throttle) return { ok: false, reason: 'rate_limited', throttle };
+  // The statement decided; the constant-time compare agrees with it (and with digest-less rows).
   const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), sha256Hex(input.secret));
-  if (row.id === null || !ok) {
-    await recordAddressFailure(db, input.address);
-    return { ok: false, reason: 'invalid' };
-  }
-  const { secret_digest: _digest, failures: _failures, window_remaining: _remaining, ...application } = row;
+  if (row.id === null || !ok) return { ok: false, reason: 'invalid' };
+  const {
+    secret_digest: _digest,
+    admitted: _admitted,
+    failures: _failures,
+    window_remaining: _remaining,
+    ...application
+  } = row;
   return { ok: true, application: application as ApplicationRecord };
 }
 

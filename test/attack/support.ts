@@ -37,7 +37,7 @@ export function listRoutes(app: FastifyInstance): RouteEntry[] {
  */
 export const BRUTE_FORCE_BOOKKEEPING: Record<string, string[] | 'all'> = {
   rate_limit_counters: 'all',
-  users: ['failed_attempts', 'locked_until', 'updated_at'],
+  users: ['failed_attempts', 'locked_until', 'attempt_seq', 'attempts_cleared_seq', 'updated_at'],
 };
 
 /** One query returning an md5 of each table's rows (ordered), minus the bookkeeping above. */

@@ -5,12 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { findApplicationById } from '../../domain/applications';
-import {
-  decideDeviceGrant,
-  findPendingDeviceGrant,
-  recordUserCodeFailure,
-  userCodeRetryAfter,
-} from '../../domain/device-grants';
+import { decideDeviceGrant, checkUserCode } from '../../domain/device-grants';
 import { SCOPE_DESCRIPTIONS, sortScopes, type Scope } from '../../domain/scopes';
 import type { WebSession } from '../../domain/sessions';
 import { findUserById } from '../../domain/users';
@@ -98,9 +93,10 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     const { user } = current;
     const userCode = stringParam(params, 'user_code') ?? '';
 
-    // Checked before the look-up: while blocked, a right code does not get through either.
-    const retryAfter = await userCodeRetryAfter(db, current.session.id, request.ip);
-    if (retryAfter !== undefined) {
+    // Counted before the look-up: while blocked, a right code does not get through either.
+    const checked = await checkUserCode(db, { sessionId: current.session.id, address: request.ip, userCode });
+    if (!checked.ok) {
+      const { retryAfter } = checked.throttle;
       reply.header('retry-after', String(retryAfter));
       return sendPage(
         reply,
@@ -112,11 +108,8 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
         </Layout>,
       );
     }
-    const grant = await findPendingDeviceGrant(db, userCode);
-    if (!grant) {
-      await recordUserCodeFailure(db, current.session.id, request.ip);
-      return codeForm(reply, current.session, user, 400, { userCode, error: INVALID_USER_CODE });
-    }
+    const { grant } = checked;
+    if (!grant) return codeForm(reply, current.session, user, 400, { userCode, error: INVALID_USER_CODE });
     if (grant.expired) return codeForm(reply, current.session, user, 400, { error: EXPIRED_USER_CODE });
     const application = await findApplicationById(db, grant.application_id);
     if (!application) return codeForm(reply, current.session, user, 400, { error: INVALID_USER_CODE });
