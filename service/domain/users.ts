@@ -241,6 +241,14 @@ export async function verifiedEmails(db: DbOrTrx, user: Pick<User, 'id' | 'email
   return [user.email, ...rows.map((r) => r.email)];
 }
 
+/** Every user's secondary e-mails, by user id (the CLI's `users list`). */
+export async function secondaryEmailsByUser(db: DbOrTrx): Promise<Map<number, string[]>> {
+  const rows = await db.selectFrom('user_emails').select(['user_id', 'email']).orderBy('id').execute();
+  const byUser = new Map<number, string[]>();
+  for (const { user_id, email } of rows) byUser.set(user_id, [...(byUser.get(user_id) ?? []), email]);
+  return byUser;
+}
+
 export async function listUserEmails(db: DbOrTrx, userId: number): Promise<string[]> {
   const rows = await db.selectFrom('user_emails').select('email').where('user_id', '=', userId).orderBy('id').execute();
   return rows.map((r) => r.email);
