@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
 import { sha256Hex } from '../../service/domain/secrets';
 import { rotateSessionKey } from '../../service/domain/service-keys';
-import { safeReturnTo } from '../../service/routes/web/current-user';
+import { safeReturnTo } from '../../service/pages/current-user';
 import { testConfig } from '../support/app';
 import { totp } from '../../service/domain/totp';
 import { resetDatabase } from '../support/db';

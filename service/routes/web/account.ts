@@ -10,9 +10,9 @@ import { checkCurrentPassword } from '../../domain/sign-in';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import type { FieldError, Flash } from '../../pages/components';
+import { currentUser, requireSignIn } from '../../pages/current-user';
 import { setFlash, takeFlash } from '../../pages/flash';
 import { seeOther } from '../../pages/layout';
-import { currentUser, requireSignIn } from './current-user';
 
 export interface AccountRequest {
   user: User;
@@ -35,17 +35,16 @@ function originAllowed(request: FastifyRequest, config: Config): boolean {
 /** The signed-in user, and for a POST a verified CSRF token and Origin; otherwise the reply is sent. */
 export async function accountGuard(
   app: FastifyInstance,
-  db: Db,
   config: Config,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<AccountRequest | undefined> {
-  const user = await currentUser(app, db, request);
-  const session = await app.sessions.read(request);
-  if (!user || !session) {
-    await requireSignIn(app, request, reply);
+  const current = await currentUser(app.sessions, request);
+  if (!current) {
+    await requireSignIn(app.sessions, request, reply);
     return undefined;
   }
+  const { user, session } = current;
   if (request.method === 'POST') {
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (!originAllowed(request, config) || !(await app.sessions.verifyCsrf(session, body[CSRF_FIELD]))) {
@@ -58,9 +57,9 @@ export async function accountGuard(
 
 /** `accountGuard` bound to one route plugin's app and context. */
 export const accountGuardFor =
-  (app: FastifyInstance, { db, config }: Pick<AppContext, 'db' | 'config'>) =>
+  (app: FastifyInstance, { config }: Pick<AppContext, 'config'>) =>
   (request: FastifyRequest, reply: FastifyReply) =>
-    accountGuard(app, db, config, request, reply);
+    accountGuard(app, config, request, reply);
 
 /** How a page answers a refused current password: its status, and the flash or the field error. */
 export interface PasswordRefusal {
