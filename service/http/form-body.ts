@@ -42,9 +42,13 @@ declare module 'fastify' {
 }
 
 /**
- * Defence in depth behind the CSRF token: a form post that names its origin (Origin, else
+ * The one Origin rule of form posts, defence in depth behind SameSite=Lax and the CSRF token
+ * (every form route gets it through formRouteOptions): a post that names its origin (Origin, else
  * Referer) must come from this site, the public URL's origin or the one the browser used (Host).
- * No header at all is allowed (some clients and privacy settings send neither).
+ * `Origin: null` is refused (OWASP's advice): browsers send it from sandboxed frames, data: and
+ * file: documents and after cross-origin redirects, never for our own forms, whose pages send
+ * `Referrer-Policy: same-origin` (the Fetch standard sends null only under `no-referrer`). No
+ * header at all is allowed: some clients and privacy settings send neither, and the token decides.
  */
 export function crossOrigin(request: FastifyRequest): boolean {
   let origin = request.headers.origin;

@@ -71,7 +71,7 @@ const BUTTON_FORM = formRouteOptions({ strings: [] }, uidParams);
 
 export async function applicationRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   async function listPage(
     reply: FastifyReply,

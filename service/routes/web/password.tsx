@@ -24,7 +24,7 @@ const FORM = formRouteOptions({ strings: ['user[password]', 'user[new_password]'
 
 export async function passwordRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   async function page(
     reply: FastifyReply,

@@ -170,7 +170,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
     );
   }
 
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
   const notFound = (reply: FastifyReply, r: AccountRequest) =>
     page(reply, r, { status: 404, flash: { alert: 'That personal access token was not found.' } });
 
