@@ -19,17 +19,6 @@ export const invalid = (message: string, details?: Record<string, string[]>) =>
 export const notFound = (message: string) => new DomainError('not_found', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
 
-/**
- * Too many failed credential checks: try again after `retryAfterSeconds`. A domain refusal, so
- * oauth/ and routes throw it without knowing any wire format; the error handler maps it once.
- */
-export class RateLimitedError extends Error {
-  constructor(readonly retryAfterSeconds: number) {
-    super('rate limited');
-    this.name = 'RateLimitedError';
-  }
-}
-
 /** Map a PostgreSQL unique violation on a known index to a conflict with a readable message. */
 export function uniqueViolation(err: unknown, messages: Record<string, string>): DomainError | undefined {
   const e = err as { code?: string; constraint?: string };

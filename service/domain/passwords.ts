@@ -42,7 +42,11 @@ async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 let testParams: PasswordParams | undefined;
-/** Tests may lower the cost (never the service). */
+/**
+ * Tests may lower the cost (never the service): a seam in the module's own state, so it cannot
+ * live in test/.
+ * @internal
+ */
 export function setPasswordParamsForTesting(params: PasswordParams | undefined): void {
   testParams = params;
   dummyHash = undefined;

@@ -102,14 +102,6 @@ export async function revokePersonalAccessToken(db: DbOrTrx, id: number, actor =
   });
 }
 
-/** One indexed look-up by digest; the caller decides what expired/revoked mean for it. */
-export const findPersonalAccessTokenByToken = (db: DbOrTrx, token: string) =>
-  db
-    .selectFrom('personal_access_tokens')
-    .select(COLUMNS)
-    .where('token_digest', '=', sha256Hex(token))
-    .executeTakeFirst();
-
 /** A PAT dated YYYY-MM-DD is valid through the end of that day, UTC. */
 export const personalAccessTokenExpired = (expiresAt: string | null, now = new Date()): boolean =>
   expiresAt !== null && now.toISOString().slice(0, 10) > expiresAt;

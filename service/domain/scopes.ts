@@ -58,6 +58,6 @@ export function requireScopes<S extends string = Scope>(
 /** A scope string for the wire: space-separated, in canonical order. */
 export const formatScopes = (scopes: readonly string[]): string => sortScopes(scopes).join(' ');
 /** The canonical order; scopes not in it (the OpenID Connect ones) go first, in their given order. */
-export const SCOPE_ORDER: readonly string[] = PERSONAL_ACCESS_TOKEN_SCOPES;
+export const SCOPE_ORDER: readonly string[] = [...PERSONAL_ACCESS_TOKEN_SCOPES];
 export const sortScopes = (scopes: readonly string[]): string[] =>
   [...scopes].sort((a, b) => SCOPE_ORDER.indexOf(a) - SCOPE_ORDER.indexOf(b));

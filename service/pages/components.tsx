@@ -48,9 +48,6 @@ export function ErrorSummary({ errors }: { errors?: readonly FieldError[] }): Ht
   );
 }
 
-export const errorFor = (errors: readonly FieldError[] | undefined, field: string) =>
-  errors?.find((e) => e.field === field)?.message;
-
 export const CsrfField = ({ token }: { token: string }) => <input type="hidden" name={CSRF_FIELD} value={token} />;
 
 const describedBy = (id: string, hint?: Child, error?: string) =>
@@ -253,24 +250,6 @@ export function LinkButton(props: { href: string; variant?: ButtonVariant; small
     <a class={buttonClass(props.variant ?? 'secondary', props.small)} href={props.href}>
       {props.children}
     </a>
-  );
-}
-
-/** A one-button form (non-destructive actions that need no confirmation). */
-export function PostButton(props: {
-  action: string;
-  csrf: string;
-  variant?: ButtonVariant;
-  small?: boolean;
-  children?: Child;
-}): Html {
-  return (
-    <form method="post" action={props.action} class="inline-form">
-      <CsrfField token={props.csrf} />
-      <Button variant={props.variant} small={props.small}>
-        {props.children}
-      </Button>
-    </form>
   );
 }
 

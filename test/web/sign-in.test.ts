@@ -6,7 +6,7 @@ import { sha256Hex } from '../../service/domain/secrets';
 import { rotateSessionKey } from '../../service/domain/service-keys';
 import { safeReturnTo } from '../../service/pages/current-user';
 import { testConfig } from '../support/app';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
 import { form, FORM, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
