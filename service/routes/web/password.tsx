@@ -101,8 +101,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     // The form's own problems first: no password hash is spent on a form that cannot succeed.
     const errors: FieldError[] = [];
     const problem = passwordProblem(next);
-    if (problem)
-      errors.push({ field: 'user_new_password', message: `New password ${problem.replace(/^password /, '')}` });
+    if (problem) errors.push({ field: 'user_new_password', message: `New password ${problem}` });
     else if (next !== confirmation)
       errors.push({
         field: 'user_password_confirmation',
