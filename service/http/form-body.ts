@@ -1,5 +1,6 @@
-// Body schemas for the server-rendered forms (sign-in, sign-out, consent, /profile/applications):
-// an allow-list of the flat form keys each route reads (`user[login]`, `authenticity_token`).
+// Route options for every server-rendered form (sign-in, sign-out, consent, device, the account
+// pages): the one Origin rule of form posts (crossOrigin, below), and a body schema that is an
+// allow-list of the flat form keys each route reads (`user[login]`, `authenticity_token`).
 //
 // Fastify's Ajv drops undeclared keys (removeAdditional) and coerces scalars to strings, so a
 // handler only ever sees declared fields. A declared single-valued field sent more than once is
