@@ -1,5 +1,5 @@
 // The one typed view of the database that every module (service, CLI, tests) uses.
-import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { ColumnType, Generated, Kysely, Selectable, Transaction } from 'kysely';
 
 /** Insert may omit it where the column has a default. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -249,8 +249,6 @@ export type Db = Kysely<Database>;
 export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
 export type User = Selectable<UsersTable>;
-export type NewUser = Insertable<UsersTable>;
-export type UserUpdate = Updateable<UsersTable>;
 export type OAuthApplication = Selectable<OAuthApplicationsTable>;
 export type Group = Selectable<GroupsTable>;
 export type Project = Selectable<ProjectsTable>;

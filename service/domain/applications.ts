@@ -143,23 +143,6 @@ export async function rotateApplicationSecret(
   });
 }
 
-/** Check a client secret against the stored digest, in constant time. */
-export async function verifyApplicationSecret(
-  db: DbOrTrx,
-  uid: string,
-  secret: string,
-): Promise<ApplicationRecord | undefined> {
-  const row = await db
-    .selectFrom('oauth_applications')
-    .select(SECRET_COLUMNS)
-    .where('uid', '=', uid)
-    .executeTakeFirst();
-  const ok = safeEqual(row?.secret_digest ?? '0'.repeat(64), sha256Hex(secret));
-  if (!row || !ok) return undefined;
-  const { secret_digest: _omit, ...application } = row;
-  return application;
-}
-
 export type SecretCheck =
   | { ok: true; application: ApplicationRecord }
   | { ok: false; reason: 'invalid' }

@@ -16,19 +16,16 @@ export class DomainError extends Error {
 
 export const invalid = (message: string, details?: Record<string, string[]>) =>
   new DomainError('invalid', message, details);
+/**
+ * An invalid value of one input (`name`, `scopes`, `redirect_uri`, `expires_at`, …): `details`
+ * names it, so a form shows the message at that field without reading the message.
+ */
+export const invalidField = (field: string, message: string) =>
+  new DomainError('invalid', message, { [field]: [message] });
+/** The input an error concerns, when it names one. */
+export const fieldOf = (err: DomainError): string | undefined => Object.keys(err.details ?? {})[0];
 export const notFound = (message: string) => new DomainError('not_found', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
-
-/**
- * Too many failed credential checks: try again after `retryAfterSeconds`. A domain refusal, so
- * oauth/ and routes throw it without knowing any wire format; the error handler maps it once.
- */
-export class RateLimitedError extends Error {
-  constructor(readonly retryAfterSeconds: number) {
-    super('rate limited');
-    this.name = 'RateLimitedError';
-  }
-}
 
 /** Map a PostgreSQL unique violation on a known index to a conflict with a readable message. */
 export function uniqueViolation(err: unknown, messages: Record<string, string>): DomainError | undefined {

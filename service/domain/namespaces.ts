@@ -221,13 +221,6 @@ export async function addMember(db: DbOrTrx, input: AddMemberInput) {
   });
 }
 
-export const groupSummary = (g: Group) => ({
-  id: g.id,
-  full_path: g.full_path,
-  name: g.name,
-  visibility: g.visibility,
-  parent_id: g.parent_id,
-});
 export const projectSummary = (p: Project) => ({
   id: p.id,
   path_with_namespace: p.path_with_namespace,

@@ -354,13 +354,6 @@ export async function revokeTokensFromAuthorizationCode(db: DbOrTrx, codeId: num
   return Number(result.numUpdatedRows);
 }
 
-export type TokenState = 'active' | 'expired' | 'revoked';
 /** An access token is expired from its expires_at on (the one rule; API authentication uses it too). */
 export const accessTokenExpired = (token: Pick<AccessTokenRecord, 'expires_at'>, now = Date.now()): boolean =>
   token.expires_at.getTime() <= now;
-
-export function tokenState(token: Pick<AccessTokenRecord, 'expires_at' | 'revoked_at'>, now = Date.now()): TokenState {
-  if (token.revoked_at) return 'revoked';
-  if (accessTokenExpired(token, now)) return 'expired';
-  return 'active';
-}

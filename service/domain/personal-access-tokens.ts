@@ -3,7 +3,7 @@
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
-import { invalid, notFound } from './errors';
+import { invalidField, notFound } from './errors';
 import { requireName } from './names';
 import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';
@@ -30,13 +30,14 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
       const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
       const parsed = d ? new Date(`${expiresAt}T00:00:00Z`) : undefined;
       if (!d || !parsed || Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt) {
-        throw invalid(`expires-at "${expiresAt}" is not a date (YYYY-MM-DD)`);
+        throw invalidField('expires_at', `expires-at "${expiresAt}" is not a date (YYYY-MM-DD)`);
       }
       const today = (input.now ?? new Date()).toISOString().slice(0, 10);
-      if (expiresAt < today) throw invalid(`expires-at ${expiresAt} is in the past`);
+      if (expiresAt < today) throw invalidField('expires_at', `expires-at ${expiresAt} is in the past`);
     }
     const user = await getUserByUsername(db, input.username);
-    if (scopes.includes(SUDO_SCOPE) && !user.is_admin) throw invalid('the sudo scope is for administrators only');
+    if (scopes.includes(SUDO_SCOPE) && !user.is_admin)
+      throw invalidField('scopes', 'the sudo scope is for administrators only');
     const token = newPersonalAccessToken();
     const row = await db
       .insertInto('personal_access_tokens')
@@ -101,14 +102,6 @@ export async function revokePersonalAccessToken(db: DbOrTrx, id: number, actor =
     return row;
   });
 }
-
-/** One indexed look-up by digest; the caller decides what expired/revoked mean for it. */
-export const findPersonalAccessTokenByToken = (db: DbOrTrx, token: string) =>
-  db
-    .selectFrom('personal_access_tokens')
-    .select(COLUMNS)
-    .where('token_digest', '=', sha256Hex(token))
-    .executeTakeFirst();
 
 /** A PAT dated YYYY-MM-DD is valid through the end of that day, UTC. */
 export const personalAccessTokenExpired = (expiresAt: string | null, now = new Date()): boolean =>

@@ -1,7 +1,7 @@
 // Redirect URIs: what may be registered, and how a request's URI matches a registered one.
 // Exact string match, except loopback IP literals whose port may differ (RFC 8252 §7.3).
 // javascript:, data:, vbscript: and URIs with a fragment can never be registered (RFC 6749 §3.1.2).
-import { invalid } from './errors';
+import { invalidField } from './errors';
 
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
@@ -26,10 +26,10 @@ export function requireRedirectUris(uris: string[]): string[] {
     .flatMap((u) => u.split(/[\r\n]+/))
     .map((u) => u.trim())
     .filter(Boolean);
-  if (!list.length) throw invalid('at least one redirect URI is required');
+  if (!list.length) throw invalidField('redirect_uri', 'at least one redirect URI is required');
   for (const uri of list) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw invalid(problem);
+    if (problem) throw invalidField('redirect_uri', problem);
   }
   return [...new Set(list)];
 }

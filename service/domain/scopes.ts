@@ -1,6 +1,6 @@
 // Scopes: api (all of /api/v4), read_api (GET/HEAD on /api/v4), read_user (GET/HEAD /api/v4/user),
 // and the OpenID Connect scopes openid, profile, email (identity only: no /api/v4 access).
-import { invalid } from './errors';
+import { invalidField } from './errors';
 
 /** Scopes that open /api/v4 (personal access tokens hold only these). */
 export const API_SCOPES = ['api', 'read_api', 'read_user'] as const;
@@ -46,10 +46,11 @@ export function requireScopes<S extends string = Scope>(
   allowed: readonly S[] = ALL_SCOPES as unknown as readonly S[],
 ): S[] {
   const parts = (Array.isArray(text) ? text.join(' ') : text).split(/[\s,]+/).filter(Boolean);
-  if (!parts.length) throw invalid(`scopes must not be empty (choose from: ${allowed.join(', ')})`);
+  if (!parts.length) throw invalidField('scopes', `scopes must not be empty (choose from: ${allowed.join(', ')})`);
   const unknown = parts.filter((p) => !(allowed as readonly string[]).includes(p));
   if (unknown.length)
-    throw invalid(
+    throw invalidField(
+      'scopes',
       `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (choose from: ${allowed.join(', ')})`,
     );
   return [...new Set(parts)] as S[];
@@ -58,6 +59,6 @@ export function requireScopes<S extends string = Scope>(
 /** A scope string for the wire: space-separated, in canonical order. */
 export const formatScopes = (scopes: readonly string[]): string => sortScopes(scopes).join(' ');
 /** The canonical order; scopes not in it (the OpenID Connect ones) go first, in their given order. */
-export const SCOPE_ORDER: readonly string[] = PERSONAL_ACCESS_TOKEN_SCOPES;
+export const SCOPE_ORDER: readonly string[] = [...PERSONAL_ACCESS_TOKEN_SCOPES];
 export const sortScopes = (scopes: readonly string[]): string[] =>
   [...scopes].sort((a, b) => SCOPE_ORDER.indexOf(a) - SCOPE_ORDER.indexOf(b));

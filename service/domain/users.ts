@@ -2,7 +2,7 @@
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
-import { invalid, notFound, uniqueViolation } from './errors';
+import { invalid, invalidField, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
 import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
@@ -69,7 +69,7 @@ export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<U
   }
   if (!isValidEmail(email)) throw invalid(`email "${email}" is invalid`);
   const problem = passwordProblem(input.password);
-  if (problem) throw invalid(problem);
+  if (problem) throw invalidField('password', `password ${problem}`);
   // Hash before the transaction opens: ~0.4 s that should not hold a database connection.
   const passwordHash = await hashPassword(input.password);
   return withTransaction(db, async (trx) => {
@@ -185,7 +185,7 @@ export async function setUserPassword(
   actor = 'system',
 ): Promise<User> {
   const problem = passwordProblem(password);
-  if (problem) throw invalid(problem);
+  if (problem) throw invalidField('password', `password ${problem}`);
   const passwordHash = await hashPassword(password); // before the transaction: see createUser
   return withTransaction(db, async (trx) => {
     const user = await getUserByUsername(trx, username);
@@ -239,6 +239,14 @@ export async function verifiedEmails(db: DbOrTrx, user: Pick<User, 'id' | 'email
     .orderBy('id')
     .execute();
   return [user.email, ...rows.map((r) => r.email)];
+}
+
+/** Every user's secondary e-mails, by user id (the CLI's `users list`). */
+export async function secondaryEmailsByUser(db: DbOrTrx): Promise<Map<number, string[]>> {
+  const rows = await db.selectFrom('user_emails').select(['user_id', 'email']).orderBy('id').execute();
+  const byUser = new Map<number, string[]>();
+  for (const { user_id, email } of rows) byUser.set(user_id, [...(byUser.get(user_id) ?? []), email]);
+  return byUser;
 }
 
 export async function listUserEmails(db: DbOrTrx, userId: number): Promise<string[]> {

@@ -63,6 +63,7 @@ function renderAttributes(props: Record<string, unknown>): string {
   return out;
 }
 
+/** @public The JSX factory: the compiled pages call it (tsconfig `jsxFactory`), not an import. */
 export function createElement<P>(
   tag: string | Component<P>,
   props: (P & Record<string, unknown>) | null,
@@ -78,6 +79,7 @@ export function createElement<P>(
   return new Html(`<${tag}${attributes}>${renderChild(children)}</${tag}>`);
 }
 
+/** @public The JSX fragment factory (tsconfig `jsxFragmentFactory`). */
 export function Fragment(props: { children?: Child }): Html {
   return new Html(renderChild(props.children));
 }
@@ -87,7 +89,7 @@ export const renderDocument = (root: Html): string => `<!DOCTYPE html>\n${root.v
 
 type Attributes = { [name: string]: AttributeValue | Child; children?: Child };
 
-// JSX types, looked up next to the factory (TypeScript resolves `React.JSX`).
+/** @public JSX types, looked up next to the factory (TypeScript resolves `React.JSX`). */
 export declare namespace JSX {
   type Element = Html;
   interface IntrinsicElements {

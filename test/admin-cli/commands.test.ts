@@ -4,12 +4,13 @@
 import { sql } from 'kysely';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../admin-cli/commands';
-import { migrateDownToEmpty } from '../../service/db/migrator';
-import { verifyApplicationSecret } from '../../service/domain/applications';
+import { migrateDownToEmpty } from '../support/db';
+import { checkApplicationSecret } from '../../service/domain/applications';
 import { verifyPassword } from '../../service/domain/passwords';
-import { findPersonalAccessTokenByToken } from '../../service/domain/personal-access-tokens';
+import { sha256Hex } from '../../service/domain/secrets';
 import { loadSessionKeyRing } from '../../service/domain/service-keys';
-import { totp, verifyTotp } from '../../service/domain/totp';
+import { verifyTotp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { regenerateRecoveryCodes } from '../../service/domain/two-factor';
 import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
@@ -327,7 +328,15 @@ describe('apps', () => {
       confidential: true,
       trusted: false,
     });
-    expect(await verifyApplicationSecret(db, res.json.application_id, res.json.secret)).toBeDefined();
+    expect(
+      (
+        await checkApplicationSecret(db, {
+          uid: res.json.application_id,
+          secret: res.json.secret,
+          address: '192.0.2.1',
+        })
+      ).ok,
+    ).toBe(true);
     const pub = await register('--public', '--trusted');
     expect(pub.json).toMatchObject({ confidential: false, trusted: true, scopes: ['api', 'read_api', 'read_user'] });
     const human = await run(['apps', 'register', '--name', 'H', '--redirect-uri', 'https://h.example/cb']);
@@ -416,8 +425,13 @@ describe('apps', () => {
       secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/),
     });
     expect(rotated.json.secret).not.toBe(app.secret);
-    expect(await verifyApplicationSecret(db, app.application_id, app.secret)).toBeUndefined();
-    expect(await verifyApplicationSecret(db, app.application_id, rotated.json.secret)).toBeDefined();
+    expect(
+      (await checkApplicationSecret(db, { uid: app.application_id, secret: app.secret, address: '192.0.2.1' })).ok,
+    ).toBe(false);
+    expect(
+      (await checkApplicationSecret(db, { uid: app.application_id, secret: rotated.json.secret, address: '192.0.2.1' }))
+        .ok,
+    ).toBe(true);
     await expectUserError(db, ['apps', 'rotate-secret', '0'.repeat(64)], /not found/);
     expect(JSON.stringify(await auditActions())).not.toMatch(/gloas-/);
   });
@@ -448,7 +462,13 @@ describe('tokens', () => {
       expires_at: '2099-12-31',
       user: 'alice',
     });
-    expect(await findPersonalAccessTokenByToken(db, created.json.token)).toMatchObject({ id: 1 });
+    expect(
+      await db
+        .selectFrom('personal_access_tokens')
+        .select('id')
+        .where('token_digest', '=', sha256Hex(created.json.token))
+        .execute(),
+    ).toEqual([{ id: 1 }]);
     const list = await run(['tokens', 'list', '--json']);
     const view = {
       id: 1,

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../service/db/migrator';
 import { loadSessionKeyRing, rotateSessionKey } from '../../service/domain/service-keys';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { createTestDatabase, resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpSession, csrfOf, hiddenFields } from './support/http-session';
 import { makeApp, makeUser, PASSWORD, useFixture } from './support/harness';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 
 type O = typeof import('oauth4webapi');
 let oauth: O;

@@ -5,7 +5,7 @@
 // one wins.
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { lockAuthorizationCode, markAuthorizationCodeUsed } from '../../service/domain/authorization-codes';
+import { sha256Hex } from '../../service/domain/secrets';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import { buildApp } from '../../service/app';
@@ -102,8 +102,12 @@ describe('the row lock itself', () => {
     let locked!: () => void;
     const isLocked = new Promise<void>((r) => (locked = r));
     const holder = f.db.transaction().execute(async (trx) => {
-      const row = await lockAuthorizationCode(trx, code);
-      await markAuthorizationCodeUsed(trx, row!.id);
+      await sql`select id from oauth_authorization_codes where code_digest = ${sha256Hex(code)} for update`.execute(
+        trx,
+      );
+      await sql`update oauth_authorization_codes set used_at = now() where code_digest = ${sha256Hex(code)}`.execute(
+        trx,
+      );
       locked();
       await held;
     });

@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../../service/domain/oauth-tokens';
 import { sha256Hex } from '../../service/domain/secrets';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { addMember, createGroup, createProject } from '../support/api-fixtures';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';

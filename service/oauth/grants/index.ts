@@ -9,5 +9,3 @@ import type { Grant } from './types';
 export const GRANTS: ReadonlyMap<string, Grant> = new Map(
   ([authorizationCode, password, refreshToken, deviceCode] satisfies Grant[]).map((g) => [g.grantType, g]),
 );
-
-export type { Grant, GrantContext, GrantResult } from './types';

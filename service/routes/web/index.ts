@@ -3,6 +3,7 @@
 // GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
+import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from '../../pages/current-user';
 import { redirect } from '../../pages/layout';
 import { applicationRoutes } from './applications';
 import { assetRoutes } from './assets';
@@ -10,7 +11,6 @@ import { notificationRoutes } from './notifications';
 import { passwordRoutes } from './password';
 import { personalAccessTokenRoutes } from './personal-access-tokens';
 import { twoFactorRoutes } from './two-factor';
-import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from './current-user';
 import { signInRoutes } from './sign-in';
 
 export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
@@ -22,6 +22,6 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await passwordRoutes(app, ctx);
   await notificationRoutes(app, ctx);
   app.get('/', async (request, reply) =>
-    redirect(reply, (await currentUser(app, ctx.db, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
+    redirect(reply, (await currentUser(app.sessions, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
   );
 };

@@ -24,7 +24,7 @@ const FORM = formRouteOptions({ strings: ['user[password]', 'user[new_password]'
 
 export async function passwordRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   async function page(
     reply: FastifyReply,
@@ -101,8 +101,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     // The form's own problems first: no password hash is spent on a form that cannot succeed.
     const errors: FieldError[] = [];
     const problem = passwordProblem(next);
-    if (problem)
-      errors.push({ field: 'user_new_password', message: `New password ${problem.replace(/^password /, '')}` });
+    if (problem) errors.push({ field: 'user_new_password', message: `New password ${problem}` });
     else if (next !== confirmation)
       errors.push({
         field: 'user_password_confirmation',

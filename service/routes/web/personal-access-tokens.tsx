@@ -19,6 +19,7 @@ import {
   CheckboxGroup,
   CsrfField,
   type FieldError,
+  fieldErrorOf,
   type Flash,
   formatDate,
   LinkButton,
@@ -170,7 +171,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
     );
   }
 
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
   const notFound = (reply: FastifyReply, r: AccountRequest) =>
     page(reply, r, { status: 404, flash: { alert: 'That personal access token was not found.' } });
 
@@ -219,7 +220,11 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return page(reply, r, { status: 422, errors: [{ field: 'token_name', message: err.message }], values });
+        return page(reply, r, {
+          status: 422,
+          errors: [fieldErrorOf(err, { name: 'token_name', expires_at: 'token_expires_at', scopes: 'token_scopes' })],
+          values,
+        });
       throw err;
     }
   });

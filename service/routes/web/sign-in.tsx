@@ -9,9 +9,9 @@ import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, TextField } from '../../pages/components';
+import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
 import { Layout, redirect, sendPage } from '../../pages/layout';
-import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from './current-user';
 
 /** How long the TOTP step may follow the password step. */
 const OTP_STEP_SECONDS = 300;
@@ -115,12 +115,10 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   }
 
   app.get(SIGN_IN_PATH, async (request, reply) => {
-    const signedIn = await currentUser(app, db, request);
-    const existing = signedIn ? await sessions.read(request) : undefined;
+    const signedIn = await currentUser(sessions, request);
     // prompt=login / max_age asked for a fresh sign-in: show the form to the signed-in user too.
-    if (signedIn && existing && !existing.data.reauthenticate) {
-      const session = existing;
-      return redirect(reply, safeReturnTo(session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN);
+    if (signedIn && !signedIn.session.data.reauthenticate) {
+      return redirect(reply, safeReturnTo(signedIn.session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN);
     }
     const session = await sessions.ensure(request, reply);
     return passwordForm(reply, session);
@@ -162,9 +160,9 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   });
 
   app.get('/users/sign_out', async (request, reply) => {
-    const user = await currentUser(app, db, request);
-    if (!user) return redirect(reply, SIGN_IN_PATH);
-    const session = (await sessions.read(request))!;
+    const current = await currentUser(sessions, request);
+    if (!current) return redirect(reply, SIGN_IN_PATH);
+    const { user, session } = current;
     const csrf = await sessions.csrfToken(session);
     return sendPage(
       reply,

@@ -37,7 +37,7 @@ const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
 
 export async function twoFactorRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   /** The secret being enrolled: the one in the session, or a new one kept there. */
   async function pendingSecret(r: AccountRequest): Promise<string> {

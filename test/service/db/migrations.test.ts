@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateDownToEmpty, migrateToLatest, migrationStatus } from '../../../service/db/migrator';
+import { migrateToLatest, migrationStatus } from '../../../service/db/migrator';
+import { migrateDownToEmpty } from '../../support/db';
 import { migrations } from '../../../migrations';
 import { createTestDatabase } from '../../support/db';
 
