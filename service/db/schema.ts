@@ -225,6 +225,31 @@ export interface UserRecoveryCodesTable {
   created_at: Timestamp;
 }
 
+export type MailStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+/** The mail outbox (migration 0014): one row per message, drained by the sender. */
+export interface MailOutboxTable {
+  id: Id;
+  message_id: string;
+  kind: string;
+  to_address: string;
+  from_address: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  raw: string | null;
+  status: Generated<MailStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  locked_until: NullableTimestamp;
+  last_error: string | null;
+  transport_response: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  sent_at: NullableTimestamp;
+}
+
 export interface Database {
   users: UsersTable;
   user_emails: UserEmailsTable;
@@ -242,6 +267,7 @@ export interface Database {
   rate_limit_counters: RateLimitCountersTable;
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  mail_outbox: MailOutboxTable;
 }
 
 export type Db = Kysely<Database>;

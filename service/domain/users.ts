@@ -2,6 +2,7 @@
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
+import { isValidEmail } from './email-address';
 import { invalid, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
 import { loadSessionKeyRing, type KeyRing } from './service-keys';
@@ -11,7 +12,6 @@ import { disableTwoFactor } from './two-factor';
 import { deleteUserSessions } from './sessions';
 
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
-const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * Every column of a user row, named (never selectAll/returningAll): a column added to `users` is not
@@ -42,7 +42,7 @@ export const PUBLIC_USER_COLUMNS = [
 ] as const;
 export const USER_COLUMNS = [...PUBLIC_USER_COLUMNS, 'updated_at', ...USER_CREDENTIAL_COLUMNS] as const;
 
-export const isValidEmail = (email: string): boolean => EMAIL_RE.test(email) && email.length <= 254;
+export { isValidEmail };
 
 const UNIQUE_MESSAGES = {
   users_username_lower: 'username has already been taken',

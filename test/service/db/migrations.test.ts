@@ -7,6 +7,7 @@ import { createTestDatabase } from '../../support/db';
 const TABLES = [
   'audit_events',
   'groups',
+  'mail_outbox',
   'members',
   'notification_settings',
   'oauth_access_tokens',
