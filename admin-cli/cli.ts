@@ -77,7 +77,17 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
     }
     const db = await target.db();
     if (command.needsSchema !== false) await requireSchema(db);
-    const context = { actor, password, services, progress: (line: string) => io.stderr(`${line}\n`) };
+    const context = {
+      actor,
+      password,
+      services,
+      progress: (line: string) => io.stderr(`${line}\n`),
+      // Read when a command mails (a security alert, a confirmation link), not before.
+      mailSettings: () => {
+        const config = loadConfig(env);
+        return { publicUrl: config.publicUrl, from: config.mail.from };
+      },
+    };
     // One transaction per command: a command that fails changes nothing.
     const result =
       command.transaction === false

@@ -3,6 +3,7 @@
 // from parsed arguments to the shared domain functions. `run` never prints: it returns a Result.
 import type { Argv } from 'yargs';
 import type { Db, DbOrTrx } from '../service/db/schema';
+import type { MailSettings } from '../service/domain/mail/account-messages';
 import type { KeyRing } from '../service/domain/service-keys';
 import type { Result } from './output';
 
@@ -27,6 +28,8 @@ export interface CommandContext {
   services: AdminServices;
   /** One line of progress for the operator, on stderr (stdout stays the result, one JSON with --json). */
   progress(line: string): void;
+  /** What account e-mails (security alerts, confirmation links) need: PUBLIC_URL and MAIL_FROM. */
+  mailSettings(): MailSettings;
 }
 
 export interface AdminCommand<A = unknown> {

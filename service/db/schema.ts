@@ -41,6 +41,9 @@ export interface UserEmailsTable {
   user_id: number;
   email: string;
   confirmed_at: NullableTimestamp;
+  /** SHA-256 of the live confirmation token (null once confirmed). */
+  confirmation_digest: string | null;
+  confirmation_sent_at: NullableTimestamp;
   created_at: Timestamp;
 }
 
@@ -250,6 +253,14 @@ export interface MailOutboxTable {
   sent_at: NullableTimestamp;
 }
 
+/** At most one live forgotten-password token per user: its SHA-256 digest and expiry. */
+export interface PasswordResetTokensTable {
+  user_id: number;
+  token_digest: string;
+  expires_at: Date;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   user_emails: UserEmailsTable;
@@ -268,6 +279,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;
   mail_outbox: MailOutboxTable;
+  password_reset_tokens: PasswordResetTokensTable;
 }
 
 export type Db = Kysely<Database>;

@@ -251,15 +251,27 @@ describe('users', () => {
     });
   });
 
-  it('users add-email adds a verified secondary address', async () => {
+  it('users add-email adds an unconfirmed address and mails it a link; --confirmed vouches for it', async () => {
     await createAlice();
     const res = await run(['users', 'add-email', 'alice', 'alice@work.example', '--json']);
     expect(res.code).toBe(0);
     expect(res.json).toMatchObject({ username: 'alice', email: 'alice@example.com', emails: ['alice@work.example'] });
-    expect(await verifiedEmails(db, (await findUserByUsername(db, 'alice'))!)).toEqual([
-      'alice@example.com',
-      'alice@work.example',
+    const alice = (await findUserByUsername(db, 'alice'))!;
+    expect(await verifiedEmails(db, alice)).toEqual(['alice@example.com']);
+    const mails = await db.selectFrom('mail_outbox').select(['kind', 'to_address']).orderBy('id').execute();
+    expect(mails).toEqual([
+      { kind: 'email_confirmation', to_address: 'alice@work.example' },
+      { kind: 'security_alert.email_added', to_address: 'alice@example.com' },
     ]);
+
+    const vouched = await run(['users', 'add-email', 'alice', 'alice@home.example', '--confirmed']);
+    expect(vouched.code).toBe(0);
+    expect(vouched.out).toContain('Added alice@home.example to alice, confirmed.');
+    expect(await verifiedEmails(db, alice)).toEqual(['alice@example.com', 'alice@home.example']);
+    expect(
+      await db.selectFrom('mail_outbox').select('kind').where('kind', '=', 'email_confirmation').execute(),
+    ).toHaveLength(1);
+
     await expectUserError(db, ['users', 'add-email', 'alice', 'bad email'], /email "bad email" is invalid/);
     await expectUserError(db, ['users', 'add-email', 'alice', 'ALICE@work.example'], /email has already been taken/);
     await expectUserError(db, ['users', 'add-email', 'nobody', 'n@example.com'], /user "nobody" not found/);

@@ -14,6 +14,7 @@ const TABLES = [
   'oauth_applications',
   'oauth_authorization_codes',
   'oauth_device_grants',
+  'password_reset_tokens',
   'personal_access_tokens',
   'projects',
   'rate_limit_counters',
@@ -59,6 +60,7 @@ describe('migrations', () => {
       'oauth_authorization_codes.code_digest',
       'oauth_device_grants.device_code_digest',
       'oauth_device_grants.user_code_digest',
+      'password_reset_tokens.token_digest',
       'personal_access_tokens.token_digest',
       'service_keys.secret',
       'user_recovery_codes.code_digest',
@@ -77,6 +79,7 @@ describe('migrations', () => {
       'oauth_access_tokens USING btree (token_digest)',
       'oauth_authorization_codes USING btree (code_digest)',
       'oauth_device_grants USING btree (device_code_digest)',
+      'password_reset_tokens USING btree (token_digest)',
       'personal_access_tokens USING btree (token_digest)',
       'user_recovery_codes USING btree (user_id, code_digest)',
     ]);
