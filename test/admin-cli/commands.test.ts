@@ -277,6 +277,27 @@ describe('users', () => {
     await expectUserError(db, ['users', 'add-email', 'nobody', 'n@example.com'], /user "nobody" not found/);
   });
 
+  it('set-password, set-2fa off and tokens create alert the account’s primary address', async () => {
+    await createAlice();
+    expect(
+      (await run(['users', 'set-password', 'alice', '--password-stdin'], { stdin: 'another long password\n' })).code,
+    ).toBe(0);
+    expect((await run(['users', 'set-2fa', 'alice', 'on'])).code).toBe(0);
+    expect((await run(['users', 'set-2fa', 'alice', 'off'])).code).toBe(0);
+    expect((await run(['tokens', 'create', '--user', 'alice', '--name', 'ci', '--scopes', 'api'])).code).toBe(0);
+    const mails = await db
+      .selectFrom('mail_outbox')
+      .select(['kind', 'to_address', 'text_body'])
+      .orderBy('id')
+      .execute();
+    expect(mails.map((m) => [m.kind, m.to_address])).toEqual([
+      ['security_alert.password_changed', 'alice@example.com'],
+      ['security_alert.two_factor_disabled', 'alice@example.com'],
+      ['security_alert.personal_access_token_created', 'alice@example.com'],
+    ]);
+    expect(mails[0].text_body).toMatch(/^Hi Alice Liddell,\n/);
+  });
+
   it('users set-2fa on prints the secret, the otpauth URI and a QR code; off removes it', async () => {
     await createAlice();
     const on = await run(['users', 'set-2fa', 'alice', 'on', '--json']);
