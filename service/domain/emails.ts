@@ -9,9 +9,10 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
 import { isSingleMailbox } from './email-address';
-import { conflict, invalid, notFound } from './errors';
+import { conflict, invalid, notFound, RateLimitedError } from './errors';
 import { confirmEmailMessage, type MailSettings } from './mail/account-messages';
 import { enqueueMail } from './mail/outbox';
+import { keyThrottle, recordKeyFailure } from './rate-limit';
 import { randomHex, sha256Hex } from './secrets';
 import { enqueueSecurityAlert } from './security-alerts';
 import { isEmailTaken } from './users';
@@ -72,13 +73,23 @@ function requireAddress(input: string): string {
   return address;
 }
 
+/**
+ * Confirmation links mailed per account and hour: enough to fix a typo or a lost mail, too few to
+ * use the page to flood someone else's mailbox.
+ */
+export const CONFIRMATION_MAILS_PER_HOUR = 10;
+
 async function issueConfirmation(
   trx: DbOrTrx,
-  owner: Pick<User, 'name'>,
+  owner: Pick<User, 'id' | 'name'>,
   emailId: number,
   email: string,
   mail: MailSettings,
 ): Promise<void> {
+  const key = `confirmation:user:${owner.id}`;
+  const throttle = await keyThrottle(trx, key, CONFIRMATION_MAILS_PER_HOUR, 3600);
+  if (throttle) throw new RateLimitedError(throttle.retryAfter);
+  await recordKeyFailure(trx, key, 3600);
   const token = randomHex();
   await trx
     .updateTable('user_emails')

@@ -465,6 +465,24 @@ describe('e-mail addresses page', () => {
     expect(alert(refused.body)).toBe('alice@work.example is already confirmed.');
   });
 
+  it('at most 10 confirmation mails an hour per account (429 + Retry-After), nothing changed past it', async () => {
+    await add('alice@work.example');
+    const [row] = await rows();
+    for (let i = 0; i < 9; i++)
+      expectSeeOther(await submit(EMAILS, `${EMAILS}/${row.id}/resend_confirmation_instructions`, {}), EMAILS);
+    const digest = (await rows())[0].confirmation_digest;
+    for (const res of [
+      await submit(EMAILS, `${EMAILS}/${row.id}/resend_confirmation_instructions`, {}),
+      await add('alice@home.example'),
+    ]) {
+      expect(res.statusCode).toBe(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(3500);
+      expect(alert(res.body)).toBe('Too many confirmation e-mails. Try again in 60 minutes.');
+    }
+    expect((await rows()).map((r) => [r.email, r.confirmation_digest])).toEqual([['alice@work.example', digest]]);
+    expect((await outbox()).filter((m) => m.kind === 'email_confirmation')).toHaveLength(10);
+  });
+
   it('make primary: refused while unconfirmed; once confirmed the two trade places and sign-in uses the new one', async () => {
     await add('alice@work.example');
     const [row] = await rows();

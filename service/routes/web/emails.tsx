@@ -14,7 +14,7 @@ import {
   removeEmail,
   resendConfirmation,
 } from '../../domain/emails';
-import { DomainError } from '../../domain/errors';
+import { DomainError, RateLimitedError } from '../../domain/errors';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import {
@@ -165,8 +165,16 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
     );
   }
 
-  /** A refusal of the domain (not found, not allowed now) as the page with its alert. */
+  /** A refusal of the domain (not found, not allowed now, too many links) as the page with its alert. */
   const refused = (reply: FastifyReply, r: AccountRequest, err: unknown) => {
+    if (err instanceof RateLimitedError) {
+      reply.header('retry-after', String(err.retryAfterSeconds));
+      const minutes = Math.ceil(err.retryAfterSeconds / 60);
+      return page(reply, r, {
+        status: 429,
+        flash: { alert: `Too many confirmation e-mails. Try again in ${minutes} minutes.` },
+      });
+    }
     if (!(err instanceof DomainError) || err.kind === 'invalid' || err.kind === 'forbidden') throw err;
     return page(reply, r, { status: err.kind === 'not_found' ? 404 : 409, flash: { alert: err.message } });
   };
@@ -191,6 +199,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
         notice: `We sent a confirmation link to ${added.email}. Follow it to confirm the address.`,
       });
     } catch (err) {
+      if (err instanceof RateLimitedError) return refused(reply, r, err);
       const field = err instanceof DomainError ? err.details?.email?.[0] : undefined;
       if (!field) throw err;
       return page(reply, r, {
