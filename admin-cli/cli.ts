@@ -6,6 +6,7 @@ import type { Argv } from 'yargs';
 import { migrationStatus } from '../service/db/migrator';
 import { loadSessionKeyRing, rotateSessionKey } from '../service/domain/service-keys';
 import { loadConfig, signingKeyPolicy } from '../service/config';
+import { createMailTransport } from '../service/mail/transports';
 import { fileSigningKeyService } from './function/signing-keys';
 import type { AdminCommand, AdminServices, Target } from './command';
 import { COMMANDS, GROUPS } from './commands';
@@ -42,6 +43,11 @@ const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
   rotateSigningKey: (db, actor) => {
     const config = loadConfig(env);
     return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor);
+  },
+  mail: () => {
+    const config = loadConfig(env);
+    const aws = config.aws && { region: config.aws.region, credentials: config.aws.credentials };
+    return { config: config.mail, transport: () => createMailTransport(config.mail, { aws }) };
   },
 });
 

@@ -82,7 +82,15 @@ export interface AwsConfig {
 export type MailTransportConfig =
   | { kind: 'file'; directory: string }
   | { kind: 'smtp'; url: string; secure: boolean; host: string; port: number }
-  | { kind: 'ses'; configurationSet?: string };
+  | {
+      kind: 'ses';
+      configurationSet?: string;
+      /**
+       * MAIL_HANDOFF_QUEUE_URL (deployed relay only): hand messages to this SQS queue, whose consumer
+       * outside the VPC calls SES (docs/email.md, "Deployed").
+       */
+      handOffQueueUrl?: string;
+    };
 
 export interface MailConfig {
   transport: MailTransportConfig;
@@ -94,6 +102,11 @@ export interface MailConfig {
   concurrency: number;
   /** MAIL_RETENTION_DAYS (1–3650, default 30): sent and failed messages are pruned after this. */
   retentionDays: number;
+  /**
+   * MAIL_LEASE_SECONDS (5–3600, default 300): how long a sender's claim on a message holds; a
+   * sender that dies mid-send leaves it to be sent again (same Message-ID) after this.
+   */
+  leaseSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -176,10 +189,10 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number,
   return Number(text);
 }
 
-function boundedInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+function boundedInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number, min = 1): number {
   const text = env[name]?.trim() || String(fallback);
-  if (!/^[1-9]\d*$/.test(text) || Number(text) > max) {
-    throw new ConfigError(`${name} must be a whole number from 1 to ${max} (got "${text}")`);
+  if (!/^[1-9]\d*$/.test(text) || Number(text) > max || Number(text) < min) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${text}")`);
   }
   return Number(text);
 }
@@ -197,22 +210,34 @@ function loadMailConfig(env: NodeJS.ProcessEnv, publicUrl: string, home: string)
     }
   }
   return {
-    transport: mailTransport(env.MAIL_URL?.trim() || undefined, env.MAIL_SES_CONFIGURATION_SET?.trim(), home),
+    transport: mailTransport(env, home),
     from,
     maxAttempts: boundedInteger(env, 'MAIL_MAX_ATTEMPTS', 10, 100),
     concurrency: boundedInteger(env, 'MAIL_CONCURRENCY', 4, 64),
     retentionDays: boundedInteger(env, 'MAIL_RETENTION_DAYS', 30, 3650),
+    leaseSeconds: boundedInteger(env, 'MAIL_LEASE_SECONDS', 300, 3600, 5),
   };
 }
 
 /** MAIL_URL parsed; an error names the problem but never echoes the URL (it may hold a password). */
-function mailTransport(
-  value: string | undefined,
-  configurationSet: string | undefined,
-  home: string,
-): MailTransportConfig {
+function mailTransport(env: NodeJS.ProcessEnv, home: string): MailTransportConfig {
+  const value = env.MAIL_URL?.trim() || undefined;
+  const handOffQueueUrl = env.MAIL_HANDOFF_QUEUE_URL?.trim() || undefined;
+  if (handOffQueueUrl && value !== 'ses') throw new ConfigError('MAIL_HANDOFF_QUEUE_URL needs MAIL_URL=ses');
+  if (
+    handOffQueueUrl &&
+    !/^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?\/\d{12}\/[A-Za-z0-9_-]{1,80}$/.test(handOffQueueUrl)
+  ) {
+    throw new ConfigError(`MAIL_HANDOFF_QUEUE_URL must be an SQS queue URL (got "${handOffQueueUrl}")`);
+  }
   if (value === undefined) return { kind: 'file', directory: path.join(home, 'outbox') };
-  if (value === 'ses') return { kind: 'ses', configurationSet: configurationSet || undefined };
+  if (value === 'ses') {
+    const configurationSet = env.MAIL_SES_CONFIGURATION_SET?.trim() || undefined;
+    if (configurationSet && !/^[A-Za-z0-9_-]{1,64}$/.test(configurationSet)) {
+      throw new ConfigError(`MAIL_SES_CONFIGURATION_SET must be a configuration set name (got "${configurationSet}")`);
+    }
+    return { kind: 'ses', configurationSet, handOffQueueUrl };
+  }
   const usage = 'MAIL_URL must be smtp://[user:password@]host[:port], smtps://…, or ses';
   let url: URL;
   try {

@@ -13,6 +13,7 @@ describe('mail configuration', () => {
       maxAttempts: 10,
       concurrency: 4,
       retentionDays: 30,
+      leaseSeconds: 300,
     });
   });
 
@@ -97,6 +98,7 @@ describe('mail configuration', () => {
   it.each([
     ['MAIL_MAX_ATTEMPTS', '0', 'MAIL_MAX_ATTEMPTS must be a whole number from 1 to 100 (got "0")'],
     ['MAIL_CONCURRENCY', '65', 'MAIL_CONCURRENCY must be a whole number from 1 to 64 (got "65")'],
+    ['MAIL_LEASE_SECONDS', '4', 'MAIL_LEASE_SECONDS must be a whole number from 5 to 3600 (got "4")'],
     ['MAIL_RETENTION_DAYS', '1.5', 'MAIL_RETENTION_DAYS must be a whole number from 1 to 3650 (got "1.5")'],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => mail({ [name]: value })).toThrow(new ConfigError(message));
