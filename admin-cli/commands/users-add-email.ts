@@ -2,8 +2,10 @@
 // confirmation link goes to the address, as when the user adds it on /-/profile/emails. With
 // --confirmed the operator vouches for it (usable at once as a notification e-mail or primary),
 // as GitLab's admin does with skip_confirmation. Either way the primary address is alerted.
+import { RateLimitedError } from '../../service/domain/errors';
 import { addUserEmail } from '../../service/domain/users';
 import { defineCommand } from '../command';
+import { UserError } from '../errors';
 import { userResult, userView } from '../views';
 
 export default defineCommand<{ username: string; email: string; confirmed?: boolean }>({
@@ -27,7 +29,16 @@ export default defineCommand<{ username: string; email: string; confirmed?: bool
       }),
   async run(args, { db, actor, mailSettings }) {
     const confirmed = args.confirmed === true;
-    const user = await addUserEmail(db, args.username, args.email, actor, { confirmed, mail: mailSettings() });
+    const user = await addUserEmail(db, args.username, args.email, actor, { confirmed, mail: mailSettings() }).catch(
+      (err: unknown) => {
+        // The page's limit on confirmation links applies here too: say so, in one line.
+        if (err instanceof RateLimitedError)
+          throw new UserError(
+            `too many confirmation e-mails for this account: try again in ${Math.ceil(err.retryAfterSeconds / 60)} minutes, or add it with --confirmed`,
+          );
+        throw err;
+      },
+    );
     const email = args.email.trim();
     return userResult(
       await userView(db, user),

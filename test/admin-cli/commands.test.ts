@@ -275,6 +275,16 @@ describe('users', () => {
     await expectUserError(db, ['users', 'add-email', 'alice', 'bad email'], /email "bad email" is invalid/);
     await expectUserError(db, ['users', 'add-email', 'alice', 'ALICE@work.example'], /email has already been taken/);
     await expectUserError(db, ['users', 'add-email', 'nobody', 'n@example.com'], /user "nobody" not found/);
+
+    // Ten confirmation links an hour per account, as on the page: the eleventh is a user error.
+    for (let i = 2; i <= 10; i++)
+      expect((await run(['users', 'add-email', 'alice', `a${i}@work.example`])).code).toBe(0);
+    await expectUserError(
+      db,
+      ['users', 'add-email', 'alice', 'a11@work.example'],
+      /too many confirmation e-mails for this account: try again in 60 minutes, or add it with --confirmed/,
+    );
+    expect((await run(['users', 'add-email', 'alice', 'a11@work.example', '--confirmed'])).code).toBe(0);
   });
 
   it('set-password, set-2fa off and tokens create alert the account’s primary address', async () => {
