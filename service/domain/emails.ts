@@ -207,9 +207,9 @@ export async function removeEmail(db: DbOrTrx, user: Owner, emailId: number, ctx
 
 /**
  * Make a confirmed secondary address the primary one: the two trade places (the old primary stays
- * a confirmed secondary address, so nothing that pointed at it breaks).
+ * a confirmed secondary address, so nothing that pointed at it breaks), and the old primary is told.
  */
-export async function makePrimaryEmail(db: DbOrTrx, user: Owner, emailId: number, ctx: Omit<ChangeContext, 'mail'>) {
+export async function makePrimaryEmail(db: DbOrTrx, user: Owner, emailId: number, ctx: ChangeContext) {
   return withTransaction(db, async (trx) => {
     const row = await lockOwnEmail(trx, user.id, emailId);
     if (!row.confirmed_at) throw conflict(`${row.email} must be confirmed before it can be your primary address.`);
@@ -231,6 +231,15 @@ export async function makePrimaryEmail(db: DbOrTrx, user: Owner, emailId: number
       .set({ email: current.email, confirmed_at: current.confirmed_at ?? new Date(), confirmation_digest: null })
       .where('id', '=', row.id)
       .execute();
+    // Told at the address that stops being primary (GitLab's "Email Changed"): whoever took over
+    // the account cannot quietly move its mail elsewhere.
+    if (ctx.mail)
+      await enqueueSecurityAlert(
+        trx,
+        { email: current.email, name: user.name, username: user.username },
+        { kind: 'primary_email_changed', email: row.email },
+        ctx.mail,
+      );
     await recordAudit(trx, {
       actor: ctx.actor,
       ipAddress: ctx.ipAddress,

@@ -505,6 +505,9 @@ describe('e-mail addresses page', () => {
     expect(user.confirmed_at).toBeInstanceOf(Date);
     expect((await rows()).map((r) => [r.email, r.confirmed_at instanceof Date])).toEqual([['alice@example.com', true]]);
     expect((await new WebClient(f.app).signIn('alice@work.example', PASSWORD)).statusCode).toBe(302);
+    const changed = (await outbox()).filter((m) => m.kind === 'security_alert.primary_email_changed');
+    expect(changed.map((m) => [m.to_address, m.subject])).toEqual([['alice@example.com', 'Email Changed']]);
+    expect(changed[0].text_body).toContain('The primary e-mail address of your account is now alice@work.example;');
   });
 
   it('another user’s address id → 404 for every action, nothing changed', async () => {

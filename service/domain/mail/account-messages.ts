@@ -55,7 +55,8 @@ export type SecurityAlert =
   | { kind: 'two_factor_disabled' }
   | { kind: 'recovery_codes_regenerated' }
   | { kind: 'personal_access_token_created'; tokenName: string }
-  | { kind: 'email_added'; email: string };
+  | { kind: 'email_added'; email: string }
+  | { kind: 'primary_email_changed'; email: string };
 
 /** Subject and what happened, per alert (GitLab's subjects where GitLab sends the alert). */
 function describe(alert: SecurityAlert): [string, string] {
@@ -84,6 +85,11 @@ function describe(alert: SecurityAlert): [string, string] {
       ];
     case 'email_added':
       return ['New email address added', `The e-mail address ${alert.email} was added to your account.`];
+    case 'primary_email_changed':
+      return [
+        'Email Changed',
+        `The primary e-mail address of your account is now ${alert.email}; account e-mail goes there from now on.`,
+      ];
   }
 }
 

@@ -231,7 +231,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
     const r = await guard(request, reply);
     if (!r) return reply;
     try {
-      const email = await makePrimaryEmail(db, r.user, Number(request.params.id), auditActor(r.user, request));
+      const email = await makePrimaryEmail(db, r.user, Number(request.params.id), ctxOf(r, request));
       return redirectWithFlash(app, reply, r.session, BASE, { notice: `${email} is now your primary address.` });
     } catch (err) {
       return refused(reply, r, err);
