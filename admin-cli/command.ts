@@ -22,6 +22,8 @@ export interface AdminServices {
 
 export interface MailServices {
   config: MailConfig;
+  /** PUBLIC_URL: links in messages. */
+  publicUrl: string;
   /** A new transport (the caller closes it). */
   transport(): MailTransport;
 }
