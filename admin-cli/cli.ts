@@ -47,7 +47,11 @@ const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
   mail: () => {
     const config = loadConfig(env);
     const aws = config.aws && { region: config.aws.region, credentials: config.aws.credentials };
-    return { config: config.mail, transport: () => createMailTransport(config.mail, { aws }) };
+    return {
+      config: config.mail,
+      publicUrl: config.publicUrl,
+      transport: () => createMailTransport(config.mail, { aws }),
+    };
   },
 });
 

@@ -23,6 +23,8 @@ export interface AdminServices {
 
 export interface MailServices {
   config: MailConfig;
+  /** PUBLIC_URL: links in messages. */
+  publicUrl: string;
   /** A new transport (the caller closes it). */
   transport(): MailTransport;
 }

@@ -51,13 +51,14 @@ export interface RoundReport {
   failed: number;
 }
 
-/** One round: claim, render what is new, send, record. */
-export async function drainOnce(options: SenderOptions): Promise<RoundReport> {
+/** One round: claim, render what is new, send, record. `ids`: only these messages (`mail test`). */
+export async function drainOnce(options: SenderOptions, ids?: readonly number[]): Promise<RoundReport> {
   const batchSize = options.batchSize ?? options.concurrency * 8;
   const claimed = await claimDueMail(options.db, {
     limit: batchSize,
     leaseSeconds: options.leaseSeconds ?? 300,
     maxAttempts: options.maxAttempts,
+    ids,
   });
   const report: RoundReport = { claimed: claimed.length, sent: 0, retried: 0, failed: 0 };
   if (!claimed.length) return report;

@@ -146,13 +146,14 @@ export interface ClaimedMail {
  */
 export async function claimDueMail(
   db: Kysely<Database> | Transaction<Database>,
-  options: { limit: number; leaseSeconds: number; maxAttempts: number },
+  options: { limit: number; leaseSeconds: number; maxAttempts: number; ids?: readonly number[] },
 ): Promise<ClaimedMail[]> {
+  const only = options.ids ? sql`and id = any(${[...options.ids]}::bigint[])` : sql``;
   const { rows } = await sql<ClaimedMail & { status: string }>`
     with due as (
       select id from mail_outbox
-       where (status = 'pending' and next_attempt_at <= now())
-          or (status = 'sending' and locked_until < now())
+       where ((status = 'pending' and next_attempt_at <= now())
+          or (status = 'sending' and locked_until < now())) ${only}
        order by next_attempt_at, id
        limit ${options.limit}
        for update skip locked
