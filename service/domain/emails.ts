@@ -17,7 +17,7 @@ import { randomHex, sha256Hex } from './secrets';
 import { enqueueSecurityAlert } from './security-alerts';
 import { isEmailTaken } from './users';
 
-export const CONFIRMATION_VALID_HOURS = 24;
+const CONFIRMATION_VALID_HOURS = 24;
 export const MAX_EMAIL_LENGTH = 254;
 
 export interface AccountEmail {
@@ -77,7 +77,7 @@ function requireAddress(input: string): string {
  * Confirmation links mailed per account and hour: enough to fix a typo or a lost mail, too few to
  * use the page to flood someone else's mailbox.
  */
-export const CONFIRMATION_MAILS_PER_HOUR = 10;
+const CONFIRMATION_MAILS_PER_HOUR = 10;
 
 async function issueConfirmation(
   trx: DbOrTrx,

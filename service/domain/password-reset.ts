@@ -23,9 +23,9 @@ import { randomHex, sha256Hex } from './secrets';
 import { enqueueSecurityAlert } from './security-alerts';
 import { storePasswordHash } from './users';
 
-export const RESET_VALID_MINUTES = 60;
-export const RESET_ACCOUNT_LIMIT = 5;
-export const RESET_ADDRESS_LIMIT = 20;
+const RESET_VALID_MINUTES = 60;
+const RESET_ACCOUNT_LIMIT = 5;
+const RESET_ADDRESS_LIMIT = 20;
 const RESET_WINDOW_SECONDS = 3600;
 
 export type ResetRequestResult = { ok: true } | { ok: false; reason: 'rate_limited'; retryAfter: number };

@@ -30,7 +30,7 @@ const EDIT_QUERY = {
 } as const;
 
 /** What everyone who asks is told, whether or not the address is anyone's (no enumeration). */
-export const RESET_REQUESTED =
+const RESET_REQUESTED =
   'If your e-mail address is confirmed on an account here, you will receive a link to reset your password in a few minutes.';
 
 export async function passwordResetRoutes(app: FastifyInstance, { db, config }: AppContext) {
