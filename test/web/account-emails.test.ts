@@ -239,6 +239,28 @@ describe('forgot password', () => {
     expect((await new WebClient(f.app).signIn('alice', NEW_PASSWORD)).statusCode).toBe(302);
   });
 
+  it('one link used twice at once: exactly one succeeds', async () => {
+    await requestReset('alice@example.com');
+    const link = linkIn((await outbox())[0]);
+    const token = new URL(link, 'http://x').searchParams.get('reset_password_token')!;
+    const clients = [new WebClient(f.app), new WebClient(f.app)];
+    const csrfs = await Promise.all(clients.map(async (c) => WebClient.csrf((await c.get(link)).body)));
+    const results = await Promise.all(
+      clients.map((c, i) =>
+        c.post('/users/password/edit', {
+          authenticity_token: csrfs[i],
+          reset_password_token: token,
+          'user[password]': `${NEW_PASSWORD} ${i}`,
+          'user[password_confirmation]': `${NEW_PASSWORD} ${i}`,
+        }),
+      ),
+    );
+    expect(results.map((r) => r.statusCode).sort()).toEqual([303, 404]);
+    const winner = results.findIndex((r) => r.statusCode === 303);
+    expect((await new WebClient(f.app).signIn('alice', `${NEW_PASSWORD} ${winner}`)).statusCode).toBe(302);
+    expect((await outbox()).filter((m) => m.kind === 'security_alert.password_reset')).toHaveLength(1);
+  });
+
   it.each([
     ['short', 'short', 'user_password', 'New password is too short (minimum is 8 characters).'],
     [
