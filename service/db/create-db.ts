@@ -58,12 +58,12 @@ export function createDb(options: CreateDbOptions): DbHandle {
   };
 }
 
-/** A one-line, secret-free description of why a database could not be reached. */
 /** One round trip that needs nothing but a connection (`select 1`): health checks and early connects. */
 export async function pingDatabase(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
+/** A one-line, secret-free description of why a database could not be reached. */
 export function describeConnectionError(err: unknown, connectionString?: string): string {
   const e = err as { code?: string; message?: string };
   let where = 'the database';

@@ -41,6 +41,9 @@ export interface UserEmailsTable {
   user_id: number;
   email: string;
   confirmed_at: NullableTimestamp;
+  /** SHA-256 of the live confirmation token (null once confirmed). */
+  confirmation_digest: string | null;
+  confirmation_sent_at: NullableTimestamp;
   created_at: Timestamp;
 }
 
@@ -225,6 +228,39 @@ export interface UserRecoveryCodesTable {
   created_at: Timestamp;
 }
 
+export type MailStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+/** The mail outbox (migration 0014): one row per message, drained by the sender. */
+export interface MailOutboxTable {
+  id: Id;
+  message_id: string;
+  kind: string;
+  to_address: string;
+  from_address: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  raw: string | null;
+  status: Generated<MailStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  locked_until: NullableTimestamp;
+  last_error: string | null;
+  transport_response: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  sent_at: NullableTimestamp;
+}
+
+/** At most one live forgotten-password token per user: its SHA-256 digest and expiry. */
+export interface PasswordResetTokensTable {
+  user_id: number;
+  token_digest: string;
+  expires_at: Date;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   user_emails: UserEmailsTable;
@@ -242,6 +278,8 @@ export interface Database {
   rate_limit_counters: RateLimitCountersTable;
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  mail_outbox: MailOutboxTable;
+  password_reset_tokens: PasswordResetTokensTable;
 }
 
 export type Db = Kysely<Database>;

@@ -27,6 +27,18 @@ export const fieldOf = (err: DomainError): string | undefined => Object.keys(err
 export const notFound = (message: string) => new DomainError('not_found', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
 
+/**
+ * Too many of something that is not a credential check (e.g. confirmation e-mails an hour): thrown
+ * inside the transaction that would have sent it, so nothing is written; the page or the CLI that
+ * offers the action catches it and says when to try again.
+ */
+export class RateLimitedError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate limited');
+    this.name = 'RateLimitedError';
+  }
+}
+
 /** Map a PostgreSQL unique violation on a known index to a conflict with a readable message. */
 export function uniqueViolation(err: unknown, messages: Record<string, string>): DomainError | undefined {
   const e = err as { code?: string; constraint?: string };

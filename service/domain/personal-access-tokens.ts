@@ -7,6 +7,8 @@ import { invalidField, notFound } from './errors';
 import { requireName } from './names';
 import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';
+import type { MailSettings } from './mail/account-messages';
+import { enqueueSecurityAlert } from './security-alerts';
 import { getUserByUsername } from './users';
 
 const COLUMNS = ['id', 'user_id', 'name', 'scopes', 'expires_at', 'revoked_at', 'last_used_at', 'created_at'] as const;
@@ -19,6 +21,8 @@ export interface CreateTokenInput {
   expiresAt?: string | null;
   actor?: string;
   now?: Date;
+  /** What the security alert needs (PUBLIC_URL, MAIL_FROM); every service and CLI caller passes it (tests may not). */
+  mail?: MailSettings;
 }
 
 export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenInput) {
@@ -50,6 +54,8 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow();
+    if (input.mail)
+      await enqueueSecurityAlert(db, user, { kind: 'personal_access_token_created', tokenName: name }, input.mail);
     await recordAudit(db, {
       actor: input.actor ?? 'system',
       action: 'personal_access_token.create',

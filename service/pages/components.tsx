@@ -263,6 +263,24 @@ export function LinkButton(props: { href: string; variant?: ButtonVariant; small
   );
 }
 
+/** A one-button form (non-destructive actions that need no confirmation). */
+export function PostButton(props: {
+  action: string;
+  csrf: string;
+  variant?: ButtonVariant;
+  small?: boolean;
+  children?: Child;
+}): Html {
+  return (
+    <form method="post" action={props.action} class="inline-form">
+      <CsrfField token={props.csrf} />
+      <Button variant={props.variant} small={props.small}>
+        {props.children}
+      </Button>
+    </form>
+  );
+}
+
 /**
  * The confirm step of a destructive action, without JavaScript: the list links (GET) to this
  * page, which changes nothing; only its button posts the action.

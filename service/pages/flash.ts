@@ -2,6 +2,7 @@
 // (a new token, recovery codes) is sealed with a key derived from the session id: the cookie holds
 // the id, the database only its digest, so the stored flash is unreadable from a database copy.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
 import type { WebSession } from '../domain/sessions';
 import type { SessionManager } from '../http/session';
 import type { Flash } from './components';
@@ -32,28 +33,33 @@ export function unseal(session: WebSession, sealed: string): unknown {
   }
 }
 
-/** Leave a message (and optionally a secret to reveal once) for the next page of this session. */
+/**
+ * Leave a message (and optionally a secret to reveal once) for the next page of this session. An
+ * anonymous session (the forgotten-password pages) lives in its cookie: pass the reply.
+ */
 export async function setFlash(
   sessions: SessionManager,
   session: WebSession,
   flash: Flash,
   secret?: unknown,
+  reply?: FastifyReply,
 ): Promise<void> {
   const stored: StoredFlash = { ...flash };
   if (secret !== undefined) stored.sealed = seal(session, secret);
   session.data.flash = stored as Record<string, unknown>;
-  await sessions.save(session);
+  await sessions.save(session, reply);
 }
 
 /** The pending message and secret, removed from the session: shown once, gone on reload. */
 export async function takeFlash<S = unknown>(
   sessions: SessionManager,
   session: WebSession,
+  reply?: FastifyReply,
 ): Promise<{ flash?: Flash; secret?: S }> {
   const stored = session.data.flash as StoredFlash | undefined;
   if (!stored) return {};
   delete session.data.flash;
-  await sessions.save(session);
+  await sessions.save(session, reply);
   const flash: Flash = {};
   if (typeof stored.notice === 'string') flash.notice = stored.notice;
   if (typeof stored.alert === 'string') flash.alert = stored.alert;

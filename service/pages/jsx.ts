@@ -2,6 +2,7 @@
 // HTML-escaped; only markup built by this runtime (or passed through `trustedHtml`) is emitted raw.
 // Classic JSX factory (tsconfig `jsxFactory: React.createElement`): every .tsx file does
 // `import * as React from '…/pages/jsx'` (the conventional name, which Biome's reactClassic mode knows).
+import { escapeHtml } from '../shared/html';
 
 /** Markup this runtime produced: the only value a page emits without escaping. */
 export class Html {
@@ -15,15 +16,7 @@ export type Child = Html | string | number | boolean | null | undefined | readon
 export type AttributeValue = string | number | boolean | null | undefined;
 type Component<P> = (props: P & { children?: Child }) => Html;
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '`': '&#96;',
-};
-export const escapeHtml = (text: string): string => text.replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
+export { escapeHtml };
 
 /**
  * Markup from a trusted producer (our own QR-code SVG renderer), emitted as is. Never for

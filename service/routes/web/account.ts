@@ -3,7 +3,9 @@
 // the post/redirect/get answer with a flash message.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
+import type { Config } from '../../config';
 import type { Db, User } from '../../db/schema';
+import type { MailSettings } from '../../domain/mail/account-messages';
 import type { WebSession } from '../../domain/sessions';
 import { checkCurrentPassword } from '../../domain/sign-in';
 import { CSRF_FIELD } from '../../http/session';
@@ -82,6 +84,15 @@ export async function currentPasswordRefusal(
   }
   return { status: 422, errors: [{ field, message: 'You must provide a valid current password.' }] };
 }
+
+/**
+ * What the account e-mails need from the configuration (links on PUBLIC_URL, MAIL_FROM), read per
+ * request: tests point the public URL at the port they listen on after the app is built.
+ */
+export const mailSettingsOf = (config: Config): MailSettings => ({
+  publicUrl: config.publicUrl,
+  from: config.mail.from,
+});
 
 /** Who did it, for the audit log. */
 export const auditActor = (user: Pick<User, 'username'>, request: FastifyRequest) => ({

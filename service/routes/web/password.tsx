@@ -14,6 +14,7 @@ import {
   accountGuardFor,
   auditActor,
   currentPasswordRefusal,
+  mailSettingsOf,
   pendingFlash,
   redirectWithFlash,
 } from './account';
@@ -112,7 +113,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     if (refused) return page(reply, r, refused);
     // Ends every session of the user, this one too, in the password's own transaction; the fresh
     // session below keeps this browser signed in.
-    await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor);
+    await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor, mailSettingsOf(context.config));
     const session = await app.sessions.signIn(request, reply, r.user.id);
     return redirectWithFlash(app, reply, session, EDIT, {
       notice: 'Password was successfully updated. Other sessions have been signed out.',

@@ -29,7 +29,14 @@ import {
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
+import {
+  type AccountRequest,
+  accountGuardFor,
+  auditActor,
+  mailSettingsOf,
+  pendingFlash,
+  redirectWithFlash,
+} from './account';
 
 const BASE = '/-/user_settings/personal_access_tokens';
 const F = 'personal_access_token';
@@ -209,6 +216,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
         scopes: values.scopes,
         expiresAt: values.expiresAt,
         actor: auditActor(r.user, request).actor,
+        mail: mailSettingsOf(context.config),
       });
       return redirectWithFlash(
         app,

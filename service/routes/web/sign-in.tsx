@@ -10,8 +10,10 @@ import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, TextField } from '../../pages/components';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from '../../pages/current-user';
+import { takeFlash } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, redirect, sendPage } from '../../pages/layout';
+import { NEW_PASSWORD_PATH } from './password-reset';
 
 /** How long the TOTP step may follow the password step. */
 const OTP_STEP_SECONDS = 300;
@@ -28,10 +30,12 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
 
   async function passwordForm(reply: FastifyReply, session: WebSession, status = 200, error?: string, login = '') {
+    // A message left by the page before (e.g. "check your e-mail" after a password reset request).
+    const flash = error ? { alert: error } : (await takeFlash(sessions, session, reply)).flash;
     return sendPage(
       reply,
       status,
-      <Layout title="Sign in" variant="card" flash={error ? { alert: error } : undefined}>
+      <Layout title="Sign in" variant="card" flash={flash}>
         <form method="post" action={SIGN_IN_PATH}>
           <CsrfField token={await sessions.csrfToken(session)} />
           <TextField
@@ -53,6 +57,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
           />
           <div class="actions">
             <Button>Sign in</Button>
+            <a href={NEW_PASSWORD_PATH}>Forgot your password?</a>
           </div>
         </form>
       </Layout>,
