@@ -10,8 +10,8 @@ import { sql } from 'kysely';
 import { createDb } from '../service/db/create-db';
 import { migrateToLatest } from '../service/db/migrator';
 import type { Db } from '../service/db/schema';
-import { type RecipientTarget, recipientsQuery, resolveRecipients } from '../service/domain/notification-recipients';
-import { NOTIFICATION_EVENTS } from '../service/domain/notification-settings';
+import { type RecipientTarget, recipientsQuery, resolveRecipients } from '../service/domain/notifications/recipients';
+import { NOTIFICATION_EVENTS } from '../service/db/schema';
 import { startTestPostgres } from '../test/support/postgres-server';
 
 const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 10_000);

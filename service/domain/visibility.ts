@@ -52,12 +52,39 @@ export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: 
 }
 
 /**
- * `select id` of the group or project with this id or full path when the viewer may see it: the one
- * statement of the rule that canSee*, findVisible* and the notification-settings reads and upserts
- * all use (a write touches only a visible target without a round trip to find it first). The lists
- * (listing.ts) and the recipients (notification-recipients.ts) apply the rule to many rows at once
- * in their own SQL; test/api/visibility.test.ts pins that they agree with this one. Undefined: no
- * such path can exist.
+ * The visibility rule as ONE SQL predicate, the only copy: may the viewer see the namespace whose
+ * own visibility is `visibility`, whose group is `groupId` (the group itself, or a project's group)
+ * and, for a project, whose id is `projectId`? Public and internal: yes; private: admins, and
+ * members of the project or of its group or any ancestor group. Every argument is an expression,
+ * so the same predicate serves one viewer over many rows (listing.ts, the notifications page), one
+ * row for one viewer (visibleNamespaceIds) and many viewers of one target (the recipients).
+ */
+export function visibleSql(
+  viewer: { id: RawBuilder<unknown>; isAdmin: RawBuilder<unknown> },
+  ns: { visibility: RawBuilder<unknown>; groupId: RawBuilder<unknown>; projectId?: RawBuilder<unknown> },
+): RawBuilder<boolean> {
+  const projectMember = ns.projectId ? sql` or m.project_id = ${ns.projectId}` : sql``;
+  return sql<boolean>`(${ns.visibility} <> 'private' or ${viewer.isAdmin} or exists (
+      with recursive up (id, parent_id) as (
+        select id, parent_id from groups where id = ${ns.groupId}
+        union
+        select g.id, g.parent_id from groups g join up on g.id = up.parent_id
+      )
+      select 1 from members m where m.user_id = ${viewer.id} and (m.group_id in (select id from up)${projectMember})
+    ))`;
+}
+
+/** visibleSql for one known viewer. */
+export const viewerSql = (viewer: Viewer) => ({
+  id: sql`${viewer.id}::bigint`,
+  isAdmin: sql`${viewer.is_admin}::boolean`,
+});
+
+/**
+ * `select id` of the group or project with this id or full path when the viewer may see it (by
+ * visibleSql): what canSee*, findVisible* and the notification-settings reads and upserts use (a
+ * write touches only a visible target without a round trip to find it first). Undefined: no such
+ * path can exist.
  */
 export function visibleNamespaceIds(
   viewer: Viewer,
@@ -70,17 +97,10 @@ export function visibleNamespaceIds(
   const match = isNumericId(idOrPath)
     ? sql`n.id = ${Number(idOrPath)}`
     : sql`lower(n.${pathColumn}) = ${idOrPath.toLowerCase()}`;
-  const start = kind === 'group' ? sql`n.id` : sql`n.group_id`;
-  const projectMember = kind === 'project' ? sql` or m.project_id = n.id` : sql``;
-  return sql<{
-    id: number;
-  }>`select n.id from ${table} n where ${match} and (n.visibility <> 'private' or ${viewer.is_admin}
-    or exists (
-      with recursive ancestors as (
-        select id, parent_id from groups where id = ${start}
-        union
-        select g.id, g.parent_id from groups g join ancestors a on g.id = a.parent_id
-      )
-      select 1 from members m where m.user_id = ${viewer.id} and (m.group_id in (select id from ancestors)${projectMember})
-    ))`;
+  const visible = visibleSql(viewerSql(viewer), {
+    visibility: sql`n.visibility`,
+    groupId: kind === 'group' ? sql`n.id` : sql`n.group_id`,
+    ...(kind === 'project' ? { projectId: sql`n.id` } : {}),
+  });
+  return sql<{ id: number }>`select n.id from ${table} n where ${match} and ${visible}`;
 }

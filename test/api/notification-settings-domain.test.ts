@@ -5,12 +5,11 @@ import type { Db, User } from '../../service/db/schema';
 import { DomainError } from '../../service/domain/errors';
 import {
   getNotificationSettings,
-  InvalidParameterError,
   NOTIFICATION_LEVELS,
   parseNotificationLevel,
   parseNotificationSettingsUpdate,
   updateNotificationSettings,
-} from '../../service/domain/notification-settings';
+} from '../../service/domain/notifications/settings';
 import { addUserEmail } from '../../service/domain/users';
 import { createGroup, makeUser } from '../support/api-fixtures';
 import { createTestDatabase } from '../support/db';
@@ -53,9 +52,11 @@ describe('parsing', () => {
           return e;
         }
       })();
-      expect(err).toBeInstanceOf(InvalidParameterError);
-      expect((err as InvalidParameterError).message).toBe('reopen_issue is invalid');
-      expect((err as InvalidParameterError).kind).toBe('invalid');
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).message).toBe('reopen_issue is invalid');
+      expect((err as DomainError).kind).toBe('invalid');
+      // GitLab's shape for a bad parameter, {"error": …}, carried by the error itself.
+      expect((err as DomainError).key).toBe('error');
     }
   });
 
