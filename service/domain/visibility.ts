@@ -22,21 +22,6 @@ export const isNumericId = (idOrPath: string): boolean => /^[1-9]\d{0,15}$/.test
  */
 const plausiblePath = (path: string): boolean => path.length > 0 && path.length <= 2048 && !path.includes('\u0000');
 
-/** Whether the viewer may see this group (the rule of visibleNamespaceIds, in one query). */
-export const canSeeGroup = (db: DbOrTrx, viewer: Viewer, group: Pick<Group, 'id'>): Promise<boolean> =>
-  isVisible(db, viewer, 'group', group.id);
-
-/** Whether the viewer may see this project (the rule of visibleNamespaceIds, in one query). */
-export const canSeeProject = (db: DbOrTrx, viewer: Viewer, project: Pick<Project, 'id'>): Promise<boolean> =>
-  isVisible(db, viewer, 'project', project.id);
-
-async function isVisible(db: DbOrTrx, viewer: Viewer, kind: 'group' | 'project', id: number): Promise<boolean> {
-  const visible = visibleNamespaceIds(viewer, kind, String(id));
-  if (!visible) return false;
-  const { rows } = await sql<{ visible: boolean }>`select exists (${visible}) as visible`.execute(db);
-  return rows[0]?.visible === true;
-}
-
 /** The group with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleGroup(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Group | undefined> {
   const visible = visibleNamespaceIds(viewer, 'group', idOrPath);
@@ -82,7 +67,7 @@ export const viewerSql = (viewer: Viewer) => ({
 
 /**
  * `select id` of the group or project with this id or full path when the viewer may see it (by
- * visibleSql): what canSee*, findVisible* and the notification-settings reads and upserts use (a
+ * visibleSql): what findVisible* and the notification-settings reads and upserts use (a
  * write touches only a visible target without a round trip to find it first). Undefined: no such
  * path can exist.
  */

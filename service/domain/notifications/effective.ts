@@ -32,32 +32,41 @@ export const targetSourcesCte = (target: TargetRef): RawBuilder<unknown> =>
     : sourcesCte({ groups: sql`select ${target.group.id}::bigint` });
 
 /**
- * After `sources`: `at_sources` (the users' rows at every source, with `columns`), `nearest` (per
- * target and user, the nearest row whose level is not `global`) and `nearest_email` (the nearest
- * group row naming an e-mail).
+ * Aggregates over settings rows at the sources (at_sources rows, grouped per target and user): the
+ * nearest row whose level is not `global` — its `level`, `source_type`, `source_id`, `full_path` and
+ * the `flags` named — and `group_email`, the nearest group row's notification e-mail. Rows without a
+ * level (the recipients' candidate rows) are ignored. An aggregate rather than a join, so a
+ * resolution over thousands of candidates stays one pass whatever the planner's estimates.
+ */
+export const nearestAggregates = (flags: readonly string[] = []): RawBuilder<unknown> => {
+  const nearest = (column: string) =>
+    sql`(array_agg(${sql.ref(column)} order by depth) filter (where level <> ${INHERIT}))[1] as ${sql.ref(column)}`;
+  return sql`${sql.join(['level', 'source_type', 'source_id', 'full_path', ...flags].map(nearest))},
+    (array_agg(notification_email order by depth)
+      filter (where source_type = 'group' and notification_email is not null))[1] as group_email`;
+};
+
+/**
+ * After `sources`: `at_sources` (the rows at every source of the users of `users`, with `columns`)
+ * and `nearest` (nearestAggregates per target and user, with the `flags`).
  */
 export const effectiveCtes = (
   users: RawBuilder<unknown>,
   columns: RawBuilder<unknown>[] = [],
+  flags: readonly string[] = [],
 ): RawBuilder<unknown> => sql`
   at_sources as (${settingsAtSourcesSql(users, columns)}),
   nearest as (
-    select distinct on (target_type, target_id, user_id) * from at_sources
-     where level <> ${INHERIT} order by target_type, target_id, user_id, depth
-  ),
-  nearest_email as (
-    select distinct on (target_type, target_id, user_id) target_type, target_id, user_id, notification_email
-      from at_sources where source_type = 'group' and notification_email is not null
-     order by target_type, target_id, user_id, depth
+    select target_type, target_id, user_id, ${nearestAggregates(flags)}
+      from at_sources group by target_type, target_id, user_id
   )`;
 
 /**
  * The joins the effective columns read, for users `u` on targets `t` (each with target_type and
- * target_id): `n` nearest, `ne` nearest e-mail, `g` the global row.
+ * target_id): `n` nearest, `g` the global row.
  */
 export const effectiveJoins = sql`
   left join nearest n on n.user_id = u.id and n.target_type = t.target_type and n.target_id = t.target_id
-  left join nearest_email ne on ne.user_id = u.id and ne.target_type = t.target_type and ne.target_id = t.target_id
   left join notification_settings g on g.user_id = u.id and g.group_id is null and g.project_id is null`;
 
 /**
@@ -65,14 +74,14 @@ export const effectiveJoins = sql`
  * `global` (over `g`) when the global row has a level of its own, else false.
  */
 export const decisiveSql = (nearest: RawBuilder<unknown>, global: RawBuilder<unknown>): RawBuilder<boolean> =>
-  sql<boolean>`coalesce(case when n.user_id is not null then ${nearest} when g.level <> ${INHERIT} then ${global} end, false)`;
+  sql<boolean>`coalesce(case when n.level is not null then ${nearest} when g.level <> ${INHERIT} then ${global} end, false)`;
 
-/** level, source_type, source_id, full_path, email: the effective settings of `u` on `t`. */
+/** level, source_type, source_id, full_path, email: the effective settings of `u` from `n` and `g`. */
 export const effectiveColumns = sql`
   ${effectiveLevelSql(sql`n.level`, sql`g.level`)} as level,
-  case when n.user_id is null then 'global' else n.source_type end as source_type,
+  case when n.level is null then 'global' else n.source_type end as source_type,
   n.source_id, n.full_path,
-  ${addressSql({ group: sql`ne.notification_email`, global: sql`g.notification_email`, primary: sql`u.email` })} as email`;
+  ${addressSql({ group: sql`n.group_email`, global: sql`g.notification_email`, primary: sql`u.email` })} as email`;
 
 export interface EffectiveRow {
   level: NotificationLevel;
@@ -105,7 +114,7 @@ export async function effectiveSettings(
 ): Promise<EffectiveSettings> {
   const flags = NOTIFICATION_EVENTS.map((e) => sql.ref(`ns.${e}`));
   const { rows } = await sql<EffectiveRow & Record<NotificationEvent, boolean>>`
-    with recursive ${targetSourcesCte(target)}, ${effectiveCtes(sql`select ${user.id}::bigint`, flags)}
+    with recursive ${targetSourcesCte(target)}, ${effectiveCtes(sql`select ${user.id}::bigint`, flags, NOTIFICATION_EVENTS)}
     select ${effectiveColumns}, ${sql.join(NOTIFICATION_EVENTS.map((e) => sql`${decisiveSql(sql.ref(`n.${e}`), sql.ref(`g.${e}`))} as ${sql.ref(e)}`))}
       from sources t cross join users u ${effectiveJoins}
      where t.depth = 0 and u.id = ${user.id}

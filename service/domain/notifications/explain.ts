@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, NotificationLevel, User } from '../../db/schema';
 import { visibleSql } from '../visibility';
+import { settingsAtSourcesSql } from './sources';
 import { effectiveSettings, type SettingSource, targetSourcesCte } from './effective';
 import { type CandidateKind, flagOn, INHERIT, levelAllows } from './levels';
 import {
@@ -52,9 +53,8 @@ async function factsOf(db: DbOrTrx, target: RecipientTarget, userId: number): Pr
   const { rows } = await sql<Facts>`
     with recursive ${targetSourcesCte(target)}, ${holdersCte},
     chain as (
-      select s.source_type, s.full_path, s.depth, ns.level, ns.notification_email
-        from sources s join notification_settings ns on ns.user_id = ${userId}
-         and (case when s.source_type = 'project' then ns.project_id else ns.group_id end) = s.source_id
+      select a.source_type, a.full_path, a.depth, a.level, a.notification_email
+        from (${settingsAtSourcesSql(sql`select ${userId}::bigint`)}) a
       union all
       select 'global', null, 1000000, level, notification_email from notification_settings
        where user_id = ${userId} and group_id is null and project_id is null

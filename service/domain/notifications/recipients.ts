@@ -20,8 +20,7 @@ import {
   decisiveSql,
   type EffectiveRow,
   effectiveColumns,
-  effectiveCtes,
-  effectiveJoins,
+  nearestAggregates,
   type SettingSource,
   sourceOf,
   targetSourcesCte,
@@ -37,6 +36,7 @@ import {
   type RecipientReason,
   reasonOf,
 } from './levels';
+import { settingsAtSourcesSql } from './sources';
 
 export interface Recipient {
   user_id: number;
@@ -173,17 +173,21 @@ export const holdersCte = sql`
       from rows_there r left join global_holders gh on gh.user_id = r.user_id
      where ${holdsSql(sql`r.level`, sql`gh.level`)}
     union all
-    select m.user_id, s.source_type, s.source_id, s.full_path, s.depth, null, gh.level
-      from global_holders gh join members m on m.user_id = gh.user_id
-      join sources s on s.source_type = 'group' and s.source_id = m.group_id
+    -- From each global holder to their memberships at the sources (LATERAL: an index probe per
+    -- holder, never a scan of the tree's members), where they have no row.
+    select gh.user_id, s.source_type, s.source_id, s.full_path, s.depth, null, gh.level
+      from global_holders gh
+      cross join lateral (
+        select 'group'::text as source_type, m.group_id as source_id from members m
+         where m.user_id = gh.user_id and m.group_id in (select source_id from sources where source_type = 'group')
+           and not exists (select 1 from notification_settings x where x.user_id = m.user_id and x.group_id = m.group_id)
+        union all
+        select 'project', m.project_id from members m
+         where m.user_id = gh.user_id and m.project_id in (select source_id from sources where source_type = 'project')
+           and not exists (select 1 from notification_settings x where x.user_id = m.user_id and x.project_id = m.project_id)
+      ) ms
+      join sources s on s.source_type = ms.source_type and s.source_id = ms.source_id
      where ${holdsSql(sql`null::text`, sql`gh.level`)}
-       and not exists (select 1 from notification_settings x where x.user_id = m.user_id and x.group_id = m.group_id)
-    union all
-    select m.user_id, s.source_type, s.source_id, s.full_path, s.depth, null, gh.level
-      from global_holders gh join members m on m.user_id = gh.user_id
-      join sources s on s.source_type = 'project' and s.source_id = m.project_id
-     where ${holdsSql(sql`null::text`, sql`gh.level`)}
-       and not exists (select 1 from notification_settings x where x.user_id = m.user_id and x.project_id = m.project_id)
   )`;
 
 type ResolvedRow = EffectiveRow & { user_id: string | number; username: string; kind: CandidateKind };
@@ -198,17 +202,27 @@ export function recipientsQuery(target: RecipientTarget, request: RecipientsRequ
       union all select unnest(${request.participantIds}::bigint[]), 'participating'
       union all select distinct user_id, 'watch' from holders
     ),
-    cand_users as (select distinct user_id from cand),
-    ${effectiveCtes(sql`select user_id from cand_users`, [sql`${flagSql('ns', event)} as flag`])},
+    at_sources as (${settingsAtSourcesSql(undefined, [sql`${flagSql('ns', event)} as flag`])}),
+    -- One row per candidate: its kinds and its nearest settings, aggregated in one pass (no join).
+    per_user as (
+      select user_id, array_agg(kind) filter (where kind is not null) as kinds, ${nearestAggregates(['flag'])}
+        from (
+          select user_id, kind, null::text as level, null::int as depth, null::text as source_type,
+                 null::bigint as source_id, null::text as full_path, null::text as notification_email, null::boolean as flag
+            from cand
+          union all
+          select user_id, null, level, depth, source_type, source_id, full_path, notification_email, flag from at_sources
+        ) f
+       group by user_id having bool_or(kind is not null)
+    ),
     eff as (
-      select u.id as user_id, u.username, ${effectiveColumns}, ${decisiveSql(sql`n.flag`, flagSql('g', event))} as flag
-        from cand_users c join users u on u.id = c.user_id
-        cross join (select target_type, target_id from sources where depth = 0) t
-        ${effectiveJoins}
+      select u.id as user_id, u.username, n.kinds, ${effectiveColumns}, ${decisiveSql(sql`n.flag`, flagSql('g', event))} as flag
+        from per_user n join users u on u.id = n.user_id
+        left join notification_settings g on g.user_id = u.id and g.group_id is null and g.project_id is null
        where u.state = 'active' and u.id is distinct from ${request.authorId}::bigint and ${targetVisibleSql(target)}
     )
     select distinct on (e.user_id) e.user_id, e.username, e.email, c.kind, e.level, e.source_type, e.source_id, e.full_path
-      from eff e join cand c on c.user_id = e.user_id
+      from eff e cross join lateral unnest(e.kinds) as c(kind)
      where ${levelAllowsSql(sql`e.level`, sql`c.kind`, sql`e.flag`, event)}
      order by e.user_id, array_position(${CANDIDATE_KINDS}::text[], c.kind)
   `;

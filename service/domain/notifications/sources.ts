@@ -34,21 +34,22 @@ export function sourcesCte(targets: {
 
 /**
  * The settings rows at the sources (needs `sources`): one row per target, source and user, with
- * the row's `level`, `notification_email` and the extra `columns` (each `alias: expression over ns`).
- * `users` restricts the users (a query of user ids). The group and project halves are separate
- * so each is an index look-up by source.
+ * the row's `level`, `notification_email` and the extra `columns` (each `expression as alias` over
+ * ns). `users` restricts the users (a query of user ids); without it, every user's row at the
+ * sources. The group and project halves are separate so each is an index look-up by source.
  */
 export function settingsAtSourcesSql(
-  users: RawBuilder<unknown>,
+  users?: RawBuilder<unknown>,
   columns: RawBuilder<unknown>[] = [],
 ): RawBuilder<unknown> {
   const extra = columns.length ? sql`, ${sql.join(columns)}` : sql``;
   const select = sql`select s.target_type, s.target_id, s.source_type, s.source_id, s.full_path, s.depth,
     ns.user_id, ns.level, ns.notification_email${extra}`;
+  const only = users ? sql`and ns.user_id in (${users})` : sql``;
   return sql`
     ${select} from sources s join notification_settings ns on ns.group_id = s.source_id
-     where s.source_type = 'group' and ns.user_id in (${users})
+     where s.source_type = 'group' ${only}
     union all
     ${select} from sources s join notification_settings ns on ns.project_id = s.source_id
-     where s.source_type = 'project' and ns.user_id in (${users})`;
+     where s.source_type = 'project' ${only}`;
 }
