@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { createDb } from '../service/db/create-db';
 import { migrateToLatest } from '../service/db/migrator';
 import type { Db } from '../service/db/schema';
-import { type RecipientTarget, recipientsQuery, resolveRecipients } from '../service/domain/notifications/recipients';
+import { type RecipientTarget, resolveRecipients } from '../service/domain/notifications/recipients';
 import { startTestPostgres } from '../test/support/postgres-server';
 
 const BASE_MEMBERS = 10_000;
@@ -178,18 +178,11 @@ async function main() {
           left join notification_settings ns on ns.user_id = m.user_id
          where m.group_id = any(${sql.val(groupIds)}::bigint[]) or m.project_id = ${project.id}
       `.execute(db);
-    const explain = async () => {
-      if (!process.env.BENCH_EXPLAIN) return;
-      const q = recipientsQuery(target, { event: 'new_issue', authorId: 1, participantIds: [2, 3], mentionedIds: [4] });
-      const { rows } = await sql<{ 'QUERY PLAN': string }>`explain (analyze, buffers) ${q}`.execute(db);
-      console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
-    };
     const line = (label: string, l: { p50: number; p99: number }, rate: number) =>
       console.log(
         `${label.padEnd(36)} p50 ${l.p50.toFixed(2).padStart(7)} ms   p99 ${l.p99.toFixed(2).padStart(7)} ms   ${rate.toFixed(0).padStart(6)}/s`,
       );
 
-    await explain();
     for (let i = 0; i < 30; i++) {
       await resolve(i);
       await baseline();
@@ -225,7 +218,6 @@ async function main() {
       const grown = Date.now();
       await grow(db, groupIds, project.id, MEMBERS);
       members = MEMBERS;
-      await explain();
       for (let i = 0; i < 30; i++) await resolve(i);
       const big = await latency(resolve);
       const bigRate = await throughput(resolve);

@@ -48,15 +48,20 @@ export function visibleSql(
   viewer: { id: RawBuilder<unknown>; isAdmin: RawBuilder<unknown> },
   ns: { visibility: RawBuilder<unknown>; groupId: RawBuilder<unknown>; projectId?: RawBuilder<unknown> },
 ): RawBuilder<boolean> {
-  const projectMember = ns.projectId ? sql` or m.project_id = ${ns.projectId}` : sql``;
+  // Two EXISTS, each an index probe on members (user_id, group_id) / (user_id, project_id); OFFSET 0
+  // keeps each one a probe per row instead of letting the planner hash the members of the whole
+  // tree (the recipients check thousands of candidates against one target: candidates, not members).
+  const projectMember = ns.projectId
+    ? sql` or exists (select 1 from members m where m.user_id = ${viewer.id} and m.project_id = ${ns.projectId} offset 0)`
+    : sql``;
   return sql<boolean>`(${ns.visibility} <> 'private' or ${viewer.isAdmin} or exists (
       with recursive up (id, parent_id) as (
         select id, parent_id from groups where id = ${ns.groupId}
         union
         select g.id, g.parent_id from groups g join up on g.id = up.parent_id
       )
-      select 1 from members m where m.user_id = ${viewer.id} and (m.group_id in (select id from up)${projectMember})
-    ))`;
+      select 1 from members m where m.user_id = ${viewer.id} and m.group_id in (select id from up) offset 0
+    )${projectMember})`;
 }
 
 /** visibleSql for one known viewer. */

@@ -6,7 +6,6 @@ import { DomainError } from '../../service/domain/errors';
 import {
   getNotificationSettings,
   NOTIFICATION_LEVELS,
-  parseNotificationLevel,
   parseNotificationSettingsUpdate,
   updateNotificationSettings,
 } from '../../service/domain/notifications/settings';
@@ -26,9 +25,10 @@ beforeAll(async () => {
 describe('parsing', () => {
   it("knows GitLab's six levels", () => {
     expect(NOTIFICATION_LEVELS).toEqual(['disabled', 'participating', 'watch', 'global', 'mention', 'custom']);
-    for (const level of NOTIFICATION_LEVELS) expect(parseNotificationLevel(level)).toBe(level);
-    expect(() => parseNotificationLevel('x')).toThrow("'x' is not a valid level");
-    expect(() => parseNotificationLevel(undefined)).toThrow(DomainError);
+    const levelOf = (level: unknown) => parseNotificationSettingsUpdate({ level }, { kind: 'global' }).level;
+    for (const level of NOTIFICATION_LEVELS) expect(levelOf(level)).toBe(level);
+    expect(() => levelOf('x')).toThrow("'x' is not a valid level");
+    expect(() => levelOf(null)).toThrow(DomainError);
   });
 
   it("coerces flags as GitLab's Grape (true/false/1/0, yes/no, on/off, t/f …) and names the first bad one", () => {

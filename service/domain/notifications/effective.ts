@@ -23,7 +23,7 @@ export interface SettingSource {
 }
 
 /** The group or project a setting is asked about. */
-export type TargetRef = { kind: 'project'; project: { id: number } } | { kind: 'group'; group: { id: number } };
+type TargetRef = { kind: 'project'; project: { id: number } } | { kind: 'group'; group: { id: number } };
 
 /** `sources` for one target. */
 export const targetSourcesCte = (target: TargetRef): RawBuilder<unknown> =>
@@ -98,7 +98,7 @@ export const sourceOf = (r: Pick<EffectiveRow, 'source_type' | 'source_id' | 'fu
 });
 
 /** The effective notification settings of one user on a project or group. */
-export interface EffectiveSettings {
+interface EffectiveSettings {
   level: NotificationLevel;
   source: SettingSource;
   notification_email: string;

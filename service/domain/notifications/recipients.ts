@@ -192,8 +192,8 @@ export const holdersCte = sql`
 
 type ResolvedRow = EffectiveRow & { user_id: string | number; username: string; kind: CandidateKind };
 
-/** The resolution statement itself (bench/recipients.ts EXPLAINs it). */
-export function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
+/** The resolution statement itself. */
+function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
   const { event } = request;
   return sql<ResolvedRow>`
     with recursive ${targetSourcesCte(target)}, ${holdersCte},

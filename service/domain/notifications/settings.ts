@@ -24,10 +24,10 @@ export type NotificationSource = { kind: 'global' } | { kind: 'group'; id: numbe
 const defaultLevel = (source: NotificationSource): NotificationLevel =>
   source.kind === 'global' ? DEFAULT_LEVEL : INHERIT;
 
-export type NotificationEvents = Record<NotificationEvent, boolean>;
+type NotificationEvents = Record<NotificationEvent, boolean>;
 
 /** The wire shape (GitLab's NotificationSetting / GlobalNotificationSetting entities). */
-export interface NotificationSettingsView {
+interface NotificationSettingsView {
   level: NotificationLevel;
   /** Only with level `custom`: every flag, as a boolean. */
   events?: NotificationEvents;
@@ -57,7 +57,7 @@ const isLevel = (v: unknown): v is NotificationLevel =>
   typeof v === 'string' && (NOTIFICATION_LEVELS as string[]).includes(v);
 
 /** Rails' enum message for an unknown level, byte-for-byte: `'x' is not a valid level`. */
-export function parseNotificationLevel(value: unknown): NotificationLevel {
+function parseNotificationLevel(value: unknown): NotificationLevel {
   if (isLevel(value)) return value;
   throw invalid(`'${typeof value === 'string' ? value : JSON.stringify(value)}' is not a valid level`);
 }
@@ -92,7 +92,7 @@ export function parseNotificationSettingsUpdate(
  * The notification e-mail must be the primary or a verified secondary e-mail of the user.
  * Returns the address as the user registered it (matched case-insensitively).
  */
-export async function requireVerifiedNotificationEmail(
+async function requireVerifiedNotificationEmail(
   db: DbOrTrx,
   user: Pick<User, 'id' | 'email'>,
   email: string,
