@@ -6,6 +6,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, Group, Project, User } from '../db/schema';
 import { GROUP_COLUMNS, PROJECT_COLUMNS } from './namespaces';
+import { sourcesCte } from './notifications/sources';
 
 /** The parts of a user that decide visibility. */
 export type Viewer = Pick<User, 'id' | 'is_admin'>;
@@ -55,12 +56,8 @@ export function visibleSql(
     ? sql` or exists (select 1 from members m where m.user_id = ${viewer.id} and m.project_id = ${ns.projectId} offset 0)`
     : sql``;
   return sql<boolean>`(${ns.visibility} <> 'private' or ${viewer.isAdmin} or exists (
-      with recursive up (id, parent_id) as (
-        select id, parent_id from groups where id = ${ns.groupId}
-        union
-        select g.id, g.parent_id from groups g join up on g.id = up.parent_id
-      )
-      select 1 from members m where m.user_id = ${viewer.id} and m.group_id in (select id from up) offset 0
+      with recursive ${sourcesCte({ groups: sql`select ${ns.groupId}` })}
+      select 1 from members m where m.user_id = ${viewer.id} and m.group_id in (select source_id from sources) offset 0
     )${projectMember})`;
 }
 

@@ -18,17 +18,19 @@ export function sourcesCte(targets: {
   groups?: RawBuilder<unknown>;
 }): RawBuilder<unknown> {
   const none = sql`select null::bigint where false`;
+  // Aliases no caller uses: the target queries may be correlated to the caller's own rows (g, p, n).
   return sql`
     sources (target_type, target_id, source_type, source_id, full_path, parent_id, depth) as (
-      select 'project'::text, p.id, 'project'::text, p.id, p.path_with_namespace, p.group_id, 0
-        from projects p where p.id in (${targets.projects ?? none})
+      select 'project'::text, walk_p.id, 'project'::text, walk_p.id, walk_p.path_with_namespace, walk_p.group_id, 0
+        from projects walk_p where walk_p.id in (${targets.projects ?? none})
       union all
-      select 'group'::text, g.id, 'group'::text, g.id, g.full_path, g.parent_id, 0
-        from groups g where g.id in (${targets.groups ?? none})
+      select 'group'::text, walk_g.id, 'group'::text, walk_g.id, walk_g.full_path, walk_g.parent_id, 0
+        from groups walk_g where walk_g.id in (${targets.groups ?? none})
       union all
-      select s.target_type, s.target_id, 'group'::text, g.id, g.full_path, g.parent_id, s.depth + 1
-        from sources s join groups g on g.id = s.parent_id
-       where s.depth < 100
+      select walk_s.target_type, walk_s.target_id, 'group'::text, walk_up.id, walk_up.full_path, walk_up.parent_id,
+             walk_s.depth + 1
+        from sources walk_s join groups walk_up on walk_up.id = walk_s.parent_id
+       where walk_s.depth < 100
     )`;
 }
 
