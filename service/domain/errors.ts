@@ -8,6 +8,8 @@ export class DomainError extends Error {
     message: string,
     /** Field-level detail, e.g. { notification_email: ['must be an email you have verified'] } */
     readonly details?: Record<string, string[]>,
+    /** The body key on the API: GitLab answers most refusals {"message": …}, a bad parameter {"error": …}. */
+    readonly key: 'message' | 'error' = 'message',
   ) {
     super(message);
     this.name = 'DomainError';

@@ -25,7 +25,7 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     if (err instanceof DomainError) {
       const status = { invalid: 400, not_found: 404, conflict: 409, forbidden: 403 }[err.kind];
       const message = err.details ?? (err.kind === 'not_found' ? `404 ${err.message}` : err.message);
-      return reply.code(status).send({ message });
+      return reply.code(status).send({ [err.key]: message });
     }
     const fe = err as FastifyError;
     // Fastify's own client errors: validation, bad JSON, body too large, unsupported media type.

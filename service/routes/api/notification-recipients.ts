@@ -1,19 +1,14 @@
 // Notification recipients (contract §4, Lanyard's own): POST /projects/:id/notification_recipients
 // and /groups/:id/notification_recipients (admin tokens), and GET …/notification_settings/effective
-// for the caller. The rules live in domain/notification-recipients; this file maps HTTP to them.
+// for the caller. The rules live in domain/notifications/; this file maps HTTP to them.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import {
-  effectiveSettings,
-  parseRecipientsRequest,
-  RecipientsInputError,
-  type RecipientTarget,
-  resolveRecipients,
-} from '../../domain/notification-recipients';
-import { NOTIFICATION_EVENTS, NOTIFICATION_LEVELS } from '../../domain/notification-settings';
+import { effectiveSettings } from '../../domain/notifications/effective';
+import { parseRecipientsRequest, type RecipientTarget, resolveRecipients } from '../../domain/notifications/recipients';
+import { NOTIFICATION_EVENTS, NOTIFICATION_LEVELS } from '../../domain/notifications/settings';
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
 import { principalOf } from '../../http/authenticate';
-import { ApiError, apiNotFound, forbidden } from '../../http/errors';
+import { apiNotFound, forbidden } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import { authErrorResponses, badRequestResponse, idParams, notFoundResponse } from './schemas';
 
@@ -131,14 +126,8 @@ export const notificationRecipientsRoutes: FastifyPluginAsync<AppContext> = asyn
         // Refused before the look-up: a non-admin learns nothing about the target.
         if (!principalOf(request).user.is_admin) throw forbidden();
         const target = await targetOf(request, kind);
-        try {
-          const parsed = parseRecipientsRequest(mergedParams(request));
-          const recipients = await resolveRecipients(db, target, parsed);
-          return reply.code(200).send({ recipients });
-        } catch (err) {
-          if (err instanceof RecipientsInputError) throw new ApiError(400, { error: err.message });
-          throw err;
-        }
+        const recipients = await resolveRecipients(db, target, parseRecipientsRequest(mergedParams(request)));
+        return reply.code(200).send({ recipients });
       },
     );
 
@@ -160,8 +149,7 @@ export const notificationRecipientsRoutes: FastifyPluginAsync<AppContext> = asyn
       },
       async (request) => {
         const user = principalOf(request).user;
-        const { chain: _chain, ...view } = await effectiveSettings(db, user, await targetOf(request, kind));
-        return view;
+        return effectiveSettings(db, user, await targetOf(request, kind));
       },
     );
   }
