@@ -20,6 +20,12 @@ import {
   notificationSettingsRoutes,
   notificationSettingsSchema,
 } from './notification-settings';
+import {
+  personalAccessTokenRoutes,
+  personalAccessTokenSchema,
+  personalAccessTokenWithLastUsedIpsSchema,
+  personalAccessTokenWithTokenSchema,
+} from './personal-access-tokens';
 import { eventsSchema } from './schemas';
 import { openapiRoutes } from './openapi';
 import { currentUserSchema, userRoutes } from './user';
@@ -105,6 +111,9 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     notificationSourceSchema,
     notificationRecipientsSchema,
     effectiveNotificationSettingsSchema,
+    personalAccessTokenSchema,
+    personalAccessTokenWithLastUsedIpsSchema,
+    personalAccessTokenWithTokenSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -116,5 +125,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(namespaceRoutes, ctx);
     await authenticated.register(metadataRoutes);
     await authenticated.register(notificationRecipientsRoutes, ctx);
+    await authenticated.register(personalAccessTokenRoutes, ctx);
   });
 };
