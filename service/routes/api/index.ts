@@ -29,6 +29,7 @@ import {
 import { eventsSchema } from './schemas';
 import { openapiRoutes } from './openapi';
 import { currentUserSchema, userRoutes } from './user';
+import { userBasicSchema, userDetailsWithAdminSchema, userSchema, usersRoutes, userWithAdminSchema } from './users';
 
 const SCOPE_DESCRIPTIONS = {
   api: 'Complete read/write access to the API',
@@ -114,6 +115,10 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     personalAccessTokenSchema,
     personalAccessTokenWithLastUsedIpsSchema,
     personalAccessTokenWithTokenSchema,
+    userBasicSchema,
+    userSchema,
+    userWithAdminSchema,
+    userDetailsWithAdminSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -126,5 +131,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(metadataRoutes);
     await authenticated.register(notificationRecipientsRoutes, ctx);
     await authenticated.register(personalAccessTokenRoutes, ctx);
+    await authenticated.register(usersRoutes, ctx);
   });
 };
