@@ -64,6 +64,8 @@ describe('GET /api/v4/openapi.json', () => {
     expect(documented).toEqual([
       'DELETE /api/v4/personal_access_tokens/self',
       'DELETE /api/v4/personal_access_tokens/{id}',
+      'GET /api/v4/audit_events',
+      'GET /api/v4/audit_events/{id}',
       'GET /api/v4/groups',
       'GET /api/v4/groups/{id}',
       'GET /api/v4/groups/{id}/notification_settings',

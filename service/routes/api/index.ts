@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
 import { rejectArraysForScalars } from '../../http/scalar-params';
+import { auditEventRoutes, auditEventSchema } from './audit-events';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
 import { metadataRoutes, metadataSchema } from './metadata';
 import { namespaceRoutes } from './namespaces';
@@ -119,6 +120,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     userSchema,
     userWithAdminSchema,
     userDetailsWithAdminSchema,
+    auditEventSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -132,5 +134,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(notificationRecipientsRoutes, ctx);
     await authenticated.register(personalAccessTokenRoutes, ctx);
     await authenticated.register(usersRoutes, ctx);
+    await authenticated.register(auditEventRoutes, ctx);
   });
 };

@@ -3,7 +3,7 @@
 // Validation and the write live in domain/notification-settings; this file maps HTTP to it.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { principalOf } from '../../http/authenticate';
+import { apiAuditActor, principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import {
@@ -192,7 +192,14 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
             throw asApiError(err);
           }
           const { id } = request.params as { id: string };
-          const view = await updateVisibleNotificationSettings(db, user, kind, id, update).catch((err) => {
+          const view = await updateVisibleNotificationSettings(
+            db,
+            user,
+            kind,
+            id,
+            update,
+            apiAuditActor(request),
+          ).catch((err) => {
             throw asApiError(err);
           });
           if (!view) throw apiNotFound(what);
@@ -202,7 +209,7 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
         try {
           // Everything is validated before anything is written: a rejected request changes nothing.
           const update = parseNotificationSettingsUpdate(mergedParams(request), source);
-          return await updateNotificationSettings(db, user, source, update);
+          return await updateNotificationSettings(db, user, source, update, apiAuditActor(request));
         } catch (err) {
           throw asApiError(err);
         }
