@@ -40,11 +40,19 @@ export async function recordAudit(db: DbOrTrx, entry: AuditEntry): Promise<void>
  */
 export function auditInsertFrom(
   from: string,
-  entry: Omit<AuditEntry, 'targetId'> & { targetId: RawBuilder<unknown> },
+  entry: Omit<AuditEntry, 'targetId' | 'details'> & {
+    targetId: RawBuilder<unknown>;
+    /** Fixed details, or SQL (jsonb) over the row. */
+    details?: Record<string, unknown> | RawBuilder<unknown>;
+  },
 ): RawBuilder<unknown> {
+  const details =
+    entry.details && 'toOperationNode' in entry.details
+      ? (entry.details as RawBuilder<unknown>)
+      : sql`${JSON.stringify(entry.details ?? {})}::jsonb`;
   return sql`insert into audit_events (actor, action, target_type, target_id, details, ip_address)
     select ${entry.actor}, ${entry.action}, ${entry.targetType ?? null}, (${entry.targetId})::text,
-      ${JSON.stringify(entry.details ?? {})}::jsonb, ${entry.ipAddress ?? null}
+      ${details}, ${entry.ipAddress ?? null}
     from ${sql.table(from)}`;
 }
 

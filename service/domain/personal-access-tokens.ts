@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
-import { recordAudit } from './audit';
+import { auditInsertFrom, recordAudit } from './audit';
 import { invalid, notFound } from './errors';
 import { requireName } from './names';
 import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
@@ -362,27 +362,30 @@ export async function revokeRotatedTokenFamily(
   presentedId: number,
   audit: { ipAddress?: string } = {},
 ): Promise<number[]> {
-  return withTransaction(db, async (db) => {
-    const { rows } = await sql<{ id: number }>`
-      with recursive family as (
-        select id from personal_access_tokens where previous_personal_access_token_id = ${presentedId}
-        union all
-        select t.id from personal_access_tokens t join family f on t.previous_personal_access_token_id = f.id
-      )
+  // One statement, no transaction: it runs on the request path of every revoked token presented,
+  // and the revocation and its audit event commit together or not at all.
+  const { rows } = await sql<{ id: number }>`
+    with recursive family as (
+      select id from personal_access_tokens where previous_personal_access_token_id = ${presentedId}
+      union all
+      select t.id from personal_access_tokens t join family f on t.previous_personal_access_token_id = f.id
+    ), revoked as (
       update personal_access_tokens set revoked_at = now()
       where id in (select id from family) and revoked_at is null
       returning id
-    `.execute(db);
-    const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-    if (ids.length > 0)
-      await recordAudit(db, {
+    ), summary as (
+      select jsonb_agg(id order by id) as ids from revoked having count(*) > 0
+    ), audited as (
+      ${auditInsertFrom('summary', {
         actor: 'system',
         action: 'personal_access_token.revoke_family',
         targetType: 'personal_access_token',
-        targetId: presentedId,
-        details: { reason: 'a token revoked by rotation was presented', revoked_ids: ids },
+        targetId: sql`${presentedId}::bigint`,
+        details: sql`jsonb_build_object('reason', ${'a token revoked by rotation was presented'}::text, 'revoked_ids', summary.ids)`,
         ipAddress: audit.ipAddress,
-      });
-    return ids;
-  });
+      })}
+    )
+    select id from revoked
+  `.execute(db);
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }

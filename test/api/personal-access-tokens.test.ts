@@ -304,6 +304,24 @@ describe('POST /personal_access_tokens/:id/rotate and /self/rotate', () => {
     expect([o.statusCode, o.json()]).toEqual([405, { message: '405 Method Not Allowed' }]);
   });
 
+  it('concurrent rotations of one token: exactly one wins, the others are refused and write nothing', async () => {
+    const token = await makePat(db, alice, ['api']);
+    const { id } = await rowOf(token);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => call('POST', `/personal_access_tokens/${id}/rotate`, rootToken)),
+    );
+    const statuses = results.map((r) => r.statusCode).sort();
+    expect(statuses).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+    for (const r of results.filter((r) => r.statusCode === 400))
+      expect(r.json()).toEqual({ message: '400 Bad request - Token already revoked' });
+    const successors = await db
+      .selectFrom('personal_access_tokens')
+      .select('id')
+      .where('previous_personal_access_token_id', '=', id)
+      .execute();
+    expect(successors).toHaveLength(1);
+  });
+
   it('the rotation chain: rotate twice, present the first token, and the whole chain is revoked', async () => {
     const first = await makePat(db, bob, ['api']);
     const second = (await call('POST', '/personal_access_tokens/self/rotate', first)).json().token as string;
