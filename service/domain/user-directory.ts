@@ -17,6 +17,8 @@ export interface UserFilter {
   search?: string;
   /** Administrators search every address of a user (primary and secondary); others only public e-mails. */
   searchPrivateEmails: boolean;
+  /** GitLab's without_forbidden_states: only administrators list blocked users. */
+  hideBlocked: boolean;
   active?: boolean;
   blocked?: boolean;
   external?: boolean;
@@ -42,6 +44,7 @@ export async function listDirectoryUsers(
   filter: UserFilter,
 ): Promise<{ total: number; rows: DirectoryUser[] }> {
   let q = db.selectFrom('users as u');
+  if (filter.hideBlocked) q = q.where('u.state', '<>', 'blocked');
   if (filter.username !== undefined)
     q = q.where((eb) => eb(eb.fn('lower', ['u.username']), '=', (filter.username as string).toLowerCase()));
   if (filter.search) {

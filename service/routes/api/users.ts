@@ -158,7 +158,8 @@ export const usersRoutes: FastifyPluginAsync<AppContext> = async (app, { db, con
       config: { allowReadUser: true },
       schema: {
         operationId: 'listUsers',
-        summary: 'Users (UserBasic; UserWithAdmin for administrators), newest first',
+        summary:
+          'Users (UserBasic; UserWithAdmin for administrators), newest first; blocked ones for administrators only',
         tags,
         querystring: listQuery,
         response: {
@@ -180,6 +181,7 @@ export const usersRoutes: FastifyPluginAsync<AppContext> = async (app, { db, con
         username: typeof q.username === 'string' && q.username !== '' ? q.username : undefined,
         search: typeof q.search === 'string' && q.search !== '' ? q.search : undefined,
         searchPrivateEmails: user.is_admin,
+        hideBlocked: !user.is_admin,
         active: booleanQueryParam(q, 'active'),
         blocked: booleanQueryParam(q, 'blocked'),
         external: booleanQueryParam(q, 'external'),
