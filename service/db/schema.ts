@@ -58,6 +58,8 @@ export interface PersonalAccessTokensTable {
   revoked_at: NullableTimestamp;
   last_used_at: NullableTimestamp;
   created_at: Timestamp;
+  /** The token this one replaced by rotation (GitLab's previous_personal_access_token_id). */
+  previous_personal_access_token_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface OAuthApplicationsTable {

@@ -164,6 +164,7 @@ export async function setUserState(
   username: string,
   state: 'active' | 'blocked',
   actor = 'system',
+  ipAddress?: string,
 ): Promise<User> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
@@ -178,6 +179,7 @@ export async function setUserState(
       action: state === 'blocked' ? 'user.block' : 'user.unblock',
       targetType: 'user',
       targetId: user.id,
+      ipAddress,
     });
     return updated;
   });

@@ -14,6 +14,7 @@ import {
   type TokenRecord,
   touchPersonalAccessToken,
 } from '../domain/access-tokens';
+import { revokeRotatedTokenFamily } from '../domain/personal-access-tokens';
 import { formatScopes, type Scope, SUDO_SCOPE } from '../domain/scopes';
 import { findUserByIdOrUsername } from '../domain/sudo';
 import { ApiError, forbidden, unauthorized } from './errors';
@@ -41,6 +42,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route also accepts tokens with only `read_user` (GET/HEAD /user). */
     allowReadUser?: boolean;
+    /** Any scope will do (GitLab's /personal_access_tokens/self: every token may see and revoke itself). */
+    allowAnyScope?: boolean;
     /** Read the user's global notification settings with the token (one round trip for the route). */
     withGlobalNotificationSettings?: boolean;
   }
@@ -132,10 +135,19 @@ export async function authenticateApiRequest(db: Db, request: FastifyRequest, no
     withGlobalNotificationSettings: request.routeOptions.config?.withGlobalNotificationSettings === true,
   });
   if (!record) throw unauthorized();
+  // GitLab's reuse detection, on every /api/v4 request (contract §7; GitLab only on rotation
+  // requests, and not for expired tokens): a token revoked by rotation that is presented again may
+  // have been stolen, so every token rotated from it dies too.
+  if (record.revoked && record.kind === 'personal_access_token')
+    await revokeRotatedTokenFamily(db, record.id, { ipAddress: request.ip });
   if (record.expired) throw invalidToken(TOKEN_EXPIRED);
   if (record.revoked) throw invalidToken(TOKEN_REVOKED);
   const allowed = scopesAllowing(request.method, request.routeOptions.config?.allowReadUser === true);
-  if (!record.scopes.some((s) => (allowed as string[]).includes(s))) throw insufficientScope(allowed);
+  if (
+    request.routeOptions.config?.allowAnyScope !== true &&
+    !record.scopes.some((s) => (allowed as string[]).includes(s))
+  )
+    throw insufficientScope(allowed);
   if (record.user.state !== 'active') throw forbidden();
   const sudoUser = await sudo(db, request, record);
   if (record.kind === 'personal_access_token') await touchPersonalAccessToken(db, record.id, record.lastUsedAt, now);
@@ -188,4 +200,17 @@ export function apiAuthentication(db: Db): onRequestHookHandler {
 export function principalOf(request: FastifyRequest): ApiPrincipal {
   if (!request.apiPrincipal) throw unauthorized();
   return request.apiPrincipal;
+}
+
+/** GitLab's authenticated_as_admin!: the acting user must be an administrator, else 403 Forbidden. */
+export function requireAdmin(request: FastifyRequest): ApiPrincipal {
+  const principal = principalOf(request);
+  if (!principal.user.is_admin) throw forbidden();
+  return principal;
+}
+
+/** Who made an API change, for the audit log: the token's owner (the admin, under Sudo) and the address. */
+export function apiAuditActor(request: FastifyRequest): { actor: string; ipAddress: string } {
+  const principal = principalOf(request);
+  return { actor: `user:${(principal.sudoedBy ?? principal.user).username}`, ipAddress: request.ip };
 }

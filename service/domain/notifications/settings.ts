@@ -7,7 +7,7 @@ import type { DbOrTrx, NotificationLevel, NotificationSettingsTable, User } from
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../../db/schema';
 import { type Selectable, sql } from 'kysely';
 import { withTransaction } from '../../db/transaction';
-import { recordAudit } from '../audit';
+import { type AuditActor, auditInsertFrom, recordAudit } from '../audit';
 import { parseBoolean } from '../booleans';
 import { DomainError, invalid } from '../errors';
 import { verifiedEmails } from '../users';
@@ -164,9 +164,21 @@ function changeSet(update: NotificationSettingsUpdate, notificationEmail: string
  */
 export async function updateNotificationSettings(
   db: DbOrTrx,
+  user: Pick<User, 'id' | 'email' | 'username'>,
+  source: NotificationSource,
+  update: NotificationSettingsUpdate,
+  /** Who changed it (default: the user themselves); every path records the same audit event. */
+  audit: AuditActor = { actor: `user:${user.username}` },
+): Promise<NotificationSettingsView> {
+  return withTransaction(db, (trx) => writeNotificationSettings(trx, user, source, update, audit));
+}
+
+async function writeNotificationSettings(
+  db: DbOrTrx,
   user: Pick<User, 'id' | 'email'>,
   source: NotificationSource,
   update: NotificationSettingsUpdate,
+  audit: AuditActor,
 ): Promise<NotificationSettingsView> {
   let notificationEmail = update.notificationEmail;
   if (source.kind === 'project' && notificationEmail !== undefined)
@@ -196,7 +208,24 @@ export async function updateNotificationSettings(
     })
     .returning(SETTINGS_COLUMNS)
     .executeTakeFirstOrThrow();
+  await recordAudit(db, notificationSettingsAudit(audit, user, source, update));
   return toView(row, source, user);
+}
+
+/** The one audit event of a notification settings change, whichever path made it. */
+function notificationSettingsAudit(
+  audit: AuditActor,
+  user: Pick<User, 'id'>,
+  source: NotificationSource,
+  update: NotificationSettingsUpdate,
+) {
+  return {
+    ...audit,
+    action: 'notification_settings.update',
+    targetType: source.kind === 'global' ? 'user' : source.kind,
+    targetId: source.kind === 'global' ? user.id : source.id,
+    details: { level: update.level },
+  };
 }
 
 /**
@@ -232,10 +261,11 @@ export async function getVisibleNotificationSettings(
  */
 export async function updateVisibleNotificationSettings(
   db: DbOrTrx,
-  user: Pick<User, 'id' | 'email' | 'is_admin'>,
+  user: Pick<User, 'id' | 'email' | 'is_admin' | 'username'>,
   kind: 'group' | 'project',
   idOrPath: string,
   update: NotificationSettingsUpdate,
+  audit: AuditActor = { actor: `user:${user.username}` },
 ): Promise<NotificationSettingsView | undefined> {
   const visible = visibleNamespaceIds(user, kind, idOrPath);
   if (!visible) return undefined;
@@ -261,10 +291,15 @@ export async function updateVisibleNotificationSettings(
       project_id: number | null;
     }
   >`
-    insert into notification_settings (${sql.join(columns.map((c) => sql.ref(c)))})
-    select ${sql.join(columns.map((c) => values[c]))} from (${visible}) v
-    on conflict ${target} do update set ${sql.join(set)}
-    returning ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id
+    with changed as (
+      insert into notification_settings (${sql.join(columns.map((c) => sql.ref(c)))})
+      select ${sql.join(columns.map((c) => values[c]))} from (${visible}) v
+      on conflict ${target} do update set ${sql.join(set)}
+      returning ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id
+    ), audited as (
+      ${auditInsertFrom('changed', { ...notificationSettingsAudit(audit, user, { kind, id: 0 }, update), targetId: sql.ref(`changed.${kind}_id`) })}
+    )
+    select ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id from changed
   `.execute(db);
   const row = rows[0];
   if (!row) return undefined;
@@ -276,21 +311,12 @@ export async function updateVisibleNotificationSettings(
  * The account page's change: the update and its `notification_settings.update` audit event in one
  * transaction (a refused e-mail rolls both back).
  */
-export function updateNotificationSettingsAudited(
+export async function updateNotificationSettingsAudited(
   db: DbOrTrx,
-  user: Pick<User, 'id' | 'email'>,
+  user: Pick<User, 'id' | 'email' | 'username'>,
   source: NotificationSource,
   update: NotificationSettingsUpdate,
-  audit: { actor: string; ipAddress?: string },
+  audit: AuditActor,
 ): Promise<void> {
-  return withTransaction(db, async (trx) => {
-    await updateNotificationSettings(trx, user, source, update);
-    await recordAudit(trx, {
-      ...audit,
-      action: 'notification_settings.update',
-      targetType: source.kind === 'global' ? 'user' : source.kind,
-      targetId: source.kind === 'global' ? user.id : source.id,
-      details: { level: update.level },
-    });
-  });
+  await updateNotificationSettings(db, user, source, update, audit);
 }

@@ -3,7 +3,7 @@
 // Validation and the write live in domain/notifications/settings; this file maps HTTP to it.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { principalOf } from '../../http/authenticate';
+import { apiAuditActor, principalOf } from '../../http/authenticate';
 import { apiNotFound } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import {
@@ -186,14 +186,14 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
             throw err;
           }
           const { id } = request.params as { id: string };
-          const view = await updateVisibleNotificationSettings(db, user, kind, id, update);
+          const view = await updateVisibleNotificationSettings(db, user, kind, id, update, apiAuditActor(request));
           if (!view) throw apiNotFound(what);
           return view;
         }
         const source = await sourceOf(request, kind);
         // Everything is validated before anything is written: a rejected request changes nothing.
         const update = parseNotificationSettingsUpdate(mergedParams(request), source);
-        return updateNotificationSettings(db, user, source, update);
+        return updateNotificationSettings(db, user, source, update, apiAuditActor(request));
       },
     );
   }

@@ -62,6 +62,8 @@ describe('migrations', () => {
       'oauth_device_grants.device_code_digest',
       'oauth_device_grants.user_code_digest',
       'password_reset_tokens.token_digest',
+      // A link to the token a rotation replaced (an id, not a secret).
+      'personal_access_tokens.previous_personal_access_token_id',
       'personal_access_tokens.token_digest',
       'service_keys.secret',
       'user_recovery_codes.code_digest',
