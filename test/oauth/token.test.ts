@@ -394,10 +394,11 @@ describe('grant_type=authorization_code', () => {
     expectError(badJson, 400, 'invalid_request');
   });
 
-  it('unsupported_grant_type: client_credentials, implicit and unknown grant types', async () => {
+  it('unsupported_grant_type: implicit and unknown grant types', async () => {
     const { confidential: c } = ctx;
-    // (The device_code grant is supported since contract §2's device flow: test/oauth/device-flow.test.ts.)
-    for (const g of ['client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'nope']) {
+    // (device_code is supported since contract §2's device flow: test/oauth/device-flow.test.ts;
+    // client_credentials since §7: test/oauth/client-credentials.test.ts.)
+    for (const g of ['implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'nope']) {
       expectError(
         await token({ grant_type: g }, { authorization: basic(c.clientId, c.secret) }),
         400,

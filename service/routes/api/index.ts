@@ -79,6 +79,10 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
                 refreshUrl: `${config.publicUrl}/oauth/token`,
                 scopes: SCOPE_DESCRIPTIONS,
               },
+              clientCredentials: {
+                tokenUrl: `${config.publicUrl}/oauth/token`,
+                scopes: { notify: "An application's own token: the notification recipients API" },
+              },
             },
           },
         },
