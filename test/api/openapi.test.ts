@@ -62,6 +62,8 @@ describe('GET /api/v4/openapi.json', () => {
     expect(actual.length).toBeGreaterThanOrEqual(7);
     expect(documented).toEqual(actual);
     expect(documented).toEqual([
+      'DELETE /api/v4/applications/{id}',
+      'GET /api/v4/applications',
       'GET /api/v4/groups',
       'GET /api/v4/groups/{id}',
       'GET /api/v4/groups/{id}/notification_settings',
@@ -75,8 +77,11 @@ describe('GET /api/v4/openapi.json', () => {
       'GET /api/v4/projects/{id}/notification_settings/effective',
       'GET /api/v4/user',
       'GET /api/v4/version',
+      'POST /api/v4/applications',
+      'POST /api/v4/applications/{id}/renew-secret',
       'POST /api/v4/groups/{id}/notification_recipients',
       'POST /api/v4/projects/{id}/notification_recipients',
+      'PUT /api/v4/applications/{id}',
       'PUT /api/v4/groups/{id}/notification_settings',
       'PUT /api/v4/notification_settings',
       'PUT /api/v4/projects/{id}/notification_settings',

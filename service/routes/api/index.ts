@@ -20,6 +20,7 @@ import {
   notificationSettingsRoutes,
   notificationSettingsSchema,
 } from './notification-settings';
+import { applicationRoutes, applicationSchema, applicationWithSecretSchema } from './applications';
 import { eventsSchema } from './schemas';
 import { openapiRoutes } from './openapi';
 import { currentUserSchema, userRoutes } from './user';
@@ -109,6 +110,8 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     notificationSourceSchema,
     notificationRecipientsSchema,
     effectiveNotificationSettingsSchema,
+    applicationSchema,
+    applicationWithSecretSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -120,5 +123,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(namespaceRoutes, ctx);
     await authenticated.register(metadataRoutes);
     await authenticated.register(notificationRecipientsRoutes, ctx);
+    await authenticated.register(applicationRoutes, ctx);
   });
 };

@@ -306,11 +306,9 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       return redirectWithFlash(app, reply, r.session, BASE, { notice: 'The application was created.' }, shown);
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid') {
-        const field = /scope/.test(err.message)
-          ? 'app_scopes'
-          : /redirect|uri/i.test(err.message)
-            ? 'app_redirect_uri'
-            : 'app_name';
+        // The error names its field (domain/applications.ts: name, redirect_uri, scopes).
+        const about = Object.keys(err.details ?? {})[0];
+        const field = about === 'scopes' ? 'app_scopes' : about === 'redirect_uri' ? 'app_redirect_uri' : 'app_name';
         return listPage(reply, r, { status: 422, errors: [{ field, message: err.message }], values });
       }
       throw err;
