@@ -11,7 +11,7 @@ export const OIDC_SCOPES = ['openid', 'profile', 'email'] as const;
  * Scopes only an application's own token (client_credentials) may hold: an application registers
  * them, but no user grants them (authorize, device, password) and no personal access token has them.
  */
-export const APPLICATION_ONLY_SCOPES = ['notify'] as const;
+const APPLICATION_ONLY_SCOPES = ['notify'] as const;
 /** Lanyard's notification APIs (the recipients API) for an application's own token. */
 export const NOTIFY_SCOPE = 'notify';
 export const ALL_SCOPES = [...API_SCOPES, ...OIDC_SCOPES, ...APPLICATION_ONLY_SCOPES] as const;

@@ -37,7 +37,7 @@ export interface ApiPrincipal {
 }
 
 /** An application's own token, on a route that accepts one (`config.applicationScope`). */
-export interface ApplicationPrincipal {
+interface ApplicationPrincipal {
   applicationId: number;
   tokenId: number;
   scopes: string[];
