@@ -111,7 +111,8 @@ export interface OAuthDeviceGrantsTable {
 export interface OAuthAccessTokensTable {
   id: Id;
   application_id: number | null;
-  user_id: number;
+  /** Null for an application's own token (client_credentials): then no refresh token either. */
+  user_id: number | null;
   token_digest: string;
   refresh_token_digest: string | null;
   scopes: string[];

@@ -45,7 +45,8 @@ export const findAccessTokenByRefreshToken = (db: DbOrTrx, refreshToken: string)
 
 export interface IssueTokenInput {
   applicationId: number | null;
-  userId: number;
+  /** Null: an application's own token (client_credentials), which acts for no one. */
+  userId: number | null;
   scopes: string[];
   /** Issue a refresh token with the access token (not for the password grant). */
   withRefreshToken: boolean;

@@ -12,6 +12,13 @@ import { sourcesCte } from './notifications/sources';
 export type Viewer = Pick<User, 'id' | 'is_admin'>;
 
 /**
+ * An application's own token holding `notify` (client_credentials, no user): it stands where an
+ * administrator's token stands on the recipients API, so it sees what an administrator sees. No
+ * user has id 0, so no membership ever matches it.
+ */
+export const APPLICATION_VIEWER: Viewer = { id: 0, is_admin: true };
+
+/**
  * A GitLab `:id`: a positive integer is an id, anything else a full path (already URL-decoded,
  * `my-group/sub/my-project`), matched case-insensitively.
  */

@@ -62,8 +62,10 @@ describe('GET /api/v4/openapi.json', () => {
     expect(actual.length).toBeGreaterThanOrEqual(7);
     expect(documented).toEqual(actual);
     expect(documented).toEqual([
+      'DELETE /api/v4/applications/{id}',
       'DELETE /api/v4/personal_access_tokens/self',
       'DELETE /api/v4/personal_access_tokens/{id}',
+      'GET /api/v4/applications',
       'GET /api/v4/audit_events',
       'GET /api/v4/audit_events/{id}',
       'GET /api/v4/groups',
@@ -84,6 +86,8 @@ describe('GET /api/v4/openapi.json', () => {
       'GET /api/v4/users',
       'GET /api/v4/users/{id}',
       'GET /api/v4/version',
+      'POST /api/v4/applications',
+      'POST /api/v4/applications/{id}/renew-secret',
       'POST /api/v4/groups/{id}/notification_recipients',
       'POST /api/v4/personal_access_tokens/self/rotate',
       'POST /api/v4/personal_access_tokens/{id}/rotate',
@@ -91,6 +95,7 @@ describe('GET /api/v4/openapi.json', () => {
       'POST /api/v4/users/{id}/block',
       'POST /api/v4/users/{id}/personal_access_tokens',
       'POST /api/v4/users/{id}/unblock',
+      'PUT /api/v4/applications/{id}',
       'PUT /api/v4/groups/{id}/notification_settings',
       'PUT /api/v4/notification_settings',
       'PUT /api/v4/projects/{id}/notification_settings',

@@ -191,7 +191,7 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     expect(await tokenCount()).toBe(1);
   });
 
-  it('checks made by the statement refuse without spending: PKCE (S256, plain, malformed), a blocked user', async () => {
+  it('checks made by the statement refuse without spending: PKCE (S256, plain, wrong or short verifiers), a blocked user', async () => {
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
     const s256 = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     const refused = async (code: string, extra: Record<string, string> = {}) => {

@@ -102,7 +102,7 @@ describe('/profile/applications', () => {
       [
         { [`${F}[scopes][]`]: 'nope' },
         'app_scopes',
-        'unknown scope: nope (choose from: api, read_api, read_user, openid, profile, email)',
+        'unknown scope: nope (choose from: api, read_api, read_user, openid, profile, email, notify)',
       ],
     ];
     for (const [values, id, message] of cases) {

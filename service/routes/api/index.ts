@@ -28,6 +28,7 @@ import {
   personalAccessTokenWithLastUsedIpsSchema,
   personalAccessTokenWithTokenSchema,
 } from './personal-access-tokens';
+import { applicationRoutes, applicationSchema, applicationWithSecretSchema } from './applications';
 import { eventsSchema } from './schemas';
 import { openapiRoutes } from './openapi';
 import { currentUserSchema, userRoutes } from './user';
@@ -89,6 +90,10 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
                 refreshUrl: `${config.publicUrl}/oauth/token`,
                 scopes: SCOPE_DESCRIPTIONS,
               },
+              clientCredentials: {
+                tokenUrl: `${config.publicUrl}/oauth/token`,
+                scopes: { notify: "An application's own token: the notification recipients API" },
+              },
             },
           },
         },
@@ -123,6 +128,8 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     userWithAdminSchema,
     userDetailsWithAdminSchema,
     auditEventSchema,
+    applicationSchema,
+    applicationWithSecretSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -137,5 +144,6 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(personalAccessTokenRoutes, ctx);
     await authenticated.register(usersRoutes, ctx);
     await authenticated.register(auditEventRoutes, ctx);
+    await authenticated.register(applicationRoutes, ctx);
   });
 };

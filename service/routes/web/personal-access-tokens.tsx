@@ -11,7 +11,7 @@ import {
   revokePersonalAccessToken,
   selfServiceExpiryProblem,
 } from '../../domain/personal-access-tokens';
-import { ALL_SCOPES, isScope, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
+import { ALL_SCOPES, isScope, SCOPE_DESCRIPTIONS, userGrantableScopes } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import {
@@ -124,7 +124,11 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
               id="token_scopes"
               name={`${F}[scopes][]`}
               legend="Scopes"
-              options={ALL_SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_DESCRIPTIONS[s] }))}
+              options={userGrantableScopes(ALL_SCOPES).map((s) => ({
+                value: s,
+                label: s,
+                hint: SCOPE_DESCRIPTIONS[s],
+              }))}
               checked={values.scopes}
               error={err('token_scopes')}
             />
