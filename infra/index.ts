@@ -145,6 +145,33 @@ const api = new Api('api', {
   dependsOn: [migrations.invocation],
 });
 
+// E-mail (lanyard:mailDomain): SES identity with Easy DKIM, the relay in the VPC and the sender
+// outside it, joined by an SQS queue (no NAT gateway); see infra/components/mail.ts.
+const mail = config.mailDomain
+  ? new Mail('mail', {
+      domain: config.mailDomain,
+      namePrefix: prefix,
+      functionName: functionName(stack, 'mail-relay'),
+      bundleDir: bundleDir('migrate'),
+      senderFunctionName: functionName(stack, 'mail-sender'),
+      senderBundleDir: bundleDir('mail'),
+      vpcId: network.vpcId,
+      endpointSecurityGroupId: network.endpointSecurityGroupId,
+      ...placement,
+      environment: {
+        DB_SECRET_ARN: secrets.appDbSecretArn,
+        DB_HOST: database.address,
+        DB_PORT: database.port.apply(String),
+        DB_NAME: database.databaseName,
+        LOG_LEVEL: 'info',
+      },
+      readSecretArns: [secrets.appDbSecretArn],
+      logRetentionDays: config.logRetentionDays,
+      tags,
+      dependsOn: [migrations.invocation],
+    })
+  : undefined;
+
 const admin = new Admin('admin', {
   functionName: functionName(stack, 'admin'),
   bundleDir: bundleDir('admin'),
@@ -152,6 +179,7 @@ const admin = new Admin('admin', {
   environment: appEnvironment,
   readSecretArns: appReadSecretArns,
   writeSecretArns: keyWriteSecretArns,
+  mailHandOff: mail && { queueUrl: mail.queueUrl, queueArn: mail.queueArn, from: mailFrom.MAIL_FROM },
   logRetentionDays: config.logRetentionDays,
   tags,
   dependsOn: [migrations.invocation],
@@ -185,33 +213,6 @@ const retention = new Retention('retention', {
   tags,
   dependsOn: [migrations.invocation],
 });
-
-// E-mail (lanyard:mailDomain): SES identity with Easy DKIM, the relay in the VPC and the sender
-// outside it, joined by an SQS queue (no NAT gateway); see infra/components/mail.ts.
-const mail = config.mailDomain
-  ? new Mail('mail', {
-      domain: config.mailDomain,
-      namePrefix: prefix,
-      functionName: functionName(stack, 'mail-relay'),
-      bundleDir: bundleDir('migrate'),
-      senderFunctionName: functionName(stack, 'mail-sender'),
-      senderBundleDir: bundleDir('mail'),
-      vpcId: network.vpcId,
-      endpointSecurityGroupId: network.endpointSecurityGroupId,
-      ...placement,
-      environment: {
-        DB_SECRET_ARN: secrets.appDbSecretArn,
-        DB_HOST: database.address,
-        DB_PORT: database.port.apply(String),
-        DB_NAME: database.databaseName,
-        LOG_LEVEL: 'info',
-      },
-      readSecretArns: [secrets.appDbSecretArn],
-      logRetentionDays: config.logRetentionDays,
-      tags,
-      dependsOn: [migrations.invocation],
-    })
-  : undefined;
 
 const observability = new Observability('observability', {
   namePrefix: prefix,

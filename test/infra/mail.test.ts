@@ -163,6 +163,17 @@ describe('from the VPC to SES without a NAT gateway', () => {
     }
   });
 
+  it('the admin function (`mail test --stack`) hands off like the relay, allowed SendMessage only', () => {
+    expect(stack.one('aws:lambda/function:Function', 'admin-fn').inputs.environment.variables).toMatchObject({
+      MAIL_URL: 'ses',
+      MAIL_HANDOFF_QUEUE_URL: QUEUE_URL,
+      MAIL_FROM: 'Lanyard <noreply@id.example.org>',
+    });
+    expect(policyOf('admin-mail-hand-off').Statement).toEqual([
+      { Sid: 'HandOffMail', Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: [QUEUE] },
+    ]);
+  });
+
   it('the API writes From noreply@ the mail domain', () => {
     expect(stack.one('aws:lambda/function:Function', 'api-fn').inputs.environment.variables.MAIL_FROM).toBe(
       'Lanyard <noreply@id.example.org>',
