@@ -47,6 +47,11 @@ export interface StackConfig {
   pruneSchedule: string;
   /** Audit events (the database's audit_events) older than this many days are purged; 0 (the default) keeps them forever. */
   auditEventRetentionDays: number;
+  /**
+   * The domain Lanyard sends e-mail from (SES identity with Easy DKIM, MAIL FROM `mail.<domain>`);
+   * unset: no e-mail infrastructure, and messages wait in the outbox.
+   */
+  mailDomain?: string;
 }
 
 export const EDGES = ['httpApi', 'waf'] as const;
@@ -87,6 +92,7 @@ export const CONFIG_KEYS = [
   'refreshReuseLeeway',
   'pruneSchedule',
   'auditEventRetentionDays',
+  'mailDomain',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -136,12 +142,21 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     refreshReuseLeeway: int('refreshReuseLeeway', 30, 0, 60),
     pruneSchedule: str('pruneSchedule', 'rate(1 hour)'),
     auditEventRetentionDays: int('auditEventRetentionDays', 0, 0, 36500),
+    mailDomain: optional('mailDomain')?.toLowerCase(),
   };
 
   if (!EDGES.includes(config.edge)) {
     throw new StackConfigError(`lanyard:edge must be one of ${EDGES.join(', ')} (got "${config.edge}")`);
   }
 
+  if (
+    config.mailDomain &&
+    !/^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(config.mailDomain)
+  ) {
+    throw new StackConfigError(
+      `lanyard:mailDomain must be a domain name, e.g. example.org (got "${config.mailDomain}")`,
+    );
+  }
   if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-4])$/.test(config.vpcCidr)) {
     throw new StackConfigError(`lanyard:vpcCidr must be an IPv4 CIDR from /16 to /24 (got "${config.vpcCidr}")`);
   }

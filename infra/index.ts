@@ -12,6 +12,7 @@ import { DatabaseProxy } from './components/database-proxy';
 import { Migrations } from './components/migrations';
 import { Network } from './components/network';
 import { Observability } from './components/observability';
+import { Mail, RELAY_TIMEOUT_SECONDS } from './components/mail';
 import { PRUNE_TIMEOUT_SECONDS, Retention } from './components/retention';
 import { Secrets } from './components/secrets';
 import { CONFIG_KEYS, parseStackConfig, type RawConfig } from './config';
@@ -89,7 +90,11 @@ const common = {
   // Named prepared statements would pin each session to one proxy connection (no multiplexing).
   DB_PREPARED_STATEMENTS: String(!proxy),
 };
-const appEnvironment = { ...common, DB_SECRET_ARN: secrets.appDbSecretArn };
+// With a mail domain, the API writes messages From noreply@ that domain (the SES identity).
+const mailFrom: Record<string, string> = config.mailDomain
+  ? { MAIL_FROM: `Lanyard <noreply@${config.mailDomain}>` }
+  : {};
+const appEnvironment = { ...common, ...mailFrom, DB_SECRET_ARN: secrets.appDbSecretArn };
 const appReadSecretArns = [secrets.appDbSecretArn, secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
 // Only the migration function (first keys) and the admin function (rotation) write the key secrets.
 const keyWriteSecretArns = [secrets.sessionKeysSecretArn, secrets.signingKeysSecretArn];
@@ -140,6 +145,33 @@ const api = new Api('api', {
   dependsOn: [migrations.invocation],
 });
 
+// E-mail (lanyard:mailDomain): SES identity with Easy DKIM, the relay in the VPC and the sender
+// outside it, joined by an SQS queue (no NAT gateway); see infra/components/mail.ts.
+const mail = config.mailDomain
+  ? new Mail('mail', {
+      domain: config.mailDomain,
+      namePrefix: prefix,
+      functionName: functionName(stack, 'mail-relay'),
+      bundleDir: bundleDir('migrate'),
+      senderFunctionName: functionName(stack, 'mail-sender'),
+      senderBundleDir: bundleDir('mail'),
+      vpcId: network.vpcId,
+      endpointSecurityGroupId: network.endpointSecurityGroupId,
+      ...placement,
+      environment: {
+        DB_SECRET_ARN: secrets.appDbSecretArn,
+        DB_HOST: database.address,
+        DB_PORT: database.port.apply(String),
+        DB_NAME: database.databaseName,
+        LOG_LEVEL: 'info',
+      },
+      readSecretArns: [secrets.appDbSecretArn],
+      logRetentionDays: config.logRetentionDays,
+      tags,
+      dependsOn: [migrations.invocation],
+    })
+  : undefined;
+
 const admin = new Admin('admin', {
   functionName: functionName(stack, 'admin'),
   bundleDir: bundleDir('admin'),
@@ -147,6 +179,7 @@ const admin = new Admin('admin', {
   environment: appEnvironment,
   readSecretArns: appReadSecretArns,
   writeSecretArns: keyWriteSecretArns,
+  mailHandOff: mail && { queueUrl: mail.queueUrl, queueArn: mail.queueArn, from: mailFrom.MAIL_FROM },
   logRetentionDays: config.logRetentionDays,
   tags,
   dependsOn: [migrations.invocation],
@@ -188,6 +221,7 @@ const observability = new Observability('observability', {
     migrate: { name: migrations.functionName, timeoutSeconds: 300 },
     admin: { name: admin.functionName, timeoutSeconds: 60 },
     prune: { name: retention.functionName, timeoutSeconds: PRUNE_TIMEOUT_SECONDS },
+    ...(mail ? { mailRelay: { name: mail.relayFunctionName, timeoutSeconds: RELAY_TIMEOUT_SECONDS } } : {}),
   },
   apiMetrics: api.metrics,
   apiLogGroupName: api.functionLogGroupName,
@@ -220,5 +254,9 @@ export const auditTrailArn = audit.trailArn;
 export const auditBucketName = audit.bucketName;
 export const alarmTopicArn = observability.alarmTopicArn;
 export const vpcId = network.vpcId;
+export const mailIdentityArn = mail?.identityArn;
+export const mailConfigurationSet = mail?.configurationSetName;
+export const mailQueueUrl = mail?.queueUrl;
+export const mailDnsRecords = mail?.dnsRecords;
 /** Read by `lanyard-admin --stack` to call the admin function in the right region. */
 export const region = aws.getRegionOutput().region;

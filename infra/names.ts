@@ -9,7 +9,8 @@ export function physicalName(stack: string, suffix: string): string {
   return name;
 }
 
-export const functionName = (stack: string, fn: 'api' | 'migrate' | 'admin' | 'prune') => physicalName(stack, fn);
+export const functionName = (stack: string, fn: 'api' | 'migrate' | 'admin' | 'prune' | 'mail-relay' | 'mail-sender') =>
+  physicalName(stack, fn);
 
 /** The log group Lambda writes to for a function name. */
 export const functionLogGroupName = (name: string) => `/aws/lambda/${name}`;

@@ -131,3 +131,76 @@ export function auditBucketPolicy(args: { bucketArn: string; trailArn: string; a
     ],
   };
 }
+
+/**
+ * The mail sender function (outside the VPC): its own logs, the hand-off queue it consumes, and
+ * SES sending as the one identity through the one configuration set. SES authorises SendEmail
+ * against both the identity and the configuration set, so both ARNs are named; nothing else.
+ */
+export function mailSenderPolicy(args: {
+  logGroupArn: string;
+  queueArn: string;
+  identityArn: string;
+  configurationSetArn: string;
+}): PolicyDocument {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'OwnLogs',
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: [`${args.logGroupArn}:*`],
+      },
+      {
+        Sid: 'ConsumeHandOffQueue',
+        Effect: 'Allow',
+        Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'],
+        Resource: [args.queueArn],
+      },
+      {
+        Sid: 'SendAsTheIdentity',
+        Effect: 'Allow',
+        Action: ['ses:SendEmail', 'ses:SendRawEmail'],
+        Resource: [args.identityArn, args.configurationSetArn],
+      },
+    ],
+  };
+}
+
+/** The relay (in the VPC) and the admin function's `mail test`: put messages on the hand-off queue, nothing else. */
+export function mailHandOffPolicy(args: { queueArn: string }): PolicyDocument {
+  return {
+    Version: '2012-10-17',
+    Statement: [{ Sid: 'HandOffMail', Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: [args.queueArn] }],
+  };
+}
+
+/** The SQS interface endpoint: from this account, only SendMessage to the hand-off queue. */
+export function sqsEndpointPolicy(args: { accountId: string; queueArn: string }): PolicyDocument {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'OnlyTheHandOffQueue',
+        Effect: 'Allow',
+        Principal: { AWS: `arn:aws:iam::${args.accountId}:root` },
+        Action: ['sqs:SendMessage'],
+        Resource: [args.queueArn],
+      },
+    ],
+  };
+}
+
+/** The DNS records SES needs (stack output mailDnsRecords): Easy DKIM, the MAIL FROM domain, SPF. */
+export function mailDnsRecords(args: { domain: string; mailFromDomain: string; region: string; dkimTokens: string[] }) {
+  return [
+    ...args.dkimTokens.map((token) => ({
+      type: 'CNAME',
+      name: `${token}._domainkey.${args.domain}`,
+      value: `${token}.dkim.amazonses.com`,
+    })),
+    { type: 'MX', name: args.mailFromDomain, value: `10 feedback-smtp.${args.region}.amazonses.com` },
+    { type: 'TXT', name: args.mailFromDomain, value: '"v=spf1 include:amazonses.com ~all"' },
+  ];
+}

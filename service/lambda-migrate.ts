@@ -10,6 +10,8 @@ import { createMigrateHandler } from './aws/migrate-handler';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
 import { loadConfig, signingKeyPolicy } from './config';
 import { type PruneReport, pruneExpiredData } from './domain/retention';
+import { drainOnce, type RoundReport } from './mail/sender';
+import { createMailTransport } from './mail/transports';
 
 export type { MigrateEvent, MigrateResult } from './aws/migrate-handler';
 
@@ -41,4 +43,35 @@ export const prune = async (): Promise<PruneReport> => {
     console.log(JSON.stringify({ level: 'info', msg: 'retention: pruned', ...report, ms: Date.now() - started }));
   }
   return report;
+};
+
+/**
+ * The mail relay (its own function, handler index.relayMail, every minute): drains the outbox onto
+ * the SES hand-off queue (MAIL_HANDOFF_QUEUE_URL) until it is empty or the time budget is spent.
+ */
+export const relayMail = async (_event?: unknown, context?: { getRemainingTimeInMillis?(): number }) => {
+  const transport = createMailTransport(config.mail, {
+    aws: aws && { region: aws.region, credentials: aws.credentials },
+  });
+  const total: RoundReport = { claimed: 0, sent: 0, retried: 0, failed: 0 };
+  const options = {
+    db: database.db,
+    transport,
+    from: config.mail.from,
+    maxAttempts: config.mail.maxAttempts,
+    concurrency: config.mail.concurrency,
+    leaseSeconds: config.mail.leaseSeconds,
+  };
+  // Stop with 10 s to spare: a claim cut short by the timeout would wait out its lease.
+  const timeLeft = () => context?.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY;
+  for (;;) {
+    const round = await drainOnce(options);
+    for (const k of Object.keys(total) as (keyof RoundReport)[]) total[k] += round[k];
+    if (round.claimed === 0 || timeLeft() < 10_000) break;
+  }
+  await transport.close();
+  if (config.logLevel !== 'silent' && total.claimed) {
+    console.log(JSON.stringify({ level: 'info', msg: 'mail: relayed', ...total }));
+  }
+  return total;
 };

@@ -20,7 +20,7 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 
 export interface LambdaEntry {
   /** The function and its output directory: dist/lambda/<name>/index.js. */
-  name: 'api' | 'migrate' | 'admin';
+  name: 'api' | 'migrate' | 'admin' | 'mail';
   /** Source entry, relative to the repository root; must export `handler`. */
   source: string;
 }
@@ -30,6 +30,8 @@ export const LAMBDA_ENTRIES: readonly LambdaEntry[] = [
   { name: 'migrate', source: 'service/lambda-migrate.ts' },
   // The admin CLI's server side (built by the CLI work): the function `--stack` invokes.
   { name: 'admin', source: 'admin-cli/function/handler.ts' },
+  // The mail sender, outside the VPC: SES only (no database).
+  { name: 'mail', source: 'service/lambda-mail.ts' },
 ];
 
 export const DEFAULT_OUT_DIR = path.join(ROOT, 'dist', 'lambda');
@@ -206,7 +208,8 @@ export async function bundleLambdas(
       // pg's optional native binding is loaded in a try/catch; it is never installed.
       // @node-rs/argon2's platform packages are native (.node) files, loaded by require() at run
       // time: they stay external and are copied beside the bundle (copyNativePackages).
-      external: ['pg-native', '@node-rs/argon2-*'],
+      // The SES client is in the Lambda runtime (Node 22 ships SDK v3): no bundle bytes for it.
+      external: ['pg-native', '@node-rs/argon2-*', '@aws-sdk/client-sesv2'],
       // ESM-only dependencies (yargs, in the admin function) read import.meta.url; in a CommonJS
       // bundle it is this file's URL.
       banner: { js: 'var __import_meta_url=require("url").pathToFileURL(__filename).href;' },

@@ -86,6 +86,15 @@ function computed(type: string, name: string, inputs: Record<string, any>): Reco
       return { arn: arn('events', `rule/${inputs.name}`) };
     case 'aws:sns/topic:Topic':
       return { arn: arn('sns', `${inputs.namePrefix ?? name}topic`) };
+    case 'aws:sesv2/emailIdentity:EmailIdentity':
+      return {
+        arn: arn('ses', `identity/${inputs.emailIdentity}`),
+        dkimSigningAttributes: { ...inputs.dkimSigningAttributes, tokens: ['tok1', 'tok2', 'tok3'] },
+      };
+    case 'aws:sesv2/configurationSet:ConfigurationSet':
+      return { arn: arn('ses', `configuration-set/${inputs.configurationSetName}`) };
+    case 'aws:sqs/queue:Queue':
+      return { arn: arn('sqs', inputs.name), url: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${inputs.name}` };
     default:
       return {};
   }

@@ -1,7 +1,12 @@
-// One outbox row as an RFC 5322 message: multipart/alternative (text, then HTML), the row's
-// Message-ID, Date = when it was queued, and `Auto-Submitted: auto-generated` on every message
-// (RFC 3834 §5: everything Lanyard sends is automatic, so vacation responders stay quiet).
-import MailComposer from 'nodemailer/lib/mail-composer';
+// One outbox row as an RFC 5322 message: multipart/alternative (text, then HTML, both UTF-8 in
+// quoted-printable), the row's Message-ID, Date = when it was queued, and `Auto-Submitted:
+// auto-generated` on every message (RFC 3834 §5: everything Lanyard sends is automatic, so
+// vacation responders stay quiet). Composed directly with nodemailer's MIME primitives (RFC 2047
+// words, quoted-printable, folding) rather than its stream-based MailComposer, which costs ~3 ms
+// of CPU per message on a loaded machine, more than the rest of a send.
+import { randomBytes } from 'node:crypto';
+import { encodeWords, quoteString } from 'nodemailer/lib/mime-funcs';
+import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 
 export interface RenderableMail {
   message_id: string;
@@ -20,23 +25,71 @@ export const AUTOMATIC_HEADERS: Readonly<Record<string, string>> = {
   'X-Auto-Response-Suppress': 'All',
 };
 
-/** The message as the transports send it; `from` is used when the row has no From of its own. */
+const ASCII = /^[\x20-\x7e]*$/;
+/** RFC 5322 atext plus spaces: a display name that needs no quoting. */
+const PLAIN_PHRASE = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]*$/;
+
+/** An unstructured header value: RFC 2047 words when it is not plain ASCII. */
+const text = (value: string): string => (ASCII.test(value) ? value : encodeWords(value, 'Q', 52));
+
+/** `Name <addr>` or `addr` as a header value, the name quoted or encoded as it needs. */
+function address(value: string): string {
+  const m = /^\s*(.*?)\s*<([^<>]+)>\s*$/.exec(value);
+  if (!m?.[1]) return (m?.[2] ?? value).trim();
+  const name = m[1].replace(/^"(.*)"$/, '$1');
+  const phrase = !ASCII.test(name) ? encodeWords(name, 'Q', 52) : PLAIN_PHRASE.test(name) ? name : quoteString(name);
+  return `${phrase} <${m[2]}>`;
+}
+
+/** RFC 5322 date-time in UTC: "Thu, 26 Nov 2026 20:57:00 +0000". */
+const rfc5322Date = (d: Date): string => d.toUTCString().replace(/GMT$/, '+0000');
+
+/** `Name: value`, folded before a space so no line passes 76 characters where it can be helped (RFC 5322 §2.2.3). */
+function header(name: string, value: string): string {
+  const lines: string[] = [];
+  let line = `${name}:`;
+  for (const word of value.split(' ')) {
+    if (line.length + 1 + word.length > 76 && line.length > name.length + 1) {
+      lines.push(line);
+      line = '';
+    }
+    line += ` ${word}`;
+  }
+  lines.push(line);
+  return lines.join('\r\n');
+}
+
+const part = (type: string, body: string): string =>
+  [
+    `Content-Type: ${type}; charset=utf-8`,
+    'Content-Transfer-Encoding: quoted-printable',
+    '',
+    qpWrap(qpEncode(Buffer.from(body, 'utf8')), 76).replace(/\r?\n/g, '\r\n'),
+  ].join('\r\n');
+
+/** The message as the transports send it (CRLF line ends); `from` is used when the row has no From of its own. */
 export async function renderMail(mail: RenderableMail, from: string): Promise<string> {
-  const composer = new MailComposer({
-    from: mail.from_address ?? from,
-    to: mail.to_address,
-    subject: mail.subject,
-    text: mail.text_body,
-    html: mail.html_body,
-    messageId: mail.message_id,
-    date: mail.created_at,
-    headers: { ...mail.headers, ...AUTOMATIC_HEADERS },
-    textEncoding: 'quoted-printable',
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  });
-  const raw = await composer.compile().build();
-  return raw.toString('utf8');
+  const boundary = `--_lanyard_${randomBytes(12).toString('hex')}`;
+  const extra = Object.entries({ ...mail.headers, ...AUTOMATIC_HEADERS }).map(([name, value]) =>
+    header(name, text(value)),
+  );
+  return [
+    header('From', address(mail.from_address ?? from)),
+    header('To', mail.to_address),
+    header('Subject', text(mail.subject)),
+    header('Message-ID', mail.message_id),
+    header('Date', rfc5322Date(mail.created_at)),
+    'MIME-Version: 1.0',
+    ...extra,
+    `Content-Type: multipart/alternative; boundary="${boundary}"`,
+    '',
+    `--${boundary}`,
+    part('text/plain', mail.text_body),
+    `--${boundary}`,
+    part('text/html', mail.html_body),
+    `--${boundary}--`,
+    '',
+  ].join('\r\n');
 }
 
 /** The envelope sender: the address inside a From header value. */

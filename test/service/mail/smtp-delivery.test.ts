@@ -105,6 +105,35 @@ describe('delivery through SMTP', () => {
     expect(got.raw.replace(/\r\n/g, '\n').trimEnd()).toBe(row.raw!.replace(/\r\n/g, '\n').trimEnd());
   });
 
+  it('non-ASCII names, subjects and bodies, quoted display names and long lines arrive intact', async () => {
+    const m = buildMessage(
+      { publicUrl: 'https://id.example.org', from: 'Équipe "ID", Paris <noreply@id.example.org>' },
+      {
+        name: 'Zoë Ünïcode',
+        subject: 'Réinitialiser votre mot de passe 🔑 — a subject long enough to be folded over more than one line',
+        paragraphs: [`Ligne très longue: ${'é'.repeat(300)}`, 'dot at the start of a line:\n.\n..'],
+      },
+    );
+    const { messageId } = await enqueueMail(db, {
+      ...m,
+      to: 'zoe@example.com',
+      kind: 'test',
+      headers: { 'X-Note': 'naïve' },
+    });
+    const s = sender(sink.url());
+    expect(await drainOnce(s.options)).toMatchObject({ sent: 1 });
+    await s.close();
+    const mail = await simpleParser(sink.received[0].raw);
+    expect(mail.messageId).toBe(messageId);
+    expect(mail.subject).toBe(m.subject);
+    expect(mail.from?.value).toEqual([{ address: 'noreply@id.example.org', name: 'Équipe "ID", Paris' }]);
+    // RFC 2047 (mailparser leaves unknown headers encoded).
+    expect(mail.headers.get('x-note')).toBe('=?UTF-8?Q?na=C3=AFve?=');
+    expect(mail.text).toBe(m.text);
+    expect(mail.html).toBe(m.html);
+    for (const line of sink.received[0].raw.split('\r\n')) expect(line.length).toBeLessThanOrEqual(998);
+  });
+
   it('a refusing server (451 at RCPT TO): pending again after a backoff, then delivered once, same Message-ID', async () => {
     const queued = await queue(3);
     sink.refuse = { code: 451, message: 'Try again later' };

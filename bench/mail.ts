@@ -1,0 +1,159 @@
+// The outbox drained into a local SMTP sink (smtp-server on loopback), through the real sender and
+// the real SMTP transport (nodemailer, pooled), on real PostgreSQL:
+// - drain: N messages queued, then the sender started; messages/s until the last is accepted;
+// - latency: messages queued one by one at a steady rate while the sender runs (its normal 1 s
+//   poll shortened to 50 ms here, the figure a loaded instance sees); p50/p99 from the enqueue's
+//   commit to the sink's 250;
+// - baseline, same run: the same transport sending the same messages straight to the sink, no
+//   database, so the ratio shows what the outbox (claims, stored bytes, status writes) costs.
+// Run: npx tsx bench/mail.ts   (TEST_DATABASE_URL to use a server; else embedded PostgreSQL)
+import pg from 'pg';
+import { createDb } from '../service/db/create-db';
+import { migrateToLatest } from '../service/db/migrator';
+import { buildMessage } from '../service/domain/mail/message';
+import { enqueueMail } from '../service/domain/mail/outbox';
+import { renderMail } from '../service/domain/mail/render';
+import { startMailSender } from '../service/mail/sender';
+import { smtpTransport } from '../service/mail/smtp-transport';
+import { startTestPostgres } from '../test/support/postgres-server';
+import { startSmtpSink } from '../test/support/smtp-sink';
+
+const N = Number(process.env.BENCH_MAIL_MESSAGES ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_MAIL_CONCURRENCY ?? 4);
+const RATE = Number(process.env.BENCH_MAIL_RATE ?? 100);
+const LATENCY_SECONDS = Number(process.env.BENCH_MAIL_LATENCY_SECONDS ?? 5);
+const GOAL_RATE = 200;
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const settings = { publicUrl: 'https://id.example.org', from: 'Lanyard <noreply@id.example.org>' };
+const message = (i: number) =>
+  buildMessage(settings, {
+    name: `User ${i}`,
+    subject: `Reset your password (${i})`,
+    paragraphs: ['Someone asked to reset the password of your account.', 'The link works once, for one hour.'],
+    action: { label: 'Choose a new password', path: '/users/password/edit', query: { reset_password_token: `t${i}` } },
+    closing: ['If you did not ask for this, ignore this e-mail.'],
+  });
+const idOf = (raw: string) => /^Message-ID: (<[^>]+>)/im.exec(raw)?.[1] ?? '';
+
+async function main() {
+  const server = await startTestPostgres();
+  const name = `lanyard_bench_mail_${process.pid}`;
+  const admin = new pg.Client({ connectionString: server.adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(server.adminUrl);
+  url.pathname = `/${name}`;
+  const handle = createDb({ connectionString: url.toString(), max: CONCURRENCY + 4 });
+  const sink = await startSmtpSink();
+  try {
+    const db = handle.db;
+    await migrateToLatest(db);
+
+    // Baseline: the transport alone, the same messages rendered once, CONCURRENCY in flight.
+    const base = smtpTransport({ url: sink.url(), maxConnections: CONCURRENCY });
+    const raws = await Promise.all(
+      Array.from({ length: N }, async (_, i) => {
+        const m = message(i);
+        return renderMail(
+          {
+            message_id: `<base-${i}@id.example.org>`,
+            to_address: `user${i}@example.com`,
+            from_address: m.from,
+            subject: m.subject,
+            text_body: m.text,
+            html_body: m.html,
+            headers: m.headers,
+            created_at: new Date(),
+          },
+          settings.from,
+        );
+      }),
+    );
+    let next = 0;
+    let started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < N) {
+          const i = next++;
+          await base.send({
+            raw: raws[i],
+            from: 'noreply@id.example.org',
+            to: `user${i}@example.com`,
+            messageId: '',
+            queuedAt: new Date(),
+          });
+        }
+      }),
+    );
+    const baseRate = N / ((performance.now() - started) / 1000);
+    await base.close();
+    sink.received.length = 0;
+
+    // Drain: N queued, then the sender.
+    started = performance.now();
+    for (let i = 0; i < N; i++) await enqueueMail(db, { ...message(i), to: `user${i}@example.com`, kind: 'bench' });
+    const enqueueRate = N / ((performance.now() - started) / 1000);
+    const transport = smtpTransport({ url: sink.url(), maxConnections: CONCURRENCY });
+    let errors = 0;
+    started = performance.now();
+    const sender = startMailSender({
+      db,
+      transport,
+      from: settings.from,
+      maxAttempts: 5,
+      concurrency: CONCURRENCY,
+      pollMs: 50,
+      onResult: (r) => {
+        if (r.outcome !== 'sent') errors++;
+      },
+      onError: () => errors++,
+    });
+    while (sink.received.length < N) await new Promise((r) => setTimeout(r, 5));
+    const drainRate = N / ((performance.now() - started) / 1000);
+
+    // Latency: a steady RATE/s of single enqueues while the sender runs.
+    sink.received.length = 0;
+    const queuedAt = new Map<string, number>();
+    const total = RATE * LATENCY_SECONDS;
+    for (let i = 0; i < total; i++) {
+      const { messageId } = await enqueueMail(db, { ...message(N + i), to: `late${i}@example.com`, kind: 'bench' });
+      queuedAt.set(messageId, Date.now());
+      await new Promise((r) => setTimeout(r, 1000 / RATE));
+    }
+    while (sink.received.length < total) await new Promise((r) => setTimeout(r, 5));
+    await sender.stop();
+    const latencies = sink.received
+      .map((m) => m.acceptedAt - (queuedAt.get(idOf(m.raw)) ?? Number.NaN))
+      .sort((a, b) => a - b);
+    if (latencies.some(Number.isNaN)) throw new Error('a message arrived that was not queued in this run');
+
+    console.log(
+      `${server.kind} PostgreSQL, local smtp-server sink, ${N} messages, ${CONCURRENCY} in flight (Node ${process.version})`,
+    );
+    console.log(`enqueue (one transaction each)      ${enqueueRate.toFixed(0).padStart(6)}/s`);
+    console.log(`baseline: transport alone          ${baseRate.toFixed(0).padStart(6)}/s`);
+    console.log(
+      `outbox drain                       ${drainRate.toFixed(0).padStart(6)}/s   (x${(drainRate / baseRate).toFixed(2)} of the baseline)`,
+    );
+    console.log(
+      `enqueue-to-accepted at ${RATE}/s, poll 50 ms: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} messages)`,
+    );
+    if (errors) console.log(`errors: ${errors}`);
+    console.log(
+      `target: mail drain ${drainRate.toFixed(0)}/s (goal ≥ ${GOAL_RATE}/s) ${drainRate >= GOAL_RATE ? 'met' : 'missed'}`,
+    );
+  } finally {
+    await sink.close();
+    await handle.destroy();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,61 @@
+// The mail sender function (deployed outside the VPC; bundled as `mail`): consumes the hand-off
+// queue the relay fills (service/mail/sqs-handoff-transport.ts) and sends each message's raw
+// bytes with Amazon SES. A temporary failure is reported as a batch item failure, so SQS offers
+// that message again after its visibility timeout (the rest of the batch is done); a permanent
+// one (SES refused the message itself) is logged and dropped, since redelivery cannot help.
+// It has no database and no secret: its role may only consume the queue and send as the identity.
+import type { HandOffBody } from '../mail/sqs-handoff-transport';
+import { type MailTransport, TransportError } from '../mail/transport';
+
+export interface SqsRecord {
+  messageId: string;
+  body: string;
+}
+
+export interface SqsEvent {
+  Records: SqsRecord[];
+}
+
+export interface BatchResponse {
+  batchItemFailures: { itemIdentifier: string }[];
+}
+
+export type Log = (level: 'info' | 'warn' | 'error', entry: Record<string, unknown>) => void;
+
+function parseBody(body: string): HandOffBody | undefined {
+  try {
+    const m = JSON.parse(body) as Partial<HandOffBody>;
+    const ok = ['messageId', 'from', 'to', 'raw'].every((k) => typeof m[k as keyof HandOffBody] === 'string');
+    return ok ? (m as HandOffBody) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createMailSenderHandler(options: { transport: MailTransport; log: Log }) {
+  return async (event: SqsEvent): Promise<BatchResponse> => {
+    const failures: { itemIdentifier: string }[] = [];
+    await Promise.all(
+      (event.Records ?? []).map(async (record) => {
+        const body = parseBody(record.body);
+        if (!body) {
+          options.log('error', { msg: 'mail sender: not a hand-off message, dropped', sqsMessageId: record.messageId });
+          return;
+        }
+        try {
+          const answer = await options.transport.send({ ...body, queuedAt: new Date() });
+          options.log('info', { msg: 'mail: sent', messageId: body.messageId, detail: answer });
+        } catch (err) {
+          const permanent = err instanceof TransportError && err.permanent;
+          options.log(permanent ? 'error' : 'warn', {
+            msg: permanent ? 'mail: refused, dropped' : 'mail: failed, SQS will offer it again',
+            messageId: body.messageId,
+            detail: (err as Error).message,
+          });
+          if (!permanent) failures.push({ itemIdentifier: record.messageId });
+        }
+      }),
+    );
+    return { batchItemFailures: failures };
+  };
+}
