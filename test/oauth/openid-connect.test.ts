@@ -295,6 +295,7 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
       error: 'login_required',
       error_description: 'The authorization server requires end-user authentication.',
       state: 's1',
+      iss: ISSUER,
     });
   });
 
@@ -304,11 +305,13 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
       error: 'consent_required',
       error_description: 'The authorization server requires end-user consent.',
       state: 's2',
+      iss: ISSUER,
     });
     const trusted = await makeApp(f.db, { name: 'Trusted', scopes: 'openid', trusted: true });
     const ok = await web.get(`${authorizeUrl(trusted.clientId, { state: 's3' })}&prompt=none&nonce=abc`);
     const params = Object.fromEntries(redirectOf(ok).searchParams);
-    expect(Object.keys(params).sort()).toEqual(['code', 'state']);
+    expect(Object.keys(params).sort()).toEqual(['code', 'iss', 'state']);
+    expect(params.iss).toBe(ISSUER);
     const { payload } = await verifyFor(trusted, (await exchange(params.code, trusted)).json().id_token);
     expect(payload.nonce).toBe('abc');
   });
@@ -380,6 +383,7 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
       expect(Object.fromEntries(redirectOf(res).searchParams)).toEqual({
         ...errorBody(error as 'invalid_scope'),
         state: 'x',
+        iss: ISSUER,
       });
     }
     expect(await f.db.selectFrom('oauth_authorization_codes').select('id').execute()).toEqual([]);

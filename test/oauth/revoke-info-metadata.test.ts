@@ -264,6 +264,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent'],
     code_challenge_methods_supported: ['S256', 'plain'],
+    authorization_response_iss_parameter_supported: true,
   };
 
   it.each(['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])(

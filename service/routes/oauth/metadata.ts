@@ -58,6 +58,7 @@ const metadataSchema = {
     request_uri_parameter_supported: { type: 'boolean' },
     prompt_values_supported: strings,
     code_challenge_methods_supported: strings,
+    authorization_response_iss_parameter_supported: { type: 'boolean' },
   },
   additionalProperties: false,
 } as const;
@@ -93,6 +94,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       request_uri_parameter_supported: false,
       prompt_values_supported: ['none', 'login', 'consent'],
       code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
+      // RFC 9207: every authorization response carries `iss`.
+      authorization_response_iss_parameter_supported: true,
     });
   };
   const options = { schema: { response: { 200: metadataSchema } } };
