@@ -10,6 +10,7 @@ import * as m0006 from './0006-notification-settings-source-indexes';
 import * as m0007 from './0007-recovery-codes';
 import * as m0008 from './0008-retention-indexes';
 import * as m0011 from './0011-attempt-reservations';
+import * as m0016 from './0016-logout';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0007-recovery-codes': m0007,
   '0008-retention-indexes': m0008,
   '0011-attempt-reservations': m0011,
+  '0016-logout': m0016,
 };

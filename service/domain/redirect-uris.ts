@@ -21,18 +21,28 @@ export function redirectUriProblem(uri: string): string | undefined {
   return undefined;
 }
 
-export function requireRedirectUris(uris: string[]): string[] {
+export function requireRedirectUris(uris: string[], field = 'redirect_uri', required = true): string[] {
   const list = uris
     .flatMap((u) => u.split(/[\r\n]+/))
     .map((u) => u.trim())
     .filter(Boolean);
-  if (!list.length) throw invalidField('redirect_uri', 'at least one redirect URI is required');
+  if (required && !list.length) throw invalidField(field, 'at least one redirect URI is required');
   for (const uri of list) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw invalidField('redirect_uri', problem);
+    if (problem) throw invalidField(field, problem);
   }
   return [...new Set(list)];
 }
+
+/**
+ * RP-Initiated Logout 1.0 §3: where end_session may send the person back. Registered under the
+ * same rules as redirect URIs (none is fine), and matched exactly, loopback ports included.
+ */
+export const requirePostLogoutRedirectUris = (uris: string[]): string[] =>
+  requireRedirectUris(uris, 'post_logout_redirect_uri', false);
+
+export const matchPostLogoutRedirectUri = (registered: readonly string[], requested: string): boolean =>
+  registered.includes(requested);
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
 

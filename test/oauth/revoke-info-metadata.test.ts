@@ -248,6 +248,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
       'iat',
       'auth_time',
       'nonce',
+      'sid',
       'name',
       'nickname',
       'preferred_username',

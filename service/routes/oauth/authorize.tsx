@@ -60,6 +60,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       userId: user.id,
       nonce: req.nonce,
       authTime: authTimeOf(session, user) ?? new Date(),
+      sid: session.data.sid,
       redirectUri: req.redirectUri,
       scopes: req.scopes,
       codeChallenge: req.codeChallenge,

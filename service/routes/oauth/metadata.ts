@@ -17,6 +17,7 @@ export const CLAIMS_SUPPORTED = [
   'iat',
   'auth_time',
   'nonce',
+  'sid',
   'name',
   'nickname',
   'preferred_username',
