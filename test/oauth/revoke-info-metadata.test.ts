@@ -225,6 +225,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     userinfo_endpoint: 'https://lanyard.example.com/oauth/userinfo',
     jwks_uri: 'https://lanyard.example.com/oauth/discovery/keys',
     device_authorization_endpoint: 'https://lanyard.example.com/oauth/authorize_device',
+    end_session_endpoint: 'https://lanyard.example.com/oauth/logout',
     scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

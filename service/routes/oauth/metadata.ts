@@ -7,6 +7,7 @@ import { ALL_SCOPES } from '../../domain/scopes';
 import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
 import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
+import { END_SESSION_PATH } from './logout';
 
 /** Every claim an ID token or userinfo response may carry (GitLab's set, less what Lanyard lacks). */
 export const CLAIMS_SUPPORTED = [
@@ -43,6 +44,7 @@ const metadataSchema = {
     userinfo_endpoint: str,
     jwks_uri: str,
     device_authorization_endpoint: str,
+    end_session_endpoint: str,
     scopes_supported: strings,
     response_types_supported: strings,
     response_modes_supported: strings,
@@ -78,6 +80,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       userinfo_endpoint: `${issuer}/oauth/userinfo`,
       jwks_uri: `${issuer}/oauth/discovery/keys`,
       device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
+      // RP-Initiated Logout 1.0 (routes/oauth/logout.tsx).
+      end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
       scopes_supported: [...ALL_SCOPES],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
