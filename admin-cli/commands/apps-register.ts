@@ -8,6 +8,7 @@ import { SHOWN_ONCE } from '../views';
 interface Args {
   name: string;
   redirectUri: string[];
+  postLogoutRedirectUri?: string[];
   scopes?: string;
   public: boolean;
   trusted: boolean;
@@ -36,6 +37,11 @@ export default defineCommand<Args>({
         demandOption: true,
         describe: 'A callback URI (repeat for several)',
       })
+      .option('post-logout-redirect-uri', {
+        type: 'string',
+        array: true,
+        describe: 'Where end_session (/oauth/logout) may send people back to (repeat for several)',
+      })
       .option('scopes', {
         type: 'string',
         describe: 'Space-separated: api, read_api, read_user, openid, profile, email (default: api read_api read_user)',
@@ -59,6 +65,7 @@ export default defineCommand<Args>({
     const { application, secret } = await registerApplication(db, {
       name: args.name,
       redirectUris: args.redirectUri.map(String),
+      postLogoutRedirectUris: (args.postLogoutRedirectUri ?? []).map(String),
       scopes: args.scopes,
       confidential: !args.public,
       trusted: args.trusted,

@@ -68,6 +68,8 @@ export interface OAuthApplicationsTable {
   secret_digest: string;
   name: string;
   redirect_uris: string[];
+  /** RP-Initiated Logout 1.0: where end_session may send the person back (exact matches). */
+  post_logout_redirect_uris: Generated<string[]>;
   scopes: string[];
   confidential: Generated<boolean>;
   trusted: Generated<boolean>;
@@ -89,6 +91,8 @@ export interface OAuthAuthorizationCodesTable {
   nonce: ColumnType<string | null, string | null | undefined, string | null>;
   /** OpenID Connect: when the user signed in (the ID token's auth_time). */
   auth_time: NullableTimestamp;
+  /** OpenID Connect: the browser session's sid (the ID token's `sid`), absent for older codes. */
+  sid: ColumnType<string | null, string | null | undefined, string | null>;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;

@@ -14,7 +14,7 @@ import {
   checkedAttemptThrottle,
   type Throttle,
 } from './rate-limit';
-import { requireRedirectUris } from './redirect-uris';
+import { requirePostLogoutRedirectUris, requireRedirectUris } from './redirect-uris';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
 
@@ -44,6 +44,8 @@ function applicationScopes(text: string | string[]): string[] {
 export interface RegisterApplicationInput {
   name: string;
   redirectUris: string[];
+  /** RP-Initiated Logout 1.0: where end_session may send the person back (none by default). */
+  postLogoutRedirectUris?: string[];
   scopes?: string | string[];
   confidential?: boolean;
   trusted?: boolean;
@@ -57,6 +59,7 @@ const PUBLIC_COLUMNS = [
   'uid',
   'name',
   'redirect_uris',
+  'post_logout_redirect_uris',
   'scopes',
   'confidential',
   'trusted',
@@ -77,6 +80,7 @@ export async function registerApplication(
   return withTransaction(db, async (db) => {
     const name = requireName(input.name);
     const redirectUris = requireRedirectUris(input.redirectUris);
+    const postLogoutRedirectUris = requirePostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
     // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
     const scopes = input.scopes === undefined ? [...API_SCOPES] : applicationScopes(input.scopes);
     const secret = newApplicationSecret();
@@ -87,6 +91,7 @@ export async function registerApplication(
         secret_digest: sha256Hex(secret),
         name,
         redirect_uris: redirectUris,
+        post_logout_redirect_uris: postLogoutRedirectUris,
         scopes: sortScopes(scopes),
         confidential: input.confidential ?? true,
         trusted: input.trusted ?? false,
@@ -102,6 +107,7 @@ export async function registerApplication(
       details: {
         name,
         redirect_uris: redirectUris,
+        post_logout_redirect_uris: postLogoutRedirectUris,
         scopes,
         confidential: application.confidential,
         trusted: application.trusted,

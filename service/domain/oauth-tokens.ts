@@ -114,7 +114,15 @@ export interface RotationInput {
 
 export type RotationResult =
   /** Rotated (`retry`: a fresh pair for a retry within the leeway, the first stamp kept). */
-  | { outcome: 'rotated'; retry: boolean; issued: IssuedToken; userId: number; clientUid: string; authTime: Date }
+  | {
+      outcome: 'rotated';
+      retry: boolean;
+      issued: IssuedToken;
+      userId: number;
+      clientUid: string;
+      authTime: Date;
+      sid?: string;
+    }
   | { outcome: 'invalid_grant' | 'invalid_client' | 'openid' }
   /** Rotated before and presented too late: the caller revokes its descendants (revokeDescendants). */
   | { outcome: 'replay'; tokenId: number }
@@ -131,6 +139,7 @@ interface RotationRow {
   issued_scopes: string[] | null;
   issued_created_at: Date | null;
   auth_time: Date | null;
+  sid: string | null;
 }
 
 /**
@@ -242,7 +251,11 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       case when 'openid' = any(i.scopes) then coalesce(
         (select c.auth_time from oauth_authorization_codes c where c.id = d.authorization_code_id),
         d.current_sign_in_at, d.created_at
-      ) end as auth_time
+      ) end as auth_time,
+      -- The browser session of the original sign-in (the ID token's sid), when it was recorded.
+      case when 'openid' = any(i.scopes) then
+        (select c.sid from oauth_authorization_codes c where c.id = d.authorization_code_id)
+      end as sid
     from decided d left join issued i on true
   `.execute(conn);
   // The stamp's clock is read once the statement holds its connection (not while it queues for one).
@@ -266,6 +279,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
         userId: row.user_id,
         clientUid: row.client_uid as string,
         authTime: row.auth_time as Date,
+        sid: row.sid ?? undefined,
       };
     case 'replay':
       return { outcome: 'replay', tokenId: row.id };

@@ -41,19 +41,29 @@ function problemOf(uri: string): Problem | undefined {
  * The registered form of redirect URIs (one per line), or a 400-class error; its details are
  * GitLab's field error, `{"redirect_uri":[…]}` with Doorkeeper's message.
  */
-export function requireRedirectUris(uris: string[]): string[] {
+export function requireRedirectUris(uris: string[], field = 'redirect_uri', required = true): string[] {
   const list = uris
     .flatMap((u) => u.split(/[\r\n]+/))
     .map((u) => u.trim())
     .filter(Boolean);
-  if (!list.length)
-    throw invalid('at least one redirect URI is required', { redirect_uri: [DOORKEEPER_MESSAGES.blank] });
+  if (required && !list.length)
+    throw invalid('at least one redirect URI is required', { [field]: [DOORKEEPER_MESSAGES.blank] });
   for (const uri of list) {
     const problem = problemOf(uri);
-    if (problem) throw invalid(problem.message, { redirect_uri: [DOORKEEPER_MESSAGES[problem.reason]] });
+    if (problem) throw invalid(problem.message, { [field]: [DOORKEEPER_MESSAGES[problem.reason]] });
   }
   return [...new Set(list)];
 }
+
+/**
+ * RP-Initiated Logout 1.0 §3: where end_session may send the person back. Registered under the
+ * same rules as redirect URIs (none is fine), and matched exactly, loopback ports included.
+ */
+export const requirePostLogoutRedirectUris = (uris: string[]): string[] =>
+  requireRedirectUris(uris, 'post_logout_redirect_uri', false);
+
+export const matchPostLogoutRedirectUri = (registered: readonly string[], requested: string): boolean =>
+  registered.includes(requested);
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
 

@@ -18,6 +18,12 @@ export interface SessionData {
   /** Password accepted, waiting for the TOTP step: the user and when the password was checked. */
   otp_user_id?: number;
   otp_started_at?: number;
+  /**
+   * The session's id for OpenID Connect (the ID token's `sid`, RP-initiated and back-channel
+   * logout): random, set when someone signs in, stable for the session. Not the cookie's id, which
+   * must never leave the browser and the digest.
+   */
+  sid?: string;
   /** When the user signed in (ms since the epoch): the ID token's auth_time, checked against max_age. */
   auth_time?: number;
   /** OpenID Connect prompt=login / max_age: show the sign-in form although someone is signed in. */
@@ -40,6 +46,8 @@ export interface WebSession {
 
 export async function createSession(db: DbOrTrx, userId: number | null, data: SessionData = {}): Promise<WebSession> {
   const id = randomHex();
+  // A signed-in session gets its OpenID Connect sid here, the one place sessions are made.
+  if (userId !== null && data.sid === undefined) data = { ...data, sid: randomHex(16) };
   const lifetime = userId === null ? ANONYMOUS_SESSION_SECONDS : SIGNED_IN_SESSION_SECONDS;
   const expiresAt = new Date(Date.now() + lifetime * 1000);
   await db

@@ -125,13 +125,23 @@ export function checkAuthorizeRequest(
   }
 }
 
-/** RFC 6749 §4.1.2: the redirect URI with the response parameters added to its query. */
-export function redirectWith(redirectUri: string, values: Record<string, string | undefined>): string {
+/**
+ * RFC 6749 §4.1.2: the redirect URI with the response parameters added to its query, and (RFC 9207
+ * §2) the issuer as `iss` on every authorization response, success or error, so a client talking to
+ * several authorization servers can tell which one answered (mix-up attacks).
+ */
+export function redirectWith(redirectUri: string, issuer: string, values: Record<string, string | undefined>): string {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(values)) if (v !== undefined) url.searchParams.append(k, v);
+  url.searchParams.append('iss', issuer);
   return url.toString();
 }
 
-export function errorRedirect(redirectUri: string, error: OAuthError, state: string | undefined): string {
-  return redirectWith(redirectUri, { error: error.error, error_description: error.description, state });
+export function errorRedirect(
+  redirectUri: string,
+  issuer: string,
+  error: OAuthError,
+  state: string | undefined,
+): string {
+  return redirectWith(redirectUri, issuer, { error: error.error, error_description: error.description, state });
 }

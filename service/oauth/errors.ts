@@ -22,11 +22,18 @@ export const OIDC_ERROR_DESCRIPTIONS = {
 } as const;
 
 /**
- * The device grant's errors (RFC 8628 §3.5) have no entry in Doorkeeper's locale, so Doorkeeper
- * (and GitLab) describe them with its fallback, server_error's text: kept byte-for-byte.
+ * The device grant's polling errors (RFC 8628 §3.5). Neither Doorkeeper's locale nor the
+ * doorkeeper-device_authorization_grant gem's has an entry for them (GitLab falls back to
+ * server_error's text, which tells a client nothing), so they carry RFC 8628 §3.5's own definitions;
+ * access_denied keeps Doorkeeper's text, as on the authorization endpoint.
  */
-export const DEVICE_GRANT_ERROR_DESCRIPTION =
-  'The authorization server encountered an unexpected condition which prevented it from fulfilling the request.';
+export const DEVICE_GRANT_ERROR_DESCRIPTIONS = {
+  authorization_pending:
+    "The authorization request is still pending as the end user hasn't yet completed the user-interaction steps.",
+  slow_down:
+    'The authorization request is still pending and polling should continue, but the interval must be increased by 5 seconds for this and all subsequent requests.',
+  expired_token: 'The device_code has expired, and the device authorization session has concluded.',
+} as const;
 
 export type OAuthErrorCode =
   | keyof typeof OAUTH_ERROR_DESCRIPTIONS
@@ -103,19 +110,19 @@ export class UnsupportedResponseType extends OAuthError {
 /** RFC 8628 §3.5: the person has not decided yet; poll again after the interval. */
 export class AuthorizationPending extends OAuthError {
   constructor() {
-    super('authorization_pending', 400, DEVICE_GRANT_ERROR_DESCRIPTION);
+    super('authorization_pending', 400, DEVICE_GRANT_ERROR_DESCRIPTIONS.authorization_pending);
   }
 }
 /** RFC 8628 §3.5: polled sooner than the interval; the interval has grown by 5 seconds. */
 export class SlowDown extends OAuthError {
   constructor() {
-    super('slow_down', 400, DEVICE_GRANT_ERROR_DESCRIPTION);
+    super('slow_down', 400, DEVICE_GRANT_ERROR_DESCRIPTIONS.slow_down);
   }
 }
 /** RFC 8628 §3.5: the device code expired before it was approved; the flow is over. */
 export class ExpiredToken extends OAuthError {
   constructor() {
-    super('expired_token', 400, DEVICE_GRANT_ERROR_DESCRIPTION);
+    super('expired_token', 400, DEVICE_GRANT_ERROR_DESCRIPTIONS.expired_token);
   }
 }
 

@@ -380,6 +380,15 @@ describe('apps', () => {
         })
       ).ok,
     ).toBe(true);
+    const withLogout = await register('--post-logout-redirect-uri', 'https://ci.example.com/bye');
+    expect(withLogout.code).toBe(0);
+    expect(
+      await db
+        .selectFrom('oauth_applications')
+        .select('post_logout_redirect_uris')
+        .where('uid', '=', withLogout.json.application_id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ post_logout_redirect_uris: ['https://ci.example.com/bye'] });
     const pub = await register('--public', '--trusted');
     expect(pub.json).toMatchObject({ confidential: false, trusted: true, scopes: ['api', 'read_api', 'read_user'] });
     const human = await run(['apps', 'register', '--name', 'H', '--redirect-uri', 'https://h.example/cb']);

@@ -95,6 +95,7 @@ describe('POST /api/v4/applications', () => {
         details: {
           name: 'MyApplication',
           redirect_uris: ['https://redirect.example/cb'],
+          post_logout_redirect_uris: [],
           scopes: ['api', 'read_user'],
           confidential: true,
           trusted: false,

@@ -88,7 +88,8 @@ describe.skipIf(!available)('headless chromium', () => {
       await page.waitForURL((u) => u.href.startsWith(callbackBase));
       const landed = new URL(page.url());
       expect(landed.pathname).toBe('/callback');
-      expect([...landed.searchParams.keys()]).toEqual(['code', 'state']);
+      expect([...landed.searchParams.keys()]).toEqual(['code', 'state', 'iss']);
+      expect(landed.searchParams.get('iss')).toBe(base);
       expect(landed.searchParams.get('state')).toBe('st-1 & more');
       expect(landed.searchParams.get('code')).toMatch(/^[0-9a-f]{64}$/);
       expect(await page.textContent('#done')).toBe('callback received');
@@ -135,6 +136,7 @@ describe.skipIf(!available)('headless chromium', () => {
         error: 'access_denied',
         error_description: 'The resource owner or authorization server denied the request.',
         state: 'deny-me',
+        iss: base,
       });
     } finally {
       await context.close();

@@ -135,7 +135,7 @@ describe.skipIf(!available)('device flow: oauth4webapi polls while Chromium appr
     expect(await pollOnce(device.device_code)).toEqual({
       error: 'authorization_pending',
       description:
-        'The authorization server encountered an unexpected condition which prevented it from fulfilling the request.',
+        "The authorization request is still pending as the end user hasn't yet completed the user-interaction steps.",
     });
 
     const decided = await personDecides(

@@ -99,7 +99,7 @@ describe('level[]=custom is accepted as custom', () => {
     );
     expect(bracketed.statusCode).toBe(302);
     expect(bracketed.headers.location).toBe(
-      `${REDIRECT_URI}?${new URLSearchParams({ ...INVALID_REQUEST, state: 's' })}`,
+      `${REDIRECT_URI}?${new URLSearchParams({ ...INVALID_REQUEST, state: 's', iss: 'http://127.0.0.1:3000' })}`,
     );
     const badClient = await web.get(
       `/oauth/authorize?client_id[]=${c.clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code`,

@@ -32,6 +32,8 @@ const expectRedirectError = (
   expect(res.statusCode).toBe(302);
   const q = new URLSearchParams({ error, error_description: DESCRIPTIONS[error] });
   if (state !== undefined) q.set('state', state);
+  // RFC 9207: the issuer on every authorization response (the test app's public URL).
+  q.set('iss', 'http://127.0.0.1:3000');
   expect(res.headers.location).toBe(`${base}?${q}`);
 };
 
@@ -150,7 +152,7 @@ describe('other errors redirect back with error, error_description and state', (
       authorizeUrl(app2.clientId, { redirectUri: 'https://client.example/cb?tenant=1', scope: 'nope' }),
     );
     expect(res.headers.location).toBe(
-      `https://client.example/cb?tenant=1&${new URLSearchParams({ error: 'invalid_scope', error_description: DESCRIPTIONS.invalid_scope })}`,
+      `https://client.example/cb?tenant=1&${new URLSearchParams({ error: 'invalid_scope', error_description: DESCRIPTIONS.invalid_scope, iss: 'http://127.0.0.1:3000' })}`,
     );
   });
 });
@@ -190,7 +192,9 @@ describe('sign-in round trip and consent', () => {
     const page = await web.get(authorizeUrl(c.clientId, { state: 'é&=x' }));
     const ok = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'authorize' });
     expect(ok.statusCode).toBe(302);
-    expect(ok.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=%C3%A9%26%3Dx$`));
+    expect(ok.headers.location).toMatch(
+      new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=%C3%A9%26%3Dx&iss=http%3A%2F%2F127.0.0.1%3A3000$`),
+    );
     const deny = await web.post('/oauth/authorize', { ...consentFields(page.body), decision: 'deny' });
     expectRedirectError(deny, 'access_denied', 'é&=x');
   });
@@ -232,7 +236,9 @@ describe('sign-in round trip and consent', () => {
     await web.signIn('alice', PASSWORD);
     const res = await web.get(authorizeUrl(trusted.clientId, { state: 't' }));
     expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=t$`));
+    expect(res.headers.location).toMatch(
+      new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=t&iss=http%3A%2F%2F127.0.0.1%3A3000$`),
+    );
   });
 
   it('a confidential application the user already approved skips the consent page (contract §2)', async () => {
@@ -255,7 +261,9 @@ describe('sign-in round trip and consent', () => {
     expect(token.statusCode).toBe(200);
     const again = await web.get(authorizeUrl(c.clientId, { state: 'two' }));
     expect(again.statusCode).toBe(302);
-    expect(again.headers.location).toMatch(new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=two$`));
+    expect(again.headers.location).toMatch(
+      new RegExp(`^${REDIRECT_URI}\\?code=[0-9a-f]{64}&state=two&iss=http%3A%2F%2F127.0.0.1%3A3000$`),
+    );
   });
 
   it('the code carries the granted scopes, redirect URI and PKCE challenge', async () => {

@@ -241,7 +241,11 @@ describe('the notify scope is for application tokens only', () => {
     expect(refused.statusCode).toBe(302);
     const location = new URL(refused.headers.location as string);
     expect(location.origin + location.pathname).toBe(REDIRECT_URI);
-    expect(Object.fromEntries(location.searchParams)).toEqual({ ...errorBody('invalid_scope'), state: 's' });
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      ...errorBody('invalid_scope'),
+      state: 's',
+      iss: f.config.publicUrl,
+    });
 
     const page = await web.get(authorizeUrl(ctx.service.clientId, { state: 's' }));
     expect(page.statusCode).toBe(200);

@@ -14,10 +14,15 @@ import { basic, form, FORM, makeApp, makeUser, PASSWORD, useFixture } from './su
 const f = useFixture({ max: 20 });
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-// Doorkeeper has no locale entry for the device grant's errors and falls back to server_error's text.
-const FALLBACK =
-  'The authorization server encountered an unexpected condition which prevented it from fulfilling the request.';
-const deviceError = (error: string) => ({ error, error_description: FALLBACK });
+// RFC 8628 §3.5's definitions (Doorkeeper's locale has none; GitLab's server_error fallback says nothing).
+const DEVICE_DESCRIPTIONS: Record<string, string> = {
+  authorization_pending:
+    "The authorization request is still pending as the end user hasn't yet completed the user-interaction steps.",
+  slow_down:
+    'The authorization request is still pending and polling should continue, but the interval must be increased by 5 seconds for this and all subsequent requests.',
+  expired_token: 'The device_code has expired, and the device authorization session has concluded.',
+};
+const deviceError = (error: string) => ({ error, error_description: DEVICE_DESCRIPTIONS[error] });
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
 const post = (url: string, values: Record<string, string | undefined>, headers: Record<string, string> = {}) =>

@@ -99,6 +99,7 @@ describe('ID token on the code exchange and on refresh', () => {
       iat: payload.iat,
       auth_time: payload.auth_time,
       nonce: 'n-0S6_WzA2Mj',
+      sid: expect.stringMatching(/^[0-9a-f]{32}$/),
       name: 'alice',
       nickname: 'alice',
       preferred_username: 'alice',
@@ -122,12 +123,30 @@ describe('ID token on the code exchange and on refresh', () => {
     expect(again.payload.sub).toBe(String(aliceId));
     expect(again.payload.auth_time).toBe(payload.auth_time);
     expect(again.payload.nonce).toBeUndefined();
+    expect(again.payload.sid).toBe(payload.sid);
+  });
+
+  it('sid: one per browser session, the same for every application and every refresh of it', async () => {
+    const other = await makeApp(f.db, { name: 'Other', scopes: 'openid' });
+    const sidOf = async (code: string, client = app) =>
+      (await verifyFor(client, (await exchange(code, client)).json().id_token)).payload.sid;
+    const first = await sidOf(await obtainCodeWith({ scope: 'openid' }));
+    expect(first).toMatch(/^[0-9a-f]{32}$/);
+    expect(await sidOf(await obtainCodeWith({ scope: 'openid' }))).toBe(first);
+    expect(await sidOf(await obtainCodeWith({ scope: 'openid' }, other), other)).toBe(first);
+    // The session's sid is not its cookie: nothing of the cookie's value is in it.
+    expect(web.cookieHeader).not.toContain(first as string);
+    // Another browser session of the same person: another sid.
+    const second = new WebClient(f.app);
+    await second.signIn('alice', PASSWORD);
+    const code = await obtainCode(second, app.clientId, { scope: 'openid' });
+    expect(await sidOf(code)).not.toBe(first);
   });
 
   it('openid alone: only the registered claims (no profile, no email); no nonce when none was sent', async () => {
     const code = await obtainCodeWith({ scope: 'openid' });
     const { payload } = await verify((await exchange(code)).json().id_token);
-    expect(Object.keys(payload).sort()).toEqual(['aud', 'auth_time', 'exp', 'iat', 'iss', 'sub']);
+    expect(Object.keys(payload).sort()).toEqual(['aud', 'auth_time', 'exp', 'iat', 'iss', 'sid', 'sub']);
   });
 
   it('no openid in the grant: no id_token', async () => {
@@ -295,6 +314,7 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
       error: 'login_required',
       error_description: 'The authorization server requires end-user authentication.',
       state: 's1',
+      iss: ISSUER,
     });
   });
 
@@ -304,11 +324,13 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
       error: 'consent_required',
       error_description: 'The authorization server requires end-user consent.',
       state: 's2',
+      iss: ISSUER,
     });
     const trusted = await makeApp(f.db, { name: 'Trusted', scopes: 'openid', trusted: true });
     const ok = await web.get(`${authorizeUrl(trusted.clientId, { state: 's3' })}&prompt=none&nonce=abc`);
     const params = Object.fromEntries(redirectOf(ok).searchParams);
-    expect(Object.keys(params).sort()).toEqual(['code', 'state']);
+    expect(Object.keys(params).sort()).toEqual(['code', 'iss', 'state']);
+    expect(params.iss).toBe(ISSUER);
     const { payload } = await verifyFor(trusted, (await exchange(params.code, trusted)).json().id_token);
     expect(payload.nonce).toBe('abc');
   });
@@ -380,6 +402,7 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
       expect(Object.fromEntries(redirectOf(res).searchParams)).toEqual({
         ...errorBody(error as 'invalid_scope'),
         state: 'x',
+        iss: ISSUER,
       });
     }
     expect(await f.db.selectFrom('oauth_authorization_codes').select('id').execute()).toEqual([]);

@@ -225,6 +225,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     userinfo_endpoint: 'https://lanyard.example.com/oauth/userinfo',
     jwks_uri: 'https://lanyard.example.com/oauth/discovery/keys',
     device_authorization_endpoint: 'https://lanyard.example.com/oauth/authorize_device',
+    end_session_endpoint: 'https://lanyard.example.com/oauth/logout',
     scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'notify', 'offline_access'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -249,6 +250,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
       'iat',
       'auth_time',
       'nonce',
+      'sid',
       'name',
       'nickname',
       'preferred_username',
@@ -265,6 +267,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent'],
     code_challenge_methods_supported: ['S256', 'plain'],
+    authorization_response_iss_parameter_supported: true,
   };
 
   it.each(['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])(

@@ -127,12 +127,12 @@ describe('scopes (RFC 6749 §3.3)', () => {
 });
 
 describe('redirects (RFC 6749 §4.1.2)', () => {
-  it('adds parameters to the registered query, custom schemes included', () => {
-    expect(redirectWith('https://a.example/cb?x=1', { code: 'c', state: 'a b&c' })).toBe(
-      'https://a.example/cb?x=1&code=c&state=a+b%26c',
+  it('adds parameters to the registered query, custom schemes included, and the issuer (RFC 9207)', () => {
+    expect(redirectWith('https://a.example/cb?x=1', 'https://id.example', { code: 'c', state: 'a b&c' })).toBe(
+      'https://a.example/cb?x=1&code=c&state=a+b%26c&iss=https%3A%2F%2Fid.example',
     );
-    expect(redirectWith('com.example.app:/oauth', { code: 'c', state: undefined })).toBe(
-      'com.example.app:/oauth?code=c',
+    expect(redirectWith('com.example.app:/oauth', 'http://localhost:3000/sso', { code: 'c', state: undefined })).toBe(
+      'com.example.app:/oauth?code=c&iss=http%3A%2F%2Flocalhost%3A3000%2Fsso',
     );
   });
 });

@@ -28,6 +28,7 @@ describe('/profile/applications', () => {
         ['authenticity_token', WebClient.csrf(page.body)],
         [`${F}[name]`, 'My <script>alert(1)</script> app'],
         [`${F}[redirect_uri]`, 'https://app.example/cb\nhttp://127.0.0.1:9000/cb'],
+        [`${F}[post_logout_redirect_uri]`, 'https://app.example/bye\n https://app.example/bye '],
         [`${F}[scopes][]`, 'read_user'],
         [`${F}[scopes][]`, 'api'],
         [`${F}[confidential]`, '1'],
@@ -47,11 +48,21 @@ describe('/profile/applications', () => {
     expect(shown.body).toContain('My &lt;script&gt;alert(1)&lt;/script&gt; app');
     const row = await f.db
       .selectFrom('oauth_applications')
-      .select(['uid', 'secret_digest', 'redirect_uris', 'scopes', 'confidential', 'owner_id', 'trusted'])
+      .select([
+        'uid',
+        'secret_digest',
+        'redirect_uris',
+        'post_logout_redirect_uris',
+        'scopes',
+        'confidential',
+        'owner_id',
+        'trusted',
+      ])
       .executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       secret_digest: sha256Hex(secret),
       redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:9000/cb'],
+      post_logout_redirect_uris: ['https://app.example/bye'],
       scopes: ['api', 'read_user'],
       confidential: true,
       trusted: false,
@@ -98,6 +109,11 @@ describe('/profile/applications', () => {
         { [`${F}[redirect_uri]`]: 'javascript:scope()' },
         'app_redirect_uri',
         'redirect URI &quot;javascript:scope()&quot; uses a forbidden scheme (javascript:)',
+      ],
+      [
+        { [`${F}[post_logout_redirect_uri]`]: 'https://app.example/bye#top' },
+        'app_post_logout_redirect_uri',
+        'redirect URI &quot;https://app.example/bye#top&quot; must not contain a fragment',
       ],
       [
         { [`${F}[scopes][]`]: 'nope' },

@@ -140,7 +140,7 @@ describe('the consent form (POST /oauth/authorize)', () => {
     );
     expect(twice.statusCode).toBe(302);
     expect(twice.headers.location).toBe(
-      `${REDIRECT_URI}?${new URLSearchParams({ error: 'invalid_request', error_description: DESCRIPTIONS.invalid_request, state: 's' })}`,
+      `${REDIRECT_URI}?${new URLSearchParams({ error: 'invalid_request', error_description: DESCRIPTIONS.invalid_request, state: 's', iss: 'http://127.0.0.1:3000' })}`,
     );
     const csrfTwice = await f.app.inject({
       method: 'POST',

@@ -66,7 +66,15 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
     // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
     const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
     const nonce = row.nonce ?? undefined;
-    const idToken = await signIdToken(trx, { clientId: application.uid, user, authTime, nonce, scopes: issued.scopes });
+    const sid = row.sid ?? undefined;
+    const idToken = await signIdToken(trx, {
+      clientId: application.uid,
+      user,
+      authTime,
+      nonce,
+      sid,
+      scopes: issued.scopes,
+    });
     return { ...issued, idToken };
   });
   if (outcome === 'invalid_grant') throw new InvalidGrant();

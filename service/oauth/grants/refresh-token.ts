@@ -84,7 +84,13 @@ export async function handler({
     if (user?.state !== 'active') throw new InvalidGrant();
     const clientId = client?.application.uid ?? result.clientUid;
     // OIDC Core §12.2: no nonce on refresh (there is no authorization request to bind).
-    const idToken = await signIdToken(trx, { clientId, user, authTime: result.authTime, scopes: issued.scopes });
+    const idToken = await signIdToken(trx, {
+      clientId,
+      user,
+      authTime: result.authTime,
+      sid: result.sid,
+      scopes: issued.scopes,
+    });
     return { ...issued, idToken };
   });
   if ('outcome' in outcome) refuse(outcome);

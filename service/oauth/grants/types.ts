@@ -28,6 +28,8 @@ export interface IdTokenRequest {
   user: User;
   authTime: Date;
   nonce?: string;
+  /** The browser session the person signed in with (back-channel/RP-initiated logout's sid). */
+  sid?: string;
   scopes: string[];
 }
 

@@ -51,7 +51,7 @@ const CONSENT_FORM = formRouteOptions(
 const Hidden = ({ name, value }: { name: string; value: string | undefined }) =>
   value === undefined ? React.EMPTY : <input type="hidden" name={name} value={value} />;
 
-export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) {
+export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppContext) {
   const sessions = app.sessions;
 
   async function issueCode(reply: FastifyReply, req: ValidAuthorizeRequest, session: WebSession, user: User) {
@@ -60,12 +60,13 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       userId: user.id,
       nonce: req.nonce,
       authTime: authTimeOf(session, user) ?? new Date(),
+      sid: session.data.sid,
       redirectUri: req.redirectUri,
       scopes: req.scopes,
       codeChallenge: req.codeChallenge,
       codeChallengeMethod: req.codeChallengeMethod,
     });
-    return redirect(reply, redirectWith(req.redirectUri, { code, state: req.state }));
+    return redirect(reply, redirectWith(req.redirectUri, config.publicUrl, { code, state: req.state }));
   }
 
   const errorPage = (reply: FastifyReply, error: string, description: string) =>
@@ -80,7 +81,8 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     );
     const req = checkAuthorizeRequest(params, application);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
-    if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
+    if (req.kind === 'error_redirect')
+      return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));
 
     const signedIn = await signedInWith(sessions, session);
     const authTime = signedIn ? authTimeOf(signedIn.session, signedIn.user) : undefined;
@@ -90,7 +92,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
       (req.maxAge !== undefined && (!authTime || Date.now() - authTime.getTime() > req.maxAge * 1000));
     if (!signedIn || forceSignIn) {
       if (req.prompt.has('none'))
-        return redirect(reply, errorRedirect(req.redirectUri, new LoginRequired(), req.state));
+        return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, new LoginRequired(), req.state));
       // Back to this URL after sign-in; without prompt=login and max_age once they have been
       // honoured, or the sign-in would never end.
       return requireSignIn(sessions, request, reply, {
@@ -115,7 +117,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     if (skipConsent) return issueCode(reply, req, signedIn.session, user);
     // The consent page would be needed, and the client asked for no interaction.
     if (req.prompt.has('none'))
-      return redirect(reply, errorRedirect(req.redirectUri, new ConsentRequired(), req.state));
+      return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, new ConsentRequired(), req.state));
 
     const token = await sessions.csrfToken(signedIn.session);
     return sendPage(
@@ -164,10 +166,11 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     if (!signedIn) return redirect(reply, SIGN_IN_PATH);
     const req = await validateAuthorizeRequest(db, params);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
-    if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
+    if (req.kind === 'error_redirect')
+      return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));
     const decision = stringParam(params, 'decision');
     if (decision === 'authorize') return issueCode(reply, req, signedIn.session, signedIn.user);
     const error = decision === 'deny' ? new AccessDenied() : new InvalidRequest();
-    return redirect(reply, errorRedirect(req.redirectUri, error, req.state));
+    return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, error, req.state));
   });
 }

@@ -7,6 +7,7 @@ import { authorizeDeviceRoutes } from './authorize-device';
 import { deviceRoutes } from './device';
 import { introspectRoutes } from './introspect';
 import { jwksRoutes } from './jwks';
+import { logoutRoutes } from './logout';
 import { metadataRoutes } from './metadata';
 import { revokeRoutes } from './revoke';
 import { tokenInfoRoutes } from './token-info';
@@ -28,5 +29,6 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesContext> = async (app, c
   await introspectRoutes(app, ctx);
   await userinfoRoutes(app, ctx);
   await jwksRoutes(app, ctx);
+  await logoutRoutes(app, ctx);
   await metadataRoutes(app, ctx);
 };

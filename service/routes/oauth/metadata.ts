@@ -7,6 +7,7 @@ import { ALL_SCOPES } from '../../domain/scopes';
 import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
 import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
+import { END_SESSION_PATH } from './logout';
 
 /** Every claim an ID token or userinfo response may carry (GitLab's set, less what Lanyard lacks). */
 export const CLAIMS_SUPPORTED = [
@@ -17,6 +18,7 @@ export const CLAIMS_SUPPORTED = [
   'iat',
   'auth_time',
   'nonce',
+  'sid',
   'name',
   'nickname',
   'preferred_username',
@@ -42,6 +44,7 @@ const metadataSchema = {
     userinfo_endpoint: str,
     jwks_uri: str,
     device_authorization_endpoint: str,
+    end_session_endpoint: str,
     scopes_supported: strings,
     response_types_supported: strings,
     response_modes_supported: strings,
@@ -58,6 +61,7 @@ const metadataSchema = {
     request_uri_parameter_supported: { type: 'boolean' },
     prompt_values_supported: strings,
     code_challenge_methods_supported: strings,
+    authorization_response_iss_parameter_supported: { type: 'boolean' },
   },
   additionalProperties: false,
 } as const;
@@ -76,6 +80,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       userinfo_endpoint: `${issuer}/oauth/userinfo`,
       jwks_uri: `${issuer}/oauth/discovery/keys`,
       device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
+      // RP-Initiated Logout 1.0 (routes/oauth/logout.tsx).
+      end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
       // offline_access: accepted with openid, a no-op (the code flow returns a refresh token anyway).
       scopes_supported: [...ALL_SCOPES, 'offline_access'],
       response_types_supported: ['code'],
@@ -94,6 +100,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       request_uri_parameter_supported: false,
       prompt_values_supported: ['none', 'login', 'consent'],
       code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
+      // RFC 9207: every authorization response carries `iss`.
+      authorization_response_iss_parameter_supported: true,
     });
   };
   const options = { schema: { response: { 200: metadataSchema } } };

@@ -46,6 +46,7 @@ const F = 'doorkeeper_application';
 interface FormValues {
   name: string;
   redirectUri: string;
+  postLogoutRedirectUri: string;
   scopes: string[];
   confidential: boolean;
 }
@@ -64,7 +65,7 @@ const uidParams = {
 
 /** The registration form; scopes as checkboxes (`[scopes][]`) or one space-separated string. */
 const REGISTER_FORM = formRouteOptions({
-  strings: [`${F}[name]`, `${F}[redirect_uri]`, `${F}[confidential]`, `${F}[scopes]`],
+  strings: [`${F}[name]`, `${F}[redirect_uri]`, `${F}[post_logout_redirect_uri]`, `${F}[confidential]`, `${F}[scopes]`],
   arrays: [`${F}[scopes][]`],
 });
 /** Renew secret, destroy, revoke: a button and the CSRF token. */
@@ -83,7 +84,13 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     const shown = pending.secret;
     const apps = await listApplications(db, user.id);
     const authorized = await listAuthorizedApplications(db, user.id);
-    const values = opts.values ?? { name: '', redirectUri: '', scopes: [], confidential: true };
+    const values = opts.values ?? {
+      name: '',
+      redirectUri: '',
+      postLogoutRedirectUri: '',
+      scopes: [],
+      confidential: true,
+    };
     const fieldError = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     return sendPage(
       reply,
@@ -134,6 +141,15 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
               error={fieldError('app_redirect_uri')}
               rows={3}
               required
+            />
+            <TextArea
+              id="app_post_logout_redirect_uri"
+              name={`${F}[post_logout_redirect_uri]`}
+              label="Post-logout redirect URI (optional)"
+              hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
+              value={values.postLogoutRedirectUri}
+              error={fieldError('app_post_logout_redirect_uri')}
+              rows={2}
             />
             <Checkbox
               id="app_confidential"
@@ -281,6 +297,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     const values: FormValues = {
       name: stringParam(body, `${F}[name]`) ?? '',
       redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
+      postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
       scopes: (Array.isArray(rawScopes)
         ? rawScopes
         : typeof rawScopes === 'string'
@@ -293,6 +310,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       const created = await registerApplication(db, {
         name: values.name,
         redirectUris: [values.redirectUri],
+        postLogoutRedirectUris: [values.postLogoutRedirectUri],
         scopes: values.scopes,
         confidential: values.confidential,
         ownerId: r.user.id,
@@ -308,7 +326,12 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid') {
         const errors = [
-          fieldErrorOf(err, { name: 'app_name', redirect_uri: 'app_redirect_uri', scopes: 'app_scopes' }),
+          fieldErrorOf(err, {
+            name: 'app_name',
+            redirect_uri: 'app_redirect_uri',
+            post_logout_redirect_uri: 'app_post_logout_redirect_uri',
+            scopes: 'app_scopes',
+          }),
         ];
         return listPage(reply, r, { status: 422, errors, values });
       }
