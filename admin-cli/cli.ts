@@ -3,6 +3,7 @@
 // (main.ts), the tests and the admin Lambda all call this; nothing here exits the process.
 import os from 'node:os';
 import type { Argv } from 'yargs';
+import packageJson from '../package.json';
 import { migrationStatus } from '../service/db/migrator';
 import { loadSessionKeyRing, rotateSessionKey } from '../service/domain/service-keys';
 import { loadConfig, signingKeyPolicy } from '../service/config';
@@ -186,7 +187,7 @@ export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
     })
     .help()
     .alias('help', 'h')
-    .version(false)
+    .version(packageJson.version)
     .wrap(Math.min(100, process.stdout.columns || 100));
   mount(y, [], 0, run);
   return y;

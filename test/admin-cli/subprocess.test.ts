@@ -3,6 +3,7 @@
 // changed by a failed command. Subprocesses hash passwords at the real cost (~0.4 s each), so the
 // commands run once each, in one scripted session per area.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -70,6 +71,18 @@ async function ok(args: string[], options: { stdin?: string; env?: NodeJS.Proces
 }
 
 describe('lanyard-admin as a subprocess', () => {
+  it(
+    '--version prints the package version and touches no database',
+    async () => {
+      const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+      expect(version).toMatch(/^\d+\.\d+\.\d+/);
+      // An unreachable database: --version must not need one.
+      const env = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' };
+      expect(await lanyardAdmin(['--version'], { env })).toMatchObject({ code: 0, out: `${version}\n`, err: '' });
+    },
+    SLOW,
+  );
+
   it(
     'db and users',
     async () => {
