@@ -13,7 +13,7 @@ import { COMMANDS, GROUPS } from './commands';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USER_ERROR, UsageError, UserError, isUserFacing, oneLine } from './errors';
 import { confirm, readPassword } from './inputs';
 import type { CliIo } from './io';
-import { json as toJson, type Result } from './output';
+import { json as toJson, type Result, withColumns } from './output';
 import type { RemoteTransport } from './remote';
 import { forwardedArgv, wantsRemote } from './remote-args';
 import { localTarget } from './target';
@@ -80,10 +80,12 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
     if (command.needsSchema !== false) await requireSchema(db);
     const context = { actor, password, services, progress: (line: string) => io.stderr(`${line}\n`) };
     // One transaction per command: a command that fails changes nothing.
-    const result =
+    // Tables are fitted to the terminal's width (80 off a terminal).
+    const result = await withColumns(io.columns, () =>
       command.transaction === false
-        ? await command.run(args, { ...context, db })
-        : await db.transaction().execute((trx) => command.run(args, { ...context, db: trx }));
+        ? command.run(args, { ...context, db })
+        : db.transaction().execute((trx) => command.run(args, { ...context, db: trx })),
+    );
     return { result };
   };
 

@@ -404,9 +404,7 @@ describe('apps', () => {
     ]) {
       expect(out).not.toMatch(/gloas-|"secret"|secret:/);
     }
-    expect((await run(['apps', 'list'])).out).toMatch(
-      /^ID +APPLICATION ID +NAME +SCOPES +CONFIDENTIAL +TRUSTED +REDIRECT URIS\n/,
-    );
+    expect((await run(['apps', 'list'])).out).toMatch(/^ID +NAME +APP ID +TYPE +SCOPES +REDIRECT URIS\n/);
     await expectUserError(db, ['apps', 'show', 'f'.repeat(64)], /application "f{64}" not found/);
     await expectUserError(db, ['apps', 'delete', a.application_id], /refusing without --yes/);
     const deleted = await run(['apps', 'delete', a.application_id, '--yes', '--json']);
