@@ -25,6 +25,8 @@ export interface CommandContext {
   /** The password gathered by the runner (commands declaring `password: true`). */
   password?: string;
   services: AdminServices;
+  /** stdout is a terminal (not a file, a pipe or the admin Lambda): worth drawing a QR code on. */
+  terminal: boolean;
   /** One line of progress for the operator, on stderr (stdout stays the result, one JSON with --json). */
   progress(line: string): void;
 }

@@ -9,7 +9,8 @@ export interface CliIo {
   readStdin(): Promise<string>;
   /** A person at a terminal: hidden prompts and confirmations are possible. */
   interactive: boolean;
-  /** The terminal's width when stdout is a terminal (tables are fitted to it); else undefined. */
+  /** The terminal's width when stdout is a terminal (tables are fitted to it, QR codes drawn);
+   *  undefined for files, pipes and the admin Lambda. */
   columns?: number;
   /** Ask without echoing the answer (passwords). Only when `interactive`. */
   promptHidden?(question: string): Promise<string>;

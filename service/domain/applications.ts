@@ -99,6 +99,16 @@ export async function getApplicationByUid(db: DbOrTrx, uid: string): Promise<App
   return app;
 }
 
+/** An application by its numeric id (what `apps list` prints first) or its App ID (uid, 64 hex
+ *  digits): the id is all digits and short, a uid never is. */
+export async function getApplicationByIdOrUid(db: DbOrTrx, ref: string): Promise<ApplicationRecord> {
+  const app = /^[1-9]\d{0,15}$/.test(ref)
+    ? await findApplicationById(db, Number(ref))
+    : await findApplicationByUid(db, ref);
+  if (!app) throw notFound(`application "${ref}" not found`);
+  return app;
+}
+
 export const listApplications = (db: DbOrTrx, ownerId?: number): Promise<ApplicationRecord[]> => {
   let q = db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).orderBy('id');
   if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);

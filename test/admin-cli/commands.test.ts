@@ -266,7 +266,7 @@ describe('users', () => {
     await expectUserError(db, ['users', 'add-email', 'nobody', 'n@example.com'], /user "nobody" not found/);
   });
 
-  it('users set-2fa on prints the secret, the otpauth URI and a QR code; off removes it', async () => {
+  it('users set-2fa on prints the secret, the otpauth URI and, on a terminal only, a QR code; off removes it', async () => {
     await createAlice();
     const on = await run(['users', 'set-2fa', 'alice', 'on', '--json']);
     expect(on.code).toBe(0);
@@ -286,10 +286,18 @@ describe('users', () => {
     expect(stored.otp_secret).not.toContain(on.json.otp_secret);
     const opened = openTotpSecret(ring, stored.id, stored.otp_secret!);
     expect(verifyTotp(opened.secret, totp(on.json.otp_secret), null)).toBeDefined();
-    const human = await run(['users', 'set-2fa', 'alice', 'on']);
+    // On a terminal (stdout has columns): the QR code, in half blocks.
+    const human = await run(['users', 'set-2fa', 'alice', 'on'], { columns: 80 });
     expect(human.out).toContain('otpauth://totp/');
-    expect(human.out).toMatch(/[▀▄█]{20,}/); // the QR code, in half blocks
+    expect(human.out).toMatch(/[▀▄█]{20,}/);
     expect(human.out).toContain('shown only once');
+    // Into a file or a pipe: the URI and the secret, no QR code.
+    const piped = await run(['users', 'set-2fa', 'alice', 'on']);
+    expect(piped.out).toMatch(
+      /^Two-factor authentication is on for alice\. Add it to an authenticator app:\notp_secret: /,
+    );
+    expect(piped.out).toContain('otpauth://totp/');
+    expect(piped.out).not.toMatch(/[▀▄█]/);
     // Recovery codes from the account page: turning 2FA off here must remove them too, as the
     // page's Disable does (a leftover code would still sign in once 2FA is turned on again).
     await regenerateRecoveryCodes(db, stored.id, { actor: 'user:alice' });
@@ -396,6 +404,10 @@ describe('apps', () => {
     expect((await run(['apps', 'list', '--owner', 'alice', '--json'])).json).toHaveLength(1);
     const show = await run(['apps', 'show', a.application_id, '--json']);
     expect(show.json).toEqual(list.json[0]);
+    // The id `apps list` prints first works as well.
+    expect((await run(['apps', 'show', String(a.id), '--json'])).json).toEqual(list.json[0]);
+    expect((await run(['apps', 'show', String(b.id), '--json'])).json.application_id).toBe(b.application_id);
+    await expectUserError(db, ['apps', 'show', '999'], /application "999" not found/);
     for (const out of [
       list.out,
       show.out,
@@ -485,10 +497,28 @@ describe('tokens', () => {
     expect((await run(['tokens', 'list'])).out.trimEnd()).toMatch(
       /^ID +USER +NAME +SCOPES +EXPIRES +STATE +LAST USED\n1 +alice +ci +read_api read_user +2099-12-31 +active +-$/,
     );
+    // Without --expires-at: 30 days from today (UTC), as the page offers; `never` is explicit.
+    const today = new Date();
+    const plus30 = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() + 30));
+    const dated = await run(['tokens', 'create', '--user', 'alice', '--name', 'd', '--scopes', 'api', '--json']);
+    expect(dated.json.expires_at).toBe(plus30.toISOString().slice(0, 10));
+    const forever = ['tokens', 'create', '--user', 'alice', '--name', 'f', '--scopes', 'api', '--expires-at', 'never'];
+    expect((await run([...forever, '--json'])).json.expires_at).toBeNull();
+    await expectUserError(
+      db,
+      ['tokens', 'create', '--user', 'alice', '--name', 'x', '--scopes', 'api', '--expires-at', 'someday'],
+      /expires-at "someday" is not a date \(YYYY-MM-DD\)/,
+    );
+    await run(['tokens', 'revoke', '2', '--yes']);
+    await run(['tokens', 'revoke', '3', '--yes']);
     await expectUserError(db, ['tokens', 'revoke', '1'], /refusing without --yes/);
     const revoked = await run(['tokens', 'revoke', '1', '--yes', '--json']);
     expect(revoked.json).toEqual({ ...view, revoked: true, active: false });
-    expect((await run(['tokens', 'list', '--json'])).json[0].revoked).toBe(true);
+    expect((await run(['tokens', 'list', '--json'])).json.map((t: { revoked: boolean }) => t.revoked)).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(JSON.stringify(await auditActions())).not.toContain(created.json.token);
   });
 
@@ -674,7 +704,26 @@ describe('the command line itself', () => {
       expect(help.code, words.join(' ')).toBe(0);
       expect(help.err).toBe('');
       expect(help.out).toContain(`lanyard-admin ${words.join(' ')}`);
-      expect(help.out, words.join(' ')).toMatch(/\nExamples:\n {2}lanyard-admin /);
+      // Examples as whole lines: "# what it does", then the command, continued with " \" before an
+      // option when it would pass 80 columns — never broken inside a word.
+      const examples = help.out.split('\nExamples:\n')[1]?.split('\n\n')[0] ?? '';
+      expect(examples, words.join(' ')).toMatch(/^ {2}# /);
+      const shown: Array<{ what: string[]; lines: string[] }> = [];
+      for (const l of examples.trimEnd().split('\n')) {
+        if (l.startsWith('  # ')) {
+          if (!shown.length || shown[shown.length - 1].lines.length) shown.push({ what: [], lines: [] });
+          shown[shown.length - 1].what.push(l.slice(4));
+        } else shown[shown.length - 1].lines.push(l);
+      }
+      expect(
+        shown.map(({ what, lines }) => {
+          for (const continued of lines.slice(1)) expect(continued).toMatch(/^ {2}--/);
+          for (const line of lines.slice(0, -1)) expect(line).toMatch(/ \\$/);
+          return [lines.map((l) => l.trim().replace(/ \\$/, '')).join(' '), what.join(' ')];
+        }),
+        words.join(' '),
+      ).toEqual(command.examples.map(([line, what]) => [`lanyard-admin ${line}`, what]));
+      for (const l of help.out.split('\n')) expect(l.length, `${words.join(' ')}: ${l}`).toBeLessThanOrEqual(80);
     }
     const top = await run(['--help']);
     for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets'])
