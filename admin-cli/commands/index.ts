@@ -10,10 +10,16 @@ import dbMigrate from './db-migrate';
 import dbPrune from './db-prune';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
+import groupsDelete from './groups-delete';
+import groupsList from './groups-list';
 import membersAdd from './members-add';
+import membersList from './members-list';
+import membersRemove from './members-remove';
 import notifyExplain from './notify-explain';
 import notifyRecipients from './notify-recipients';
 import projectsCreate from './projects-create';
+import projectsDelete from './projects-delete';
+import projectsList from './projects-list';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
 import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
@@ -49,8 +55,14 @@ export const COMMANDS: readonly AdminCommand[] = [
   tokensList,
   tokensRevoke,
   groupsCreate,
+  groupsList,
+  groupsDelete,
   projectsCreate,
+  projectsList,
+  projectsDelete,
   membersAdd,
+  membersList,
+  membersRemove,
   notifyRecipients,
   notifyExplain,
   secretsRotateSessionKey,
@@ -63,9 +75,9 @@ export const GROUPS: Readonly<Record<string, string>> = {
   users: 'Users: create, list, block, passwords, e-mails, two-factor authentication',
   apps: 'OAuth applications: register, list, delete, rotate secrets',
   tokens: 'Personal access tokens',
-  groups: 'Groups',
-  projects: 'Projects',
-  members: 'Group and project members',
+  groups: 'Groups: create, list, delete',
+  projects: 'Projects: create, list, delete',
+  members: 'Group and project members: add, list, remove',
   notify: 'Notification recipients: who is notified of an event, and why',
   secrets: "The service's own secrets",
   'secrets rotate': 'Rotate a service secret',

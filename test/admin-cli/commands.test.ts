@@ -668,6 +668,86 @@ describe('groups, projects, members', () => {
   });
 });
 
+describe('groups, projects, members: list, delete, remove', () => {
+  it('list what exists; delete and remove need --yes off a terminal, are audited, and refuse unknowns', async () => {
+    await createAlice();
+    await run(['users', 'create', '--username', 'bob', '--email', 'bob@example.com', '--password-stdin'], {
+      stdin: PASSWORD,
+    });
+    for (const argv of [
+      ['groups', 'create', '--path', 'acme', '--name', 'ACME Corp'],
+      ['groups', 'create', '--path', 'platform', '--parent', 'acme'],
+      ['groups', 'create', '--path', 'other'],
+      ['projects', 'create', '--path', 'acme/platform/api'],
+      ['projects', 'create', '--path', 'other/site', '--visibility', 'public'],
+      ['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'maintainer'],
+      ['members', 'add', '--group', 'acme', '--user', 'bob', '--access', 'reporter'],
+      ['members', 'add', '--project', 'acme/platform/api', '--user', 'bob', '--access', 'developer'],
+    ])
+      expect((await run(argv)).code, argv.join(' ')).toBe(0);
+
+    const groups = await run(['groups', 'list', '--json']);
+    expect(groups.json).toEqual([
+      { id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'private' },
+      { id: 2, full_path: 'acme/platform', name: 'platform', visibility: 'private' },
+      { id: 3, full_path: 'other', name: 'other', visibility: 'private' },
+    ]);
+    expect((await run(['groups', 'list'])).out).toBe(
+      'ID  FULL PATH      NAME       VISIBILITY\n1   acme           ACME Corp  private\n2   acme/platform  platform   private\n3   other          other      private\n',
+    );
+    expect((await run(['projects', 'list', '--json'])).json).toEqual([
+      { id: 1, path_with_namespace: 'acme/platform/api', name: 'api', visibility: 'private' },
+      { id: 2, path_with_namespace: 'other/site', name: 'site', visibility: 'public' },
+    ]);
+    expect((await run(['projects', 'list', '--group', 'acme', '--json'])).json.map((p: any) => p.id)).toEqual([1]);
+    expect((await run(['members', 'list', '--group', 'acme', '--json'])).json).toEqual([
+      { source: 'group:acme', user: 'alice', access_level: 40 },
+      { source: 'group:acme', user: 'bob', access_level: 20 },
+    ]);
+    expect((await run(['members', 'list', '--project', 'acme/platform/api'])).out).toBe(
+      'USER  ACCESS LEVEL  SOURCE\nbob   30            project:acme/platform/api\n',
+    );
+
+    await expectUserError(db, ['projects', 'list', '--group', 'nope'], /group "nope" not found/);
+    await expectUserError(db, ['members', 'list'], /give exactly one of group or project/);
+    await expectUserError(db, ['members', 'remove', '--group', 'acme', '--user', 'bob'], /refusing without --yes/);
+    await expectUserError(
+      db,
+      ['members', 'remove', '--group', 'other', '--user', 'bob', '--yes'],
+      /bob is not a member of group:other/,
+    );
+    await expectUserError(db, ['members', 'remove', '--group', 'acme', '--user', 'nobody', '--yes'], /not found/);
+    await expectUserError(db, ['groups', 'delete', 'acme'], /refusing without --yes/);
+    await expectUserError(db, ['groups', 'delete', 'nope', '--yes'], /group "nope" not found/);
+    await expectUserError(db, ['projects', 'delete', 'acme/nope', '--yes'], /project "acme\/nope" not found/);
+
+    const removed = await run(['members', 'remove', '--group', 'acme', '--user', 'bob', '--yes', '--json']);
+    expect(removed.json).toEqual({ source: 'group:acme', user: 'bob', access_level: 20 });
+    expect((await run(['members', 'list', '--group', 'acme', '--json'])).json.map((m: any) => m.user)).toEqual([
+      'alice',
+    ]);
+    const deletedProject = await run(['projects', 'delete', 'other/site', '--yes', '--json']);
+    expect(deletedProject.json).toEqual({
+      id: 2,
+      path_with_namespace: 'other/site',
+      name: 'site',
+      visibility: 'public',
+    });
+    // A group takes its subgroups, their projects and memberships with it.
+    const deletedGroup = await run(['groups', 'delete', 'acme', '--yes', '--json']);
+    expect(deletedGroup.json).toEqual({ id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'private' });
+    expect((await run(['groups', 'list', '--json'])).json.map((g: any) => g.full_path)).toEqual(['other']);
+    expect((await run(['projects', 'list', '--json'])).json).toEqual([]);
+    expect((await db.selectFrom('members').select('id').execute()).length).toBe(0);
+    const audit = (await auditActions()).filter((a) => /\.(delete|remove)$/.test(a.action));
+    expect(audit).toEqual([
+      { actor: ACTOR, action: 'member.remove', details: { user: 'bob', access_level: 20 } },
+      { actor: ACTOR, action: 'project.delete', details: { path_with_namespace: 'other/site' } },
+      { actor: ACTOR, action: 'group.delete', details: { full_path: 'acme' } },
+    ]);
+  });
+});
+
 describe('secrets rotate session-key', () => {
   it('adds a signing key; the previous key keeps verifying', async () => {
     const before = await loadSessionKeyRing(db);
