@@ -1,6 +1,7 @@
 // The command table: every command module, and the descriptions of the words that group them.
 // cli.ts mounts this table on yargs; nothing else decides which commands exist.
 import type { AdminCommand } from '../command';
+import auditList from './audit-list';
 import appsDelete from './apps-delete';
 import appsList from './apps-list';
 import appsRegister from './apps-register';
@@ -67,6 +68,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   notifyExplain,
   secretsRotateSessionKey,
   secretsRotateSigningKey,
+  auditList,
 ];
 
 /** Descriptions of the grouping words, by their path. */
@@ -80,5 +82,6 @@ export const GROUPS: Readonly<Record<string, string>> = {
   members: 'Group and project members: add, list, remove',
   notify: 'Notification recipients: who is notified of an event, and why',
   secrets: "The service's own secrets",
+  audit: 'The audit trail: who did what, when',
   'secrets rotate': 'Rotate a service secret',
 };

@@ -748,6 +748,69 @@ describe('groups, projects, members: list, delete, remove', () => {
   });
 });
 
+describe('audit list', () => {
+  it('newest first, filtered by actor, action (or prefix), target and time, paged; bad paging refused', async () => {
+    await createAlice();
+    await run(['users', 'block', 'alice', '--yes']);
+    await run(['users', 'unblock', 'alice']);
+    await run(['groups', 'create', '--path', 'acme']);
+    const all = await auditActions();
+    const page1 = await run(['audit', 'list', '--per-page', '2', '--json']);
+    expect(page1.code).toBe(0);
+    expect(Object.keys(page1.json)).toEqual(['events', 'page', 'per_page', 'total']);
+    expect(page1.json).toMatchObject({ page: 1, per_page: 2, total: all.length });
+    expect(page1.json.events.map((e: any) => e.action)).toEqual(
+      all
+        .map((a) => a.action)
+        .reverse()
+        .slice(0, 2),
+    );
+    expect(Object.keys(page1.json.events[0])).toEqual([
+      'id',
+      'actor',
+      'action',
+      'target_type',
+      'target_id',
+      'details',
+      'ip_address',
+      'created_at',
+    ]);
+    const page2 = await run(['audit', 'list', '--per-page', '2', '--page', '2', '--json']);
+    expect(page2.json.events.map((e: any) => e.action)).toEqual(
+      all
+        .map((a) => a.action)
+        .reverse()
+        .slice(2, 4),
+    );
+    const users = await run(['audit', 'list', '--action', 'user.', '--json']);
+    expect(users.json.events.map((e: any) => e.action)).toEqual(
+      all
+        .map((a) => a.action)
+        .filter((a) => a.startsWith('user.'))
+        .reverse(),
+    );
+    const blocks = await run(['audit', 'list', '--action', 'user.block', '--actor', ACTOR, '--json']);
+    expect(blocks.json.events).toHaveLength(1);
+    expect(blocks.json.events[0]).toMatchObject({ actor: ACTOR, action: 'user.block', target_type: 'user' });
+    expect((await run(['audit', 'list', '--actor', 'someone-else', '--json'])).json).toEqual({
+      events: [],
+      page: 1,
+      per_page: 20,
+      total: 0,
+    });
+    expect((await run(['audit', 'list', '--until', '2000-01-01', '--json'])).json.total).toBe(0);
+    expect((await run(['audit', 'list', '--since', '2000-01-01', '--json'])).json.total).toBe(all.length);
+    const human = await run(['audit', 'list', '--per-page', '1']);
+    expect(human.out).toMatch(
+      /^ID +TIME \(UTC\) +ACTOR +EVENT +DETAILS\n\d+ +\d{4}-\d\d-\d\d \d\d:\d\d +cli:test-operator +group\.create group +full_path="acme"\n +1 +visibility=/,
+    );
+    expect(human.out).toMatch(new RegExp(`\\n\\nPage 1 of ${all.length} \\(${all.length} events\\)\\.\\n$`));
+    await expectUserError(db, ['audit', 'list', '--per-page', '101'], /per-page 101 is invalid \(1 to 100\)/);
+    await expectUserError(db, ['audit', 'list', '--page', '0'], /page 0 is invalid/);
+    await expectUserError(db, ['audit', 'list', '--since', 'last tuesday'], /since is not a date/);
+  });
+});
+
 describe('secrets rotate session-key', () => {
   it('adds a signing key; the previous key keeps verifying', async () => {
     const before = await loadSessionKeyRing(db);
@@ -806,7 +869,7 @@ describe('the command line itself', () => {
       for (const l of help.out.split('\n')) expect(l.length, `${words.join(' ')}: ${l}`).toBeLessThanOrEqual(80);
     }
     const top = await run(['--help']);
-    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets'])
+    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets', 'audit'])
       expect(top.out).toMatch(new RegExp(`\\n {2}lanyard-admin ${group} +[A-Z]`));
   });
 

@@ -92,12 +92,26 @@ beforeAll(async () => {
   ]);
 });
 
+const LONG = 'engineering-infrastructure-and-developer-productivity';
+const PROJECT = `${LONG}/continuous-integration-platform-team/repository-mirroring-service`;
+
 describe('list commands fit 80 columns off a terminal', () => {
+  beforeAll(async () => {
+    await ok(['groups', 'create', '--path', LONG, '--name', 'Engineering Infrastructure and Developer Productivity']);
+    await ok(['groups', 'create', '--path', 'continuous-integration-platform-team', '--parent', LONG]);
+    await ok(['projects', 'create', '--path', PROJECT, '--name', 'Repository mirroring service (GitLab to GitHub)']);
+    await ok(['members', 'add', '--project', PROJECT, '--user', 'maximiliana.featherstonehaugh', '--access', 'owner']);
+  });
+
   for (const argv of [
     ['users', 'list'],
     ['apps', 'list'],
     ['tokens', 'list'],
     ['db', 'status'],
+    ['groups', 'list'],
+    ['projects', 'list'],
+    ['members', 'list', '--project', PROJECT],
+    ['audit', 'list', '--per-page', '100'],
   ]) {
     it(argv.join(' '), async () => {
       const { out } = await ok(argv);
