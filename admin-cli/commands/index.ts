@@ -7,6 +7,7 @@ import appsList from './apps-list';
 import appsRegister from './apps-register';
 import appsRotateSecret from './apps-rotate-secret';
 import appsShow from './apps-show';
+import appsUpdate from './apps-update';
 import dbMigrate from './db-migrate';
 import dbPrune from './db-prune';
 import dbStatus from './db-status';
@@ -50,6 +51,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   appsRegister,
   appsList,
   appsShow,
+  appsUpdate,
   appsDelete,
   appsRotateSecret,
   tokensCreate,
@@ -75,7 +77,7 @@ export const COMMANDS: readonly AdminCommand[] = [
 export const GROUPS: Readonly<Record<string, string>> = {
   db: 'Database migrations and retention',
   users: 'Users: create, list, block, passwords, e-mails, two-factor authentication',
-  apps: 'OAuth applications: register, list, delete, rotate secrets',
+  apps: 'OAuth applications: register, list, update, delete, rotate secrets',
   tokens: 'Personal access tokens',
   groups: 'Groups: create, list, delete',
   projects: 'Projects: create, list, delete',

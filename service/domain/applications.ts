@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
-import { notFound } from './errors';
+import { invalid, notFound } from './errors';
 import { requireName } from './names';
 import {
   addressLimit,
@@ -129,6 +129,49 @@ export async function deleteApplication(
     if (!deleted) throw notFound(`application "${uid}" not found`);
     await recordAudit(db, { actor, action: 'application.delete', targetType: 'application', targetId: uid });
     return deleted;
+  });
+}
+
+export interface UpdateApplicationInput {
+  name?: string;
+  redirectUris?: string[];
+  scopes?: string | string[];
+  confidential?: boolean;
+  actor?: string;
+  /** Only this owner's application (the settings page); undefined for administrators. */
+  ownerId?: number;
+}
+
+/** Change what an application is called, where it may redirect, what it may ask for and whether
+ *  it is confidential; its App ID (client_id), secret and grants stay. Same rules as registration. */
+export async function updateApplication(
+  db: DbOrTrx,
+  uid: string,
+  input: UpdateApplicationInput,
+): Promise<ApplicationRecord> {
+  return withTransaction(db, async (db) => {
+    const changes: Partial<Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential'>> = {};
+    if (input.name !== undefined) changes.name = requireName(input.name);
+    if (input.redirectUris !== undefined) changes.redirect_uris = requireRedirectUris(input.redirectUris);
+    if (input.scopes !== undefined) changes.scopes = sortScopes(requireScopes(input.scopes));
+    if (input.confidential !== undefined) changes.confidential = input.confidential;
+    if (!Object.keys(changes).length)
+      throw invalid('nothing to change: give a name, redirect URIs, scopes or confidential');
+    let q = db
+      .updateTable('oauth_applications')
+      .set({ ...changes, updated_at: new Date() })
+      .where('uid', '=', uid);
+    if (input.ownerId !== undefined) q = q.where('owner_id', '=', input.ownerId);
+    const application = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+    if (!application) throw notFound(`application "${uid}" not found`);
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'application.update',
+      targetType: 'application',
+      targetId: uid,
+      details: changes,
+    });
+    return application;
   });
 }
 

@@ -426,6 +426,63 @@ describe('apps', () => {
     await expectUserError(db, ['apps', 'delete', a.application_id, '--yes'], /not found/);
   });
 
+  it('apps update changes name, redirect URIs, scopes and type; App ID and secret stay; bad input changes nothing', async () => {
+    const app = (await register()).json;
+    const updated = await run([
+      'apps',
+      'update',
+      String(app.id),
+      '--name',
+      'CI dashboard',
+      '--redirect-uri',
+      'https://ci.example.com/oauth/callback',
+      '--redirect-uri',
+      'http://127.0.0.1/cb',
+      '--scopes',
+      'read_user openid',
+      '--json',
+    ]);
+    expect(updated.code).toBe(0);
+    expect(updated.json).toEqual({
+      id: app.id,
+      application_id: app.application_id,
+      application_name: 'CI dashboard',
+      callback_url: 'https://ci.example.com/oauth/callback\nhttp://127.0.0.1/cb',
+      redirect_uris: ['https://ci.example.com/oauth/callback', 'http://127.0.0.1/cb'],
+      scopes: ['openid', 'read_user'],
+      confidential: true,
+      trusted: false,
+      owner_id: null,
+      created_at: expect.any(String),
+    });
+    expect(
+      (await checkApplicationSecret(db, { uid: app.application_id, secret: app.secret, address: '192.0.2.1' })).ok,
+    ).toBe(true);
+    const pub = await run(['apps', 'update', app.application_id, '--no-confidential', '--json']);
+    expect(pub.json).toMatchObject({
+      application_id: app.application_id,
+      confidential: false,
+      scopes: ['openid', 'read_user'],
+    });
+    expect((await auditActions()).filter((a) => a.action === 'application.update')).toEqual([
+      {
+        actor: ACTOR,
+        action: 'application.update',
+        details: {
+          name: 'CI dashboard',
+          redirect_uris: ['https://ci.example.com/oauth/callback', 'http://127.0.0.1/cb'],
+          scopes: ['openid', 'read_user'],
+        },
+      },
+      { actor: ACTOR, action: 'application.update', details: { confidential: false } },
+    ]);
+    await expectUserError(db, ['apps', 'update', String(app.id)], /nothing to change/);
+    await expectUserError(db, ['apps', 'update', String(app.id), '--redirect-uri', 'javascript:alert(1)'], /redirect/i);
+    await expectUserError(db, ['apps', 'update', String(app.id), '--scopes', 'root'], /scope/i);
+    await expectUserError(db, ['apps', 'update', String(app.id), '--name', ''], /name/i);
+    await expectUserError(db, ['apps', 'update', '999', '--name', 'x'], /application "999" not found/);
+  });
+
   it('apps rotate-secret: the new secret works and the old one stops at once', async () => {
     const app = (await register()).json;
     const rotated = await run(['apps', 'rotate-secret', app.application_id, '--json']);
