@@ -1,5 +1,7 @@
 // `users set-2fa U on|off`: enrol a user in TOTP two-factor authentication (a new secret, its
-// otpauth:// URI, and a QR code to scan when stdout is a terminal) or turn it off.
+// otpauth:// URI, and a QR code to scan when stdout is a terminal) or turn it off. Enrolling
+// also issues the 10 recovery codes the account page would, so the person is never left with none.
+import { regenerateRecoveryCodes } from '../../service/domain/two-factor';
 import { setTwoFactor } from '../../service/domain/users';
 import { defineCommand } from '../command';
 import { record } from '../output';
@@ -32,11 +34,13 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
         text: `Two-factor authentication is off for ${user.username}.`,
       };
     }
+    const recoveryCodes = await regenerateRecoveryCodes(db, user.id, { actor });
     const json = {
       username: user.username,
       two_factor_enabled: true,
       otp_secret: otpSecret!,
       otpauth_uri: otpauthUri!,
+      recovery_codes: recoveryCodes,
     };
     // A QR code in a file or a pipe is noise (and the secret again): drawn only on a terminal.
     const text = [
@@ -51,7 +55,9 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
       record([
         ['otp_secret', otpSecret],
         ['otpauth_uri', otpauthUri],
+        ['recovery_codes', recoveryCodes.join('\n')],
       ]),
+      'Give the recovery codes to the person: each signs in once without the authenticator.',
       SHOWN_ONCE,
     ].join('\n');
     return { json, text };

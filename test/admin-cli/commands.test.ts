@@ -12,7 +12,7 @@ import { loadSessionKeyRing } from '../../service/domain/service-keys';
 import { verifyTotp } from '../../service/domain/totp';
 import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
-import { regenerateRecoveryCodes } from '../../service/domain/two-factor';
+import { consumeRecoveryCode, regenerateRecoveryCodes, remainingRecoveryCodes } from '../../service/domain/two-factor';
 import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
 import type { Db } from '../../service/db/schema';
 import { createTestDatabase, resetDatabase } from '../support/db';
@@ -270,7 +270,21 @@ describe('users', () => {
     await createAlice();
     const on = await run(['users', 'set-2fa', 'alice', 'on', '--json']);
     expect(on.code).toBe(0);
-    expect(Object.keys(on.json)).toEqual(['username', 'two_factor_enabled', 'otp_secret', 'otpauth_uri']);
+    expect(Object.keys(on.json)).toEqual([
+      'username',
+      'two_factor_enabled',
+      'otp_secret',
+      'otpauth_uri',
+      'recovery_codes',
+    ]);
+    // Ten recovery codes, as the account page issues: never "0 of 10" after enrolling here.
+    expect(on.json.recovery_codes).toHaveLength(10);
+    for (const code of on.json.recovery_codes)
+      expect(code).toMatch(/^[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}$/);
+    const alice = (await findUserByUsername(db, 'alice'))!;
+    expect(await remainingRecoveryCodes(db, alice.id)).toBe(10);
+    expect(await consumeRecoveryCode(db, alice.id, on.json.recovery_codes[0])).toBe(true);
+    expect(await consumeRecoveryCode(db, alice.id, on.json.recovery_codes[0])).toBe(false);
     expect(on.json).toMatchObject({
       username: 'alice',
       two_factor_enabled: true,
@@ -316,6 +330,7 @@ describe('users', () => {
     await expectUserError(db, ['users', 'set-2fa', 'nobody', 'on'], /user "nobody" not found/);
     const audit = JSON.stringify(await auditActions());
     expect(audit).not.toContain(on.json.otp_secret);
+    expect(audit).not.toContain(on.json.recovery_codes[1]);
   });
 });
 

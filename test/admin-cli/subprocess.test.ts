@@ -134,7 +134,13 @@ describe('lanyard-admin as a subprocess', () => {
       ).toBe(true);
 
       const twoFa = await ok(['users', 'set-2fa', 'alice', 'on', '--json']);
-      expect(Object.keys(twoFa.json)).toEqual(['username', 'two_factor_enabled', 'otp_secret', 'otpauth_uri']);
+      expect(Object.keys(twoFa.json)).toEqual([
+        'username',
+        'two_factor_enabled',
+        'otp_secret',
+        'otpauth_uri',
+        'recovery_codes',
+      ]);
       expect(twoFa.json.otpauth_uri).toMatch(/^otpauth:\/\/totp\/Lanyard%3Aalice%40example\.com\?secret=[A-Z2-7]+&/);
       // stdout is a pipe here: the otpauth URI, and no QR code.
       const piped = await ok(['users', 'set-2fa', 'alice', 'on']);
