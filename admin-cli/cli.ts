@@ -3,6 +3,7 @@
 // (main.ts), the tests and the admin Lambda all call this; nothing here exits the process.
 import os from 'node:os';
 import type { Argv } from 'yargs';
+import packageJson from '../package.json';
 import { migrationStatus } from '../service/db/migrator';
 import { loadSessionKeyRing, rotateSessionKey } from '../service/domain/service-keys';
 import { loadConfig, signingKeyPolicy } from '../service/config';
@@ -13,7 +14,7 @@ import { COMMANDS, GROUPS } from './commands';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USER_ERROR, UsageError, UserError, isUserFacing, oneLine } from './errors';
 import { confirm, readPassword } from './inputs';
 import type { CliIo } from './io';
-import { json as toJson, type Result } from './output';
+import { json as toJson, type Result, withColumns } from './output';
 import type { RemoteTransport } from './remote';
 import { forwardedArgv, wantsRemote } from './remote-args';
 import { localTarget } from './target';
@@ -91,6 +92,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
       actor,
       password,
       services,
+      terminal: io.columns !== undefined,
       progress: (line: string) => io.stderr(`${line}\n`),
       // Read when a command mails (a security alert, a confirmation link), not before.
       mailSettings: () => {
@@ -99,18 +101,24 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
       },
     };
     // One transaction per command: a command that fails changes nothing.
-    const result =
+    // Tables are fitted to the terminal's width (80 off a terminal).
+    const result = await withColumns(io.columns, () =>
       command.transaction === false
-        ? await command.run(args, { ...context, db })
-        : await db.transaction().execute((trx) => command.run(args, { ...context, db: trx }));
+        ? command.run(args, { ...context, db })
+        : db.transaction().execute((trx) => command.run(args, { ...context, db: trx })),
+    );
     return { result };
   };
 
   let helpOutput = '';
   try {
-    const parser = buildParser(await loadYargs(), async (command, args) => {
-      outcome = await execute(command, args);
-    });
+    const parser = buildParser(
+      await loadYargs(),
+      async (command, args) => {
+        outcome = await execute(command, args);
+      },
+      io.columns,
+    );
     await parser.parseAsync([...argv], {}, (_err: unknown, _args: unknown, output: string) => {
       helpOutput = output ?? '';
     });
@@ -177,7 +185,8 @@ function osUser(): string {
 type Run = (command: AdminCommand, args: Record<string, unknown>) => Promise<void>;
 
 /** Mount the command table on a fresh yargs instance (one per run: the Lambda runs many). */
-export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
+export function buildParser(yargs: (args?: string[]) => Argv, run: Run, columns?: number): Argv {
+  const helpWidth = Math.min(100, columns ?? DEFAULT_HELP_COLUMNS);
   const y = yargs()
     .scriptName(PROGRAM)
     .usage(
@@ -195,8 +204,6 @@ export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
       'Target: DATABASE_URL, else the local embedded PostgreSQL that `npm start` uses (started on demand).\n' +
         'Exit codes: 0 success, 1 user error (nothing changed), 2 unexpected failure.',
     )
-    .example('$0 users create --username alice --email alice@example.com', 'create a user (prompts for the password)')
-    .example('$0 apps list --stack prod', "list the applications of the deployed stack 'prod'")
     .strict()
     .demandCommand(1, 'give a command')
     .recommendCommands()
@@ -206,13 +213,21 @@ export function buildParser(yargs: (args?: string[]) => Argv, run: Run): Argv {
     })
     .help()
     .alias('help', 'h')
-    .version(false)
-    .wrap(Math.min(100, process.stdout.columns || 100));
-  mount(y, [], 0, run);
+    .version(packageJson.version)
+    .wrap(helpWidth);
+  examples(
+    y,
+    [
+      ['users create --username alice --email alice@example.com', 'create a user (prompts for the password)'],
+      ['apps list --stack prod', "list the applications of the deployed stack 'prod'"],
+    ],
+    helpWidth,
+  );
+  mount(y, [], 0, run, helpWidth);
   return y;
 }
 
-function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
+function mount(y: Argv, prefix: string[], depth: number, run: Run, helpWidth: number): void {
   const below = COMMANDS.filter(
     (c) => prefix.every((word, i) => c.path[i].split(' ')[0] === word) && c.path.length > depth,
   );
@@ -225,25 +240,67 @@ function mount(y: Argv, prefix: string[], depth: number, run: Run): void {
       y.command(
         command.path[depth],
         command.describe,
-        (cy) => leafBuilder(cy, command),
+        (cy) => leafBuilder(cy, command, helpWidth),
         (args) => run(command, args),
       );
     } else {
       const group = [...prefix, word];
       y.command(word, GROUPS[group.join(' ')] ?? word, (gy) => {
-        mount(gy, group, depth + 1, run);
+        mount(gy, group, depth + 1, run, helpWidth);
         return gy.usage(`$0 ${group.join(' ')} <command>`).demandCommand(1, `give a ${group.join(' ')} command`);
       });
     }
   }
 }
 
-const GLOBAL_OPTIONS = ['json', 'function', 'stack', 'region', 'help'];
+const DEFAULT_HELP_COLUMNS = 80;
+
+/** Examples as whole lines: what it does as a comment, then the command on lines of its own,
+ *  continued with ` \` before an option when it is longer than the help's width. yargs' two-column
+ *  layout would squeeze the command into half the width and break it mid-word. */
+function examples(y: Argv, list: ReadonlyArray<readonly [string, string]>, wrap: number): Argv {
+  for (const [line, what] of list)
+    y.example(comment(what, wrap - 4), '').example(shellLines(`$0 ${line}`, wrap - 4), '');
+  return y;
+}
+
+/** "# " lines of at most `width`, broken at spaces. */
+function comment(text: string, width: number): string {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last].length + 1 + word.length <= width) lines[last] += ` ${word}`;
+    else lines.push(`# ${word}`);
+  }
+  return lines.join('\n');
+}
+
+/** A command broken before its `--options` (an option stays with its value) into lines of at most
+ *  `width`, each but the last ending in ` \` — still one command when pasted into a shell. */
+function shellLines(command: string, width: number): string {
+  const words = command.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? [command];
+  const parts: string[] = [];
+  for (const word of words) {
+    if (word.startsWith('-') || !parts.length) parts.push(word);
+    else parts[parts.length - 1] += ` ${word}`;
+  }
+  // `$0` is replaced by the program name after this: count it at its real length.
+  const len = (s: string) => s.replace('$0', PROGRAM).length;
+  const lines: string[] = [];
+  for (const part of parts) {
+    const last = lines.length - 1;
+    if (last >= 0 && len(`${lines[last]} ${part} \\`) <= width) lines[last] += ` ${part}`;
+    else lines.push(part);
+  }
+  return lines.join(' \\\n');
+}
+
+const GLOBAL_OPTIONS = ['json', 'function', 'stack', 'region', 'help', 'version'];
 /** yargs' getOptions(), which @types/yargs 17 does not declare. */
 const optionKeys = (y: Argv): string[] =>
   Object.keys((y as Argv & { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
 
-function leafBuilder(y: Argv, command: AdminCommand): Argv {
+function leafBuilder(y: Argv, command: AdminCommand, helpWidth: number): Argv {
   const known = new Set(optionKeys(y));
   let cy = command.options ? command.options(y) : y;
   if (command.password) {
@@ -261,7 +318,7 @@ function leafBuilder(y: Argv, command: AdminCommand): Argv {
       type: 'boolean',
       describe: 'Do not ask for confirmation (required when not on a terminal)',
     });
-  for (const [line, what] of command.examples) cy = cy.example(`$0 ${line}`, what);
+  examples(cy, command.examples, helpWidth);
   // --help lists the command's own options first, then the global ones.
   const positionals = [...command.path[command.path.length - 1].matchAll(/<([^>]+)>/g)].map((m) => m[1]);
   const own = optionKeys(cy).filter(

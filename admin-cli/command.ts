@@ -38,6 +38,8 @@ export interface CommandContext {
   /** The password gathered by the runner (commands declaring `password: true`). */
   password?: string;
   services: AdminServices;
+  /** stdout is a terminal (not a file, a pipe or the admin Lambda): worth drawing a QR code on. */
+  terminal: boolean;
   /** One line of progress for the operator, on stderr (stdout stays the result, one JSON with --json). */
   progress(line: string): void;
   /** What account e-mails (security alerts, confirmation links) need: PUBLIC_URL and MAIL_FROM. */

@@ -9,6 +9,9 @@ export interface CliIo {
   readStdin(): Promise<string>;
   /** A person at a terminal: hidden prompts and confirmations are possible. */
   interactive: boolean;
+  /** The terminal's width when stdout is a terminal (tables are fitted to it, QR codes drawn);
+   *  undefined for files, pipes and the admin Lambda. */
+  columns?: number;
   /** Ask without echoing the answer (passwords). Only when `interactive`. */
   promptHidden?(question: string): Promise<string>;
   /** Ask for a line (confirmations). Only when `interactive`. */
@@ -21,7 +24,7 @@ export interface BufferedIo extends CliIo {
   readonly err: string;
 }
 
-export function bufferedIo(options: { stdin?: string; answers?: string[] } = {}): BufferedIo {
+export function bufferedIo(options: { stdin?: string; answers?: string[]; columns?: number } = {}): BufferedIo {
   let out = '';
   let err = '';
   const answers = options.answers ? [...options.answers] : undefined;
@@ -47,6 +50,7 @@ export function bufferedIo(options: { stdin?: string; answers?: string[] } = {})
     },
     readStdin: async () => options.stdin ?? '',
     interactive: answers !== undefined,
+    columns: options.columns,
     promptHidden: answers && ask,
     promptLine: answers && ask,
   };
@@ -60,6 +64,7 @@ export function processIo(): CliIo {
     stderr: (text) => void process.stderr.write(text),
     readStdin,
     interactive,
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
     promptHidden: interactive ? (q) => prompt(q, true) : undefined,
     promptLine: interactive ? (q) => prompt(q, false) : undefined,
   };

@@ -50,13 +50,17 @@ export function applicationFields(view: ApplicationView): Record<string, unknown
 export const applicationTable = (views: ApplicationView[]): string =>
   table(views, [
     { header: 'ID', value: (a) => a.id },
-    { header: 'APPLICATION ID', value: (a) => a.application_id },
     { header: 'NAME', value: (a) => a.application_name },
+    // 64 characters: cut to fit; `apps show ID` takes the short id as well.
+    { header: 'APP ID', value: (a) => a.application_id, overflow: 'truncate' },
+    { header: 'TYPE', value: applicationType },
     { header: 'SCOPES', value: (a) => a.scopes },
-    { header: 'CONFIDENTIAL', value: (a) => a.confidential },
-    { header: 'TRUSTED', value: (a) => a.trusted },
     { header: 'REDIRECT URIS', value: (a) => a.redirect_uris },
   ]);
+
+/** "confidential" or "public", and "trusted" (skips consent) when it is. */
+const applicationType = (a: ApplicationView): string =>
+  `${a.confidential ? 'confidential' : 'public'}${a.trusted ? ' trusted' : ''}`;
 
 // ---- personal access tokens
 export type TokenView = ReturnType<typeof personalAccessTokenSummary>;

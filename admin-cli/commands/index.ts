@@ -1,11 +1,13 @@
 // The command table: every command module, and the descriptions of the words that group them.
 // cli.ts mounts this table on yargs; nothing else decides which commands exist.
 import type { AdminCommand } from '../command';
+import auditList from './audit-list';
 import appsDelete from './apps-delete';
 import appsList from './apps-list';
 import appsRegister from './apps-register';
 import appsRotateSecret from './apps-rotate-secret';
 import appsShow from './apps-show';
+import appsUpdate from './apps-update';
 import dbMigrate from './db-migrate';
 import dbPrune from './db-prune';
 import dbStatus from './db-status';
@@ -14,10 +16,16 @@ import mailList from './mail-list';
 import mailRetry from './mail-retry';
 import mailShow from './mail-show';
 import mailTest from './mail-test';
+import groupsDelete from './groups-delete';
+import groupsList from './groups-list';
 import membersAdd from './members-add';
+import membersList from './members-list';
+import membersRemove from './members-remove';
 import notifyExplain from './notify-explain';
 import notifyRecipients from './notify-recipients';
 import projectsCreate from './projects-create';
+import projectsDelete from './projects-delete';
+import projectsList from './projects-list';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
 import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
@@ -47,14 +55,21 @@ export const COMMANDS: readonly AdminCommand[] = [
   appsRegister,
   appsList,
   appsShow,
+  appsUpdate,
   appsDelete,
   appsRotateSecret,
   tokensCreate,
   tokensList,
   tokensRevoke,
   groupsCreate,
+  groupsList,
+  groupsDelete,
   projectsCreate,
+  projectsList,
+  projectsDelete,
   membersAdd,
+  membersList,
+  membersRemove,
   notifyRecipients,
   notifyExplain,
   secretsRotateSessionKey,
@@ -63,19 +78,21 @@ export const COMMANDS: readonly AdminCommand[] = [
   mailShow,
   mailRetry,
   mailTest,
+  auditList,
 ];
 
 /** Descriptions of the grouping words, by their path. */
 export const GROUPS: Readonly<Record<string, string>> = {
   db: 'Database migrations and retention',
   users: 'Users: create, list, block, passwords, e-mails, two-factor authentication',
-  apps: 'OAuth applications: register, list, delete, rotate secrets',
+  apps: 'OAuth applications: register, list, update, delete, rotate secrets',
   tokens: 'Personal access tokens',
-  groups: 'Groups',
-  projects: 'Projects',
-  members: 'Group and project members',
+  groups: 'Groups: create, list, delete',
+  projects: 'Projects: create, list, delete',
+  members: 'Group and project members: add, list, remove',
   notify: 'Notification recipients: who is notified of an event, and why',
   mail: 'Outgoing mail: the outbox, resending, a test message',
   secrets: "The service's own secrets",
+  audit: 'The audit trail: who did what, when',
   'secrets rotate': 'Rotate a service secret',
 };

@@ -1,5 +1,5 @@
 // `tokens create`: a personal access token (glpat-…) for a user, printed once.
-import { createPersonalAccessToken } from '../../service/domain/personal-access-tokens';
+import { createPersonalAccessToken, defaultTokenExpiry } from '../../service/domain/personal-access-tokens';
 import { defineCommand } from '../command';
 import { recordOf } from '../output';
 import { SHOWN_ONCE } from '../views';
@@ -15,10 +15,12 @@ export default defineCommand<Args>({
   path: ['tokens', 'create'],
   describe: 'Create a personal access token for a user (printed once)',
   examples: [
+    ['tokens create --user alice --name ci --scopes read_api', 'a read-only token that expires in 30 days'],
     [
       'tokens create --user alice --name ci --scopes "read_api" --expires-at 2027-01-31',
       'a read-only token valid through 31 January 2027 (UTC)',
     ],
+    ['tokens create --user alice --name backup --scopes api --expires-at never', 'a token that never expires'],
   ],
   options: (y) =>
     y
@@ -31,14 +33,15 @@ export default defineCommand<Args>({
       })
       .option('expires-at', {
         type: 'string',
-        describe: 'Last day the token works, YYYY-MM-DD (UTC); default: never expires',
+        describe: 'Last day the token works, YYYY-MM-DD (UTC), or never; default: in 30 days',
       }),
   async run(args, { db, actor, mailSettings }) {
     const { token, record, user } = await createPersonalAccessToken(db, {
       username: args.user,
       name: args.name,
       scopes: args.scopes,
-      expiresAt: args.expiresAt ?? null,
+      expiresAt:
+        args.expiresAt === undefined ? defaultTokenExpiry() : args.expiresAt === 'never' ? null : args.expiresAt,
       actor,
       mail: mailSettings(),
     });

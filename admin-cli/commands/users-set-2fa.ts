@@ -1,5 +1,7 @@
 // `users set-2fa U on|off`: enrol a user in TOTP two-factor authentication (a new secret, its
-// otpauth:// URI and a QR code to scan) or turn it off.
+// otpauth:// URI, and a QR code to scan when stdout is a terminal) or turn it off. Enrolling
+// also issues the 10 recovery codes the account page would, so the person is never left with none.
+import { regenerateRecoveryCodes } from '../../service/domain/two-factor';
 import { setTwoFactor } from '../../service/domain/users';
 import { defineCommand } from '../command';
 import { record } from '../output';
@@ -10,14 +12,14 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
   path: ['users', 'set-2fa <username> <state>'],
   describe: 'Turn two-factor authentication (TOTP) on or off for a user',
   examples: [
-    ['users set-2fa alice on', 'prints a QR code for an authenticator app, and the otpauth:// URI'],
+    ['users set-2fa alice on', 'prints the otpauth:// URI, and on a terminal a QR code to scan'],
     ['users set-2fa alice off', 'alice signs in with her password alone'],
   ],
   options: (y) =>
     y
       .positional('username', { type: 'string', describe: 'The username' })
       .positional('state', { choices: ['on', 'off'] as const, describe: 'on: new TOTP secret; off: remove it' }),
-  async run(args, { db, actor, services, mailSettings }) {
+  async run(args, { db, actor, services, mailSettings, terminal }) {
     const on = args.state === 'on';
     const { user, otpSecret, otpauthUri } = await setTwoFactor(
       db,
@@ -33,21 +35,30 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
         text: `Two-factor authentication is off for ${user.username}.`,
       };
     }
+    const recoveryCodes = await regenerateRecoveryCodes(db, user.id, { actor });
     const json = {
       username: user.username,
       two_factor_enabled: true,
       otp_secret: otpSecret!,
       otpauth_uri: otpauthUri!,
+      recovery_codes: recoveryCodes,
     };
+    // A QR code in a file or a pipe is noise (and the secret again): drawn only on a terminal.
     const text = [
-      `Two-factor authentication is on for ${user.username}. Scan this code with an authenticator app:`,
-      '',
-      terminalQrCode(otpauthUri!),
-      '',
+      ...(terminal
+        ? [
+            `Two-factor authentication is on for ${user.username}. Scan this code with an authenticator app:`,
+            '',
+            terminalQrCode(otpauthUri!),
+            '',
+          ]
+        : [`Two-factor authentication is on for ${user.username}. Add it to an authenticator app:`]),
       record([
         ['otp_secret', otpSecret],
         ['otpauth_uri', otpauthUri],
+        ['recovery_codes', recoveryCodes.join('\n')],
       ]),
+      'Give the recovery codes to the person: each signs in once without the authenticator.',
       SHOWN_ONCE,
     ].join('\n');
     return { json, text };

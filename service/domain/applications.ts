@@ -123,9 +123,13 @@ export const findApplicationByUid = (db: DbOrTrx, uid: string): Promise<Applicat
 export const findApplicationById = (db: DbOrTrx, id: number): Promise<ApplicationRecord | undefined> =>
   db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).where('id', '=', id).executeTakeFirst();
 
-export async function getApplicationByUid(db: DbOrTrx, uid: string): Promise<ApplicationRecord> {
-  const app = await findApplicationByUid(db, uid);
-  if (!app) throw notFound(`application "${uid}" not found`);
+/** An application by its numeric id (what `apps list` prints first) or its App ID (uid, 64 hex
+ *  digits): the id is all digits and short, a uid never is. */
+export async function getApplicationByIdOrUid(db: DbOrTrx, ref: string): Promise<ApplicationRecord> {
+  const app = /^[1-9]\d{0,15}$/.test(ref)
+    ? await findApplicationById(db, Number(ref))
+    : await findApplicationByUid(db, ref);
+  if (!app) throw notFound(`application "${ref}" not found`);
   return app;
 }
 

@@ -221,3 +221,104 @@ export const projectSummary = (p: Project) => ({
   name: p.name,
   visibility: p.visibility,
 });
+
+// ---- listing and removal (the admin CLI's list/delete/remove verbs)
+
+export const listGroups = (db: DbOrTrx): Promise<Group[]> =>
+  db.selectFrom('groups').select(GROUP_COLUMNS).orderBy('full_path').execute();
+
+/** Projects, in one group (and its subgroups) when `groupFullPath` is given. */
+export async function listProjects(db: DbOrTrx, groupFullPath?: string): Promise<Project[]> {
+  let q = db.selectFrom('projects').select(PROJECT_COLUMNS).orderBy('path_with_namespace');
+  if (groupFullPath !== undefined) {
+    const group = await getGroupByFullPath(db, groupFullPath);
+    q = q.where((eb) =>
+      eb.or([eb('group_id', '=', group.id), eb('path_with_namespace', 'like', `${escapeLike(group.full_path)}/%`)]),
+    );
+  }
+  return q.execute();
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** Deleting a group deletes its subgroups, their projects and every membership in them (cascade). */
+export async function deleteGroup(db: DbOrTrx, fullPath: string, actor = 'system'): Promise<Group> {
+  return withTransaction(db, async (db) => {
+    const group = await getGroupByFullPath(db, fullPath);
+    await db.deleteFrom('groups').where('id', '=', group.id).execute();
+    await recordAudit(db, {
+      actor,
+      action: 'group.delete',
+      targetType: 'group',
+      targetId: group.id,
+      details: { full_path: group.full_path },
+    });
+    return group;
+  });
+}
+
+export async function deleteProject(db: DbOrTrx, pathWithNamespace: string, actor = 'system'): Promise<Project> {
+  return withTransaction(db, async (db) => {
+    const project = await getProjectByPath(db, pathWithNamespace);
+    await db.deleteFrom('projects').where('id', '=', project.id).execute();
+    await recordAudit(db, {
+      actor,
+      action: 'project.delete',
+      targetType: 'project',
+      targetId: project.id,
+      details: { path_with_namespace: project.path_with_namespace },
+    });
+    return project;
+  });
+}
+
+export type MemberView = { source: string; user: string; access_level: number };
+
+/** The direct members of one group or project, by username. */
+export async function listMembers(db: DbOrTrx, target: { group?: string; project?: string }): Promise<MemberView[]> {
+  const { column, id, source } = await memberSource(db, target);
+  const rows = await db
+    .selectFrom('members')
+    .innerJoin('users', 'users.id', 'members.user_id')
+    .select(['users.username', 'members.access_level'])
+    .where(`members.${column}`, '=', id)
+    .orderBy('users.username')
+    .execute();
+  return rows.map((r) => ({ source, user: r.username, access_level: r.access_level }));
+}
+
+/** Remove one direct membership; a user who is not a member is an error (nothing to remove). */
+export async function removeMember(
+  db: DbOrTrx,
+  input: { group?: string; project?: string; username: string; actor?: string },
+): Promise<MemberView> {
+  return withTransaction(db, async (db) => {
+    const { column, id, source } = await memberSource(db, input);
+    const user = await getUserByUsername(db, input.username);
+    const removed = await db
+      .deleteFrom('members')
+      .where('user_id', '=', user.id)
+      .where(column, '=', id)
+      .returning('access_level')
+      .executeTakeFirst();
+    if (!removed) throw notFound(`${user.username} is not a member of ${source}`);
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'member.remove',
+      targetType: column === 'group_id' ? 'group' : 'project',
+      targetId: id,
+      details: { user: user.username, access_level: removed.access_level },
+    });
+    return { source, user: user.username, access_level: removed.access_level };
+  });
+}
+
+async function memberSource(db: DbOrTrx, target: { group?: string; project?: string }) {
+  if (!!target.group === !!target.project) throw invalid('give exactly one of group or project');
+  if (target.group) {
+    const group = await getGroupByFullPath(db, target.group);
+    return { column: 'group_id' as const, id: group.id, source: `group:${group.full_path}` };
+  }
+  const project = await getProjectByPath(db, target.project!);
+  return { column: 'project_id' as const, id: project.id, source: `project:${project.path_with_namespace}` };
+}

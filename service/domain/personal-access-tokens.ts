@@ -13,6 +13,10 @@ import type { MailSettings } from './mail/account-messages';
 import { enqueueSecurityAlert } from './security-alerts';
 import { getUserByUsername } from './users';
 
+/** A new token's expiry unless one is chosen: 30 days from now (UTC), on the page and in the CLI. */
+export const defaultTokenExpiry = (now = new Date()): string =>
+  new Date(now.getTime() + 30 * 86_400_000).toISOString().slice(0, 10);
+
 const COLUMNS = ['id', 'user_id', 'name', 'scopes', 'expires_at', 'revoked_at', 'last_used_at', 'created_at'] as const;
 
 export interface PersonalAccessTokenRow {

@@ -12,7 +12,7 @@ import { loadSessionKeyRing } from '../../service/domain/service-keys';
 import { verifyTotp } from '../../service/domain/totp';
 import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
-import { regenerateRecoveryCodes } from '../../service/domain/two-factor';
+import { consumeRecoveryCode, regenerateRecoveryCodes, remainingRecoveryCodes } from '../../service/domain/two-factor';
 import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
 import type { Db } from '../../service/db/schema';
 import { createTestDatabase, resetDatabase } from '../support/db';
@@ -309,11 +309,25 @@ describe('users', () => {
     expect(mails[0].text_body).toMatch(/^Hi Alice Liddell,\n/);
   });
 
-  it('users set-2fa on prints the secret, the otpauth URI and a QR code; off removes it', async () => {
+  it('users set-2fa on prints the secret, the otpauth URI and, on a terminal only, a QR code; off removes it', async () => {
     await createAlice();
     const on = await run(['users', 'set-2fa', 'alice', 'on', '--json']);
     expect(on.code).toBe(0);
-    expect(Object.keys(on.json)).toEqual(['username', 'two_factor_enabled', 'otp_secret', 'otpauth_uri']);
+    expect(Object.keys(on.json)).toEqual([
+      'username',
+      'two_factor_enabled',
+      'otp_secret',
+      'otpauth_uri',
+      'recovery_codes',
+    ]);
+    // Ten recovery codes, as the account page issues: never "0 of 10" after enrolling here.
+    expect(on.json.recovery_codes).toHaveLength(10);
+    for (const code of on.json.recovery_codes)
+      expect(code).toMatch(/^[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}$/);
+    const alice = (await findUserByUsername(db, 'alice'))!;
+    expect(await remainingRecoveryCodes(db, alice.id)).toBe(10);
+    expect(await consumeRecoveryCode(db, alice.id, on.json.recovery_codes[0])).toBe(true);
+    expect(await consumeRecoveryCode(db, alice.id, on.json.recovery_codes[0])).toBe(false);
     expect(on.json).toMatchObject({
       username: 'alice',
       two_factor_enabled: true,
@@ -329,10 +343,18 @@ describe('users', () => {
     expect(stored.otp_secret).not.toContain(on.json.otp_secret);
     const opened = openTotpSecret(ring, stored.id, stored.otp_secret!);
     expect(verifyTotp(opened.secret, totp(on.json.otp_secret), null)).toBeDefined();
-    const human = await run(['users', 'set-2fa', 'alice', 'on']);
+    // On a terminal (stdout has columns): the QR code, in half blocks.
+    const human = await run(['users', 'set-2fa', 'alice', 'on'], { columns: 80 });
     expect(human.out).toContain('otpauth://totp/');
-    expect(human.out).toMatch(/[▀▄█]{20,}/); // the QR code, in half blocks
+    expect(human.out).toMatch(/[▀▄█]{20,}/);
     expect(human.out).toContain('shown only once');
+    // Into a file or a pipe: the URI and the secret, no QR code.
+    const piped = await run(['users', 'set-2fa', 'alice', 'on']);
+    expect(piped.out).toMatch(
+      /^Two-factor authentication is on for alice\. Add it to an authenticator app:\notp_secret: /,
+    );
+    expect(piped.out).toContain('otpauth://totp/');
+    expect(piped.out).not.toMatch(/[▀▄█]/);
     // Recovery codes from the account page: turning 2FA off here must remove them too, as the
     // page's Disable does (a leftover code would still sign in once 2FA is turned on again).
     await regenerateRecoveryCodes(db, stored.id, { actor: 'user:alice' });
@@ -351,6 +373,7 @@ describe('users', () => {
     await expectUserError(db, ['users', 'set-2fa', 'nobody', 'on'], /user "nobody" not found/);
     const audit = JSON.stringify(await auditActions());
     expect(audit).not.toContain(on.json.otp_secret);
+    expect(audit).not.toContain(on.json.recovery_codes[1]);
   });
 });
 
@@ -448,6 +471,10 @@ describe('apps', () => {
     expect((await run(['apps', 'list', '--owner', 'alice', '--json'])).json).toHaveLength(1);
     const show = await run(['apps', 'show', a.application_id, '--json']);
     expect(show.json).toEqual(list.json[0]);
+    // The id `apps list` prints first works as well.
+    expect((await run(['apps', 'show', String(a.id), '--json'])).json).toEqual(list.json[0]);
+    expect((await run(['apps', 'show', String(b.id), '--json'])).json.application_id).toBe(b.application_id);
+    await expectUserError(db, ['apps', 'show', '999'], /application "999" not found/);
     for (const out of [
       list.out,
       show.out,
@@ -456,9 +483,7 @@ describe('apps', () => {
     ]) {
       expect(out).not.toMatch(/gloas-|"secret"|secret:/);
     }
-    expect((await run(['apps', 'list'])).out).toMatch(
-      /^ID +APPLICATION ID +NAME +SCOPES +CONFIDENTIAL +TRUSTED +REDIRECT URIS\n/,
-    );
+    expect((await run(['apps', 'list'])).out).toMatch(/^ID +NAME +APP ID +TYPE +SCOPES +REDIRECT URIS\n/);
     await expectUserError(db, ['apps', 'show', 'f'.repeat(64)], /application "f{64}" not found/);
     await expectUserError(db, ['apps', 'delete', a.application_id], /refusing without --yes/);
     const deleted = await run(['apps', 'delete', a.application_id, '--yes', '--json']);
@@ -466,6 +491,63 @@ describe('apps', () => {
     expect(deleted.json).toEqual(list.json[0]);
     expect((await run(['apps', 'list', '--json'])).json).toHaveLength(1);
     await expectUserError(db, ['apps', 'delete', a.application_id, '--yes'], /not found/);
+  });
+
+  it('apps update changes name, redirect URIs, scopes and type; App ID and secret stay; bad input changes nothing', async () => {
+    const app = (await register()).json;
+    const updated = await run([
+      'apps',
+      'update',
+      String(app.id),
+      '--name',
+      'CI dashboard',
+      '--redirect-uri',
+      'https://ci.example.com/oauth/callback',
+      '--redirect-uri',
+      'http://127.0.0.1/cb',
+      '--scopes',
+      'read_user openid',
+      '--json',
+    ]);
+    expect(updated.code).toBe(0);
+    expect(updated.json).toEqual({
+      id: app.id,
+      application_id: app.application_id,
+      application_name: 'CI dashboard',
+      callback_url: 'https://ci.example.com/oauth/callback\nhttp://127.0.0.1/cb',
+      redirect_uris: ['https://ci.example.com/oauth/callback', 'http://127.0.0.1/cb'],
+      scopes: ['openid', 'read_user'],
+      confidential: true,
+      trusted: false,
+      owner_id: null,
+      created_at: expect.any(String),
+    });
+    expect(
+      (await checkApplicationSecret(db, { uid: app.application_id, secret: app.secret, address: '192.0.2.1' })).ok,
+    ).toBe(true);
+    const pub = await run(['apps', 'update', app.application_id, '--no-confidential', '--json']);
+    expect(pub.json).toMatchObject({
+      application_id: app.application_id,
+      confidential: false,
+      scopes: ['openid', 'read_user'],
+    });
+    expect((await auditActions()).filter((a) => a.action === 'application.update')).toEqual([
+      {
+        actor: ACTOR,
+        action: 'application.update',
+        details: {
+          name: 'CI dashboard',
+          redirect_uris: ['https://ci.example.com/oauth/callback', 'http://127.0.0.1/cb'],
+          scopes: ['openid', 'read_user'],
+        },
+      },
+      { actor: ACTOR, action: 'application.update', details: { confidential: false } },
+    ]);
+    await expectUserError(db, ['apps', 'update', String(app.id)], /nothing to change/);
+    await expectUserError(db, ['apps', 'update', String(app.id), '--redirect-uri', 'javascript:alert(1)'], /redirect/i);
+    await expectUserError(db, ['apps', 'update', String(app.id), '--scopes', 'root'], /scope/i);
+    await expectUserError(db, ['apps', 'update', String(app.id), '--name', ''], /name/i);
+    await expectUserError(db, ['apps', 'update', '999', '--name', 'x'], /application "999" not found/);
   });
 
   it('apps rotate-secret: the new secret works and the old one stops at once', async () => {
@@ -539,10 +621,28 @@ describe('tokens', () => {
     expect((await run(['tokens', 'list'])).out.trimEnd()).toMatch(
       /^ID +USER +NAME +SCOPES +EXPIRES +STATE +LAST USED\n1 +alice +ci +read_api read_user +2099-12-31 +active +-$/,
     );
+    // Without --expires-at: 30 days from today (UTC), as the page offers; `never` is explicit.
+    const today = new Date();
+    const plus30 = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() + 30));
+    const dated = await run(['tokens', 'create', '--user', 'alice', '--name', 'd', '--scopes', 'api', '--json']);
+    expect(dated.json.expires_at).toBe(plus30.toISOString().slice(0, 10));
+    const forever = ['tokens', 'create', '--user', 'alice', '--name', 'f', '--scopes', 'api', '--expires-at', 'never'];
+    expect((await run([...forever, '--json'])).json.expires_at).toBeNull();
+    await expectUserError(
+      db,
+      ['tokens', 'create', '--user', 'alice', '--name', 'x', '--scopes', 'api', '--expires-at', 'someday'],
+      /expires-at "someday" is not a date \(YYYY-MM-DD\)/,
+    );
+    await run(['tokens', 'revoke', '2', '--yes']);
+    await run(['tokens', 'revoke', '3', '--yes']);
     await expectUserError(db, ['tokens', 'revoke', '1'], /refusing without --yes/);
     const revoked = await run(['tokens', 'revoke', '1', '--yes', '--json']);
     expect(revoked.json).toEqual({ ...view, revoked: true, active: false });
-    expect((await run(['tokens', 'list', '--json'])).json[0].revoked).toBe(true);
+    expect((await run(['tokens', 'list', '--json'])).json.map((t: { revoked: boolean }) => t.revoked)).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(JSON.stringify(await auditActions())).not.toContain(created.json.token);
   });
 
@@ -692,6 +792,149 @@ describe('groups, projects, members', () => {
   });
 });
 
+describe('groups, projects, members: list, delete, remove', () => {
+  it('list what exists; delete and remove need --yes off a terminal, are audited, and refuse unknowns', async () => {
+    await createAlice();
+    await run(['users', 'create', '--username', 'bob', '--email', 'bob@example.com', '--password-stdin'], {
+      stdin: PASSWORD,
+    });
+    for (const argv of [
+      ['groups', 'create', '--path', 'acme', '--name', 'ACME Corp'],
+      ['groups', 'create', '--path', 'platform', '--parent', 'acme'],
+      ['groups', 'create', '--path', 'other'],
+      ['projects', 'create', '--path', 'acme/platform/api'],
+      ['projects', 'create', '--path', 'other/site', '--visibility', 'public'],
+      ['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'maintainer'],
+      ['members', 'add', '--group', 'acme', '--user', 'bob', '--access', 'reporter'],
+      ['members', 'add', '--project', 'acme/platform/api', '--user', 'bob', '--access', 'developer'],
+    ])
+      expect((await run(argv)).code, argv.join(' ')).toBe(0);
+
+    const groups = await run(['groups', 'list', '--json']);
+    expect(groups.json).toEqual([
+      { id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'private' },
+      { id: 2, full_path: 'acme/platform', name: 'platform', visibility: 'private' },
+      { id: 3, full_path: 'other', name: 'other', visibility: 'private' },
+    ]);
+    expect((await run(['groups', 'list'])).out).toBe(
+      'ID  FULL PATH      NAME       VISIBILITY\n1   acme           ACME Corp  private\n2   acme/platform  platform   private\n3   other          other      private\n',
+    );
+    expect((await run(['projects', 'list', '--json'])).json).toEqual([
+      { id: 1, path_with_namespace: 'acme/platform/api', name: 'api', visibility: 'private' },
+      { id: 2, path_with_namespace: 'other/site', name: 'site', visibility: 'public' },
+    ]);
+    expect((await run(['projects', 'list', '--group', 'acme', '--json'])).json.map((p: any) => p.id)).toEqual([1]);
+    expect((await run(['members', 'list', '--group', 'acme', '--json'])).json).toEqual([
+      { source: 'group:acme', user: 'alice', access_level: 40 },
+      { source: 'group:acme', user: 'bob', access_level: 20 },
+    ]);
+    expect((await run(['members', 'list', '--project', 'acme/platform/api'])).out).toBe(
+      'USER  ACCESS LEVEL  SOURCE\nbob   30            project:acme/platform/api\n',
+    );
+
+    await expectUserError(db, ['projects', 'list', '--group', 'nope'], /group "nope" not found/);
+    await expectUserError(db, ['members', 'list'], /give exactly one of group or project/);
+    await expectUserError(db, ['members', 'remove', '--group', 'acme', '--user', 'bob'], /refusing without --yes/);
+    await expectUserError(
+      db,
+      ['members', 'remove', '--group', 'other', '--user', 'bob', '--yes'],
+      /bob is not a member of group:other/,
+    );
+    await expectUserError(db, ['members', 'remove', '--group', 'acme', '--user', 'nobody', '--yes'], /not found/);
+    await expectUserError(db, ['groups', 'delete', 'acme'], /refusing without --yes/);
+    await expectUserError(db, ['groups', 'delete', 'nope', '--yes'], /group "nope" not found/);
+    await expectUserError(db, ['projects', 'delete', 'acme/nope', '--yes'], /project "acme\/nope" not found/);
+
+    const removed = await run(['members', 'remove', '--group', 'acme', '--user', 'bob', '--yes', '--json']);
+    expect(removed.json).toEqual({ source: 'group:acme', user: 'bob', access_level: 20 });
+    expect((await run(['members', 'list', '--group', 'acme', '--json'])).json.map((m: any) => m.user)).toEqual([
+      'alice',
+    ]);
+    const deletedProject = await run(['projects', 'delete', 'other/site', '--yes', '--json']);
+    expect(deletedProject.json).toEqual({
+      id: 2,
+      path_with_namespace: 'other/site',
+      name: 'site',
+      visibility: 'public',
+    });
+    // A group takes its subgroups, their projects and memberships with it.
+    const deletedGroup = await run(['groups', 'delete', 'acme', '--yes', '--json']);
+    expect(deletedGroup.json).toEqual({ id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'private' });
+    expect((await run(['groups', 'list', '--json'])).json.map((g: any) => g.full_path)).toEqual(['other']);
+    expect((await run(['projects', 'list', '--json'])).json).toEqual([]);
+    expect((await db.selectFrom('members').select('id').execute()).length).toBe(0);
+    const audit = (await auditActions()).filter((a) => /\.(delete|remove)$/.test(a.action));
+    expect(audit).toEqual([
+      { actor: ACTOR, action: 'member.remove', details: { user: 'bob', access_level: 20 } },
+      { actor: ACTOR, action: 'project.delete', details: { path_with_namespace: 'other/site' } },
+      { actor: ACTOR, action: 'group.delete', details: { full_path: 'acme' } },
+    ]);
+  });
+});
+
+describe('audit list', () => {
+  it('newest first, filtered by actor, action (or prefix), target and time, paged; bad paging refused', async () => {
+    await createAlice();
+    await run(['users', 'block', 'alice', '--yes']);
+    await run(['users', 'unblock', 'alice']);
+    await run(['groups', 'create', '--path', 'acme']);
+    const all = await auditActions();
+    const page1 = await run(['audit', 'list', '--per-page', '2', '--json']);
+    expect(page1.code).toBe(0);
+    expect(Object.keys(page1.json)).toEqual(['events', 'page', 'per_page', 'total']);
+    expect(page1.json).toMatchObject({ page: 1, per_page: 2, total: all.length });
+    expect(page1.json.events.map((e: any) => e.action)).toEqual(
+      all
+        .map((a) => a.action)
+        .reverse()
+        .slice(0, 2),
+    );
+    expect(Object.keys(page1.json.events[0])).toEqual([
+      'id',
+      'actor',
+      'action',
+      'target_type',
+      'target_id',
+      'details',
+      'ip_address',
+      'created_at',
+    ]);
+    const page2 = await run(['audit', 'list', '--per-page', '2', '--page', '2', '--json']);
+    expect(page2.json.events.map((e: any) => e.action)).toEqual(
+      all
+        .map((a) => a.action)
+        .reverse()
+        .slice(2, 4),
+    );
+    const users = await run(['audit', 'list', '--action', 'user.', '--json']);
+    expect(users.json.events.map((e: any) => e.action)).toEqual(
+      all
+        .map((a) => a.action)
+        .filter((a) => a.startsWith('user.'))
+        .reverse(),
+    );
+    const blocks = await run(['audit', 'list', '--action', 'user.block', '--actor', ACTOR, '--json']);
+    expect(blocks.json.events).toHaveLength(1);
+    expect(blocks.json.events[0]).toMatchObject({ actor: ACTOR, action: 'user.block', target_type: 'user' });
+    expect((await run(['audit', 'list', '--actor', 'someone-else', '--json'])).json).toEqual({
+      events: [],
+      page: 1,
+      per_page: 20,
+      total: 0,
+    });
+    expect((await run(['audit', 'list', '--until', '2000-01-01', '--json'])).json.total).toBe(0);
+    expect((await run(['audit', 'list', '--since', '2000-01-01', '--json'])).json.total).toBe(all.length);
+    const human = await run(['audit', 'list', '--per-page', '1']);
+    expect(human.out).toMatch(
+      /^ID +TIME \(UTC\) +ACTOR +EVENT +DETAILS\n\d+ +\d{4}-\d\d-\d\d \d\d:\d\d +cli:test-operator +group\.create group +full_path="acme"\n +1 +visibility=/,
+    );
+    expect(human.out).toMatch(new RegExp(`\\n\\nPage 1 of ${all.length} \\(${all.length} events\\)\\.\\n$`));
+    await expectUserError(db, ['audit', 'list', '--per-page', '101'], /per-page 101 is invalid \(1 to 100\)/);
+    await expectUserError(db, ['audit', 'list', '--page', '0'], /page 0 is invalid/);
+    await expectUserError(db, ['audit', 'list', '--since', 'last tuesday'], /since is not a date/);
+  });
+});
+
 describe('secrets rotate session-key', () => {
   it('adds a signing key; the previous key keeps verifying', async () => {
     const before = await loadSessionKeyRing(db);
@@ -728,10 +971,29 @@ describe('the command line itself', () => {
       expect(help.code, words.join(' ')).toBe(0);
       expect(help.err).toBe('');
       expect(help.out).toContain(`lanyard-admin ${words.join(' ')}`);
-      expect(help.out, words.join(' ')).toMatch(/\nExamples:\n {2}lanyard-admin /);
+      // Examples as whole lines: "# what it does", then the command, continued with " \" before an
+      // option when it would pass 80 columns — never broken inside a word.
+      const examples = help.out.split('\nExamples:\n')[1]?.split('\n\n')[0] ?? '';
+      expect(examples, words.join(' ')).toMatch(/^ {2}# /);
+      const shown: Array<{ what: string[]; lines: string[] }> = [];
+      for (const l of examples.trimEnd().split('\n')) {
+        if (l.startsWith('  # ')) {
+          if (!shown.length || shown[shown.length - 1].lines.length) shown.push({ what: [], lines: [] });
+          shown[shown.length - 1].what.push(l.slice(4));
+        } else shown[shown.length - 1].lines.push(l);
+      }
+      expect(
+        shown.map(({ what, lines }) => {
+          for (const continued of lines.slice(1)) expect(continued).toMatch(/^ {2}--/);
+          for (const line of lines.slice(0, -1)) expect(line).toMatch(/ \\$/);
+          return [lines.map((l) => l.trim().replace(/ \\$/, '')).join(' '), what.join(' ')];
+        }),
+        words.join(' '),
+      ).toEqual(command.examples.map(([line, what]) => [`lanyard-admin ${line}`, what]));
+      for (const l of help.out.split('\n')) expect(l.length, `${words.join(' ')}: ${l}`).toBeLessThanOrEqual(80);
     }
     const top = await run(['--help']);
-    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets'])
+    for (const group of ['db', 'users', 'apps', 'tokens', 'groups', 'projects', 'members', 'secrets', 'audit'])
       expect(top.out).toMatch(new RegExp(`\\n {2}lanyard-admin ${group} +[A-Z]`));
   });
 

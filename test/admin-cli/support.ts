@@ -20,10 +20,10 @@ export const ACTOR = 'cli:test-operator';
 export async function runIn(
   db: Db,
   argv: string[],
-  options: { stdin?: string; answers?: string[] } & Partial<Omit<RunCliOptions, 'io'>> = {},
+  options: { stdin?: string; answers?: string[]; columns?: number } & Partial<Omit<RunCliOptions, 'io'>> = {},
 ): Promise<CliRun> {
-  const { stdin, answers, ...rest } = options;
-  const io = bufferedIo({ stdin, answers });
+  const { stdin, answers, columns, ...rest } = options;
+  const io = bufferedIo({ stdin, answers, columns });
   const code = await runCli(argv, { io, target: databaseTarget(db), actor: ACTOR, ...rest });
   return withJson({ code, out: io.out, err: io.err });
 }

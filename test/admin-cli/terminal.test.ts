@@ -82,4 +82,11 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     expect(code).toBe(1);
     expect((await findUserByUsername(db, 'tty'))!.password_hash).toBe(hash);
   }, 120_000);
+
+  it('set-2fa on draws the QR code on a terminal (a pipe gets none: subprocess.test.ts)', async () => {
+    const { code, screen } = await onTerminal(['users', 'set-2fa', 'tty', 'on'], []);
+    expect(code).toBe(0);
+    expect(screen).toContain('Scan this code with an authenticator app:');
+    expect(screen).toMatch(/[▀▄█]{20,}/);
+  }, 120_000);
 });

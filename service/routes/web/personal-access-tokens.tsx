@@ -6,6 +6,7 @@ import type { AppContext } from '../../app-context';
 import { DomainError } from '../../domain/errors';
 import {
   createPersonalAccessToken,
+  defaultTokenExpiry,
   findOwnActivePersonalAccessToken,
   listActivePersonalAccessTokens,
   revokePersonalAccessToken,
@@ -40,8 +41,6 @@ import {
 
 const BASE = '/-/user_settings/personal_access_tokens';
 const F = 'personal_access_token';
-const DEFAULT_LIFETIME_DAYS = 30;
-
 const CREATE_FORM = formRouteOptions({ strings: [`${F}[name]`, `${F}[expires_at]`], arrays: [`${F}[scopes][]`] });
 const idParams = {
   params: { type: 'object', properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } }, required: ['id'] },
@@ -70,7 +69,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
   ) {
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownToken>(app, session);
     const tokens = await listActivePersonalAccessTokens(db, user.id);
-    const values = opts.values ?? { name: '', expiresAt: daysFromNow(DEFAULT_LIFETIME_DAYS), scopes: [] };
+    const values = opts.values ?? { name: '', expiresAt: defaultTokenExpiry(), scopes: [] };
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     return sendPage(
       reply,

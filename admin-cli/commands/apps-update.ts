@@ -1,0 +1,51 @@
+// `apps update ID|APP_ID`: rename an application, change its redirect URIs, scopes or type; the
+// App ID (client_id) and secret stay, so clients keep working.
+import { getApplicationByIdOrUid, updateApplication } from '../../service/domain/applications';
+import { defineCommand } from '../command';
+import { UserError } from '../errors';
+import { applicationResult } from '../views';
+
+interface Args {
+  appId: string;
+  name?: string;
+  redirectUri?: string[];
+  scopes?: string;
+  confidential?: boolean;
+}
+
+export default defineCommand<Args>({
+  path: ['apps', 'update <app-id>'],
+  describe: 'Change an OAuth application (its App ID and secret stay)',
+  examples: [
+    ['apps update 3 --redirect-uri https://ci.example.com/oauth/callback', 'fix a typo in the callback'],
+    ['apps update 3 --name "CI dashboard" --scopes "openid read_user"', 'rename it and narrow its scopes'],
+    ['apps update 3 --no-confidential', 'make it a public client (PKCE, no secret)'],
+  ],
+  options: (y) =>
+    y
+      .positional('app-id', { type: 'string', describe: 'The id, or the App ID (client_id)' })
+      .option('name', { type: 'string', describe: 'Shown on the consent page' })
+      .option('redirect-uri', {
+        type: 'string',
+        array: true,
+        describe: 'Replaces every callback URI (repeat for several)',
+      })
+      .option('scopes', { type: 'string', describe: 'Space-separated; replaces the scopes' })
+      .option('confidential', {
+        type: 'boolean',
+        describe: '--confidential or --no-confidential (public: PKCE, not the secret)',
+      }),
+  async run(args, { db, actor }) {
+    const changes = {
+      name: args.name,
+      redirectUris: args.redirectUri,
+      scopes: args.scopes,
+      confidential: args.confidential,
+    };
+    if (Object.values(changes).every((v) => v === undefined))
+      throw new UserError('nothing to change: give --name, --redirect-uri, --scopes or --confidential');
+    const app = await getApplicationByIdOrUid(db, args.appId);
+    const updated = await updateApplication(db, app.uid, changes, actor);
+    return applicationResult(updated, `Updated application ${updated.name}.`);
+  },
+});
