@@ -176,7 +176,8 @@ const admin = new Admin('admin', {
   functionName: functionName(stack, 'admin'),
   bundleDir: bundleDir('admin'),
   ...placement,
-  environment: appEnvironment,
+  // The links in mail the CLI sends (confirmation links, security alerts) point at the API's URL.
+  environment: { ...appEnvironment, PUBLIC_URL: api.url },
   readSecretArns: appReadSecretArns,
   writeSecretArns: keyWriteSecretArns,
   mailHandOff: mail && { queueUrl: mail.queueUrl, queueArn: mail.queueArn, from: mailFrom.MAIL_FROM },

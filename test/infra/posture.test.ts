@@ -183,6 +183,10 @@ describe('functions', () => {
       'https://abc123.execute-api.eu-west-1.amazonaws.com',
     );
     expect(fn('api-fn').inputs.environment.variables.REFRESH_REUSE_LEEWAY).toBe('30');
+    // Mail the CLI sends through the admin function links to the same public URL.
+    expect(fn('admin-fn').inputs.environment.variables.PUBLIC_URL).toBe(
+      'https://abc123.execute-api.eu-west-1.amazonaws.com',
+    );
   });
 
   it('hold the API within the database connection budget, and migrations to one at a time', () => {
