@@ -6,8 +6,7 @@ import { invalid, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
 import { loadSessionKeyRing, type KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
-import { sealTotpSecret } from './totp-secrets';
-import { disableTwoFactor } from './two-factor';
+import { disableTwoFactor, storeTotpSecret } from './two-factor';
 import { deleteUserSessions } from './sessions';
 
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
@@ -268,14 +267,11 @@ export async function setTwoFactor(
       return { user: await getUserByUsername(db, username) };
     }
     const secret = newTotpSecret();
-    // Only sealed at rest (AES-256-GCM); the clear secret is shown once, to the enrolling admin.
-    const stored = sealTotpSecret(keyRing ?? (await loadSessionKeyRing(db)), user.id, secret);
-    const updated = await db
-      .updateTable('users')
-      .set({ otp_secret: stored, otp_last_step: null, updated_at: new Date() })
-      .where('id', '=', user.id)
-      .returning(USER_COLUMNS)
-      .executeTakeFirstOrThrow();
+    // Sealed at rest by the same enrolment as the account page's; the clear secret is shown once,
+    // to the enrolling admin.
+    const ring = keyRing ?? (await loadSessionKeyRing(db));
+    await storeTotpSecret(db, ring, user.id, secret, { lastStep: null, onlyIfNotEnrolled: false });
+    const updated = await getUserByUsername(db, username);
     await recordAudit(db, { actor, action: 'user.enable_2fa', targetType: 'user', targetId: user.id });
     return { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) };
   });

@@ -200,7 +200,8 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     const secret = await pendingSecret(r);
     const pin = stringParam((request.body ?? {}) as Record<string, unknown>, 'pin_code') ?? '';
     try {
-      const codes = await enableTwoFactor(db, r.user.id, secret, pin, auditActor(r.user, request));
+      const ring = await app.sessions.keyRing().load();
+      const codes = await enableTwoFactor(db, ring, r.user.id, secret, pin, auditActor(r.user, request));
       delete r.session.data.pending_otp;
       return redirectWithFlash(
         app,
