@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { addressThrottle, recordAddressFailure, type Throttle } from './rate-limit';
-import { loadSessionKeyRing, type KeyRing } from './service-keys';
+import type { KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { openTotpSecret, sealTotpSecret } from './totp-secrets';
@@ -79,7 +79,7 @@ export async function checkOtp(
   userId: number,
   code: string,
   address: string,
-  keys: KeyRingLoader = { load: () => loadSessionKeyRing(db) },
+  keys: KeyRingLoader,
 ): Promise<CredentialResult> {
   const throttle = await addressThrottle(db, address);
   if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };

@@ -4,7 +4,7 @@ import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
-import { loadSessionKeyRing, type KeyRing } from './service-keys';
+import type { KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
 import { disableTwoFactor, storeTotpSecret } from './two-factor';
 import { deleteUserSessions } from './sessions';
@@ -256,7 +256,7 @@ export async function setTwoFactor(
   username: string,
   on: boolean,
   actor = 'system',
-  /** The service key ring that seals the secret (default: the database's; deployed: Secrets Manager's). */
+  /** The service key ring that seals the secret (LANYARD_HOME's file locally; deployed: Secrets Manager's). */
   keyRing?: KeyRing,
 ): Promise<TwoFactorResult> {
   return withTransaction(db, async (db) => {
@@ -269,8 +269,8 @@ export async function setTwoFactor(
     const secret = newTotpSecret();
     // Sealed at rest by the same enrolment as the account page's; the clear secret is shown once,
     // to the enrolling admin.
-    const ring = keyRing ?? (await loadSessionKeyRing(db));
-    await storeTotpSecret(db, ring, user.id, secret, { lastStep: null, onlyIfNotEnrolled: false });
+    if (!keyRing) throw new Error('enrolling a TOTP secret needs the service key ring');
+    await storeTotpSecret(db, keyRing, user.id, secret, { lastStep: null, onlyIfNotEnrolled: false });
     const updated = await getUserByUsername(db, username);
     await recordAudit(db, { actor, action: 'user.enable_2fa', targetType: 'user', targetId: user.id });
     return { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) };
