@@ -9,7 +9,7 @@ import * as m0005 from './0005-device-grants';
 import * as m0006 from './0006-notification-settings-source-indexes';
 import * as m0007 from './0007-recovery-codes';
 import * as m0008 from './0008-retention-indexes';
-import * as m0012 from './0012-service-keys-out-of-database';
+import * as m0012 from './0012-keys-out-of-database-visibility-by-parent';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -20,5 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0006-notification-settings-source-indexes': m0006,
   '0007-recovery-codes': m0007,
   '0008-retention-indexes': m0008,
-  '0012-service-keys-out-of-database': m0012,
+  '0012-keys-out-of-database-visibility-by-parent': m0012,
 };

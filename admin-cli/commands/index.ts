@@ -10,10 +10,12 @@ import dbMigrate from './db-migrate';
 import dbPrune from './db-prune';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
+import groupsSetVisibility from './groups-set-visibility';
 import membersAdd from './members-add';
 import notifyExplain from './notify-explain';
 import notifyRecipients from './notify-recipients';
 import projectsCreate from './projects-create';
+import projectsSetVisibility from './projects-set-visibility';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
 import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
@@ -49,7 +51,9 @@ export const COMMANDS: readonly AdminCommand[] = [
   tokensList,
   tokensRevoke,
   groupsCreate,
+  groupsSetVisibility,
   projectsCreate,
+  projectsSetVisibility,
   membersAdd,
   notifyRecipients,
   notifyExplain,

@@ -520,14 +520,14 @@ describe('groups, projects, members', () => {
       '--name',
       'Platform API',
       '--visibility',
-      'public',
+      'private',
       '--json',
     ]);
     expect(project.json).toEqual({
       id: 1,
       path_with_namespace: 'acme/platform/api',
       name: 'Platform API',
-      visibility: 'public',
+      visibility: 'private',
     });
     const member = await run([
       'members',

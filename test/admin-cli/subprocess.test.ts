@@ -221,11 +221,11 @@ describe('lanyard-admin as a subprocess', () => {
   it(
     'groups, projects, members, secrets',
     async () => {
-      expect((await ok(['groups', 'create', '--path', 'acme', '--json'])).json).toEqual({
+      expect((await ok(['groups', 'create', '--path', 'acme', '--visibility', 'internal', '--json'])).json).toEqual({
         id: 1,
         full_path: 'acme',
         name: 'acme',
-        visibility: 'private',
+        visibility: 'internal',
       });
       await fails(['groups', 'create', '--path', 'sub', '--parent', 'missing'], /parent group "missing" not found/);
       expect(

@@ -221,6 +221,6 @@ describe('an installation from before 0012: its keys move out of the database', 
     );
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from service_keys`.execute(t.db);
     expect(rows).toEqual([{ n: 1 }]);
-    expect((await migrationStatus(t.db)).pending).toContain('0012-service-keys-out-of-database');
+    expect((await migrationStatus(t.db)).pending).toContain('0012-keys-out-of-database-visibility-by-parent');
   });
 });
