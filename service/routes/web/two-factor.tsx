@@ -55,7 +55,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     r: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session, BASE);
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     const enabled = twoFactorEnabled(r.user);
     let body: React.Html;
