@@ -41,9 +41,9 @@ const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
   rotateSessionKey: (db, actor) => rotateSessionKey(db, serviceKeyFileStore(loadConfig(env).home), actor),
   keyRing: () => fileKeyRingSource(loadConfig(env).home).load(),
   migrate: (db) => migrateLocalDatabase(db, loadConfig(env).home, () => undefined),
-  rotateSigningKey: (db, actor) => {
+  rotateSigningKey: (db, actor, activateAfterSeconds) => {
     const config = loadConfig(env);
-    return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor);
+    return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor, activateAfterSeconds);
   },
 });
 

@@ -11,7 +11,12 @@ import type { Result } from './output';
 export interface AdminServices {
   rotateSessionKey(db: DbOrTrx, actor: string): Promise<{ rotated: true }>;
   /** The OpenID Connect signing key: a file under LANYARD_HOME locally, Secrets Manager deployed. */
-  rotateSigningKey(db: DbOrTrx, actor: string): Promise<{ rotated: true; kid: string }>;
+  rotateSigningKey(
+    db: DbOrTrx,
+    actor: string,
+    /** Seconds until a newly staged key signs; default: the JWKS cache age plus the key cache. */
+    activateAfterSeconds?: number,
+  ): Promise<{ rotated: true; kid: string; step: 'staged' | 'activated'; activates_at: string }>;
   /** The service key ring (it seals TOTP secrets): LANYARD_HOME's file locally, Secrets Manager's deployed. */
   keyRing(db: DbOrTrx): Promise<KeyRing>;
   /** `db migrate`: locally the service keys move out of the database first (migrateLocalDatabase). */

@@ -8,6 +8,7 @@ import {
   documentSigningKeySource,
   rotateSigningKeyDocument,
   type SigningKeyPolicy,
+  type SigningKeyRotation,
   type SigningKeySource,
 } from '../domain/signing-keys';
 import { ensurePrivateFile, readIfPresent, replacePrivateFile } from './private-file';
@@ -22,12 +23,16 @@ export async function ensureSigningKeyFile(home: string, policy: SigningKeyPolic
   );
 }
 
-/** `secrets rotate signing-key` locally: the new document replaces the old one atomically. */
-export async function rotateSigningKeyFile(home: string, policy: SigningKeyPolicy): Promise<{ kid: string }> {
+/** `secrets rotate signing-key` locally (stage, then activate): the new document replaces the old one atomically. */
+export async function rotateSigningKeyFile(
+  home: string,
+  policy: SigningKeyPolicy,
+  activateAfterSeconds: number,
+): Promise<SigningKeyRotation> {
   const file = signingKeyFilePath(home);
-  const { document, kid } = await rotateSigningKeyDocument(await readIfPresent(file), policy);
-  await replacePrivateFile(file, document);
-  return { kid };
+  const rotation = await rotateSigningKeyDocument(await readIfPresent(file), policy, new Date(), activateAfterSeconds);
+  await replacePrivateFile(file, rotation.document);
+  return rotation;
 }
 
 /** Re-read on every load (a small local file): a rotation by the admin CLI applies at once. */
