@@ -69,6 +69,15 @@ export async function buildApp({
       reply.send(body);
     },
     bodyLimit: 1024 * 1024,
+    // When listening (npm start): a request must be complete within REQUEST_TIMEOUT, its headers
+    // within 10 s of that, or Node answers 408 and closes the connection — a client trickling a
+    // body cannot hold connections open (issue 22). Checked every second, not Node's default 30 s.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: Math.min(config.requestTimeoutSeconds, 10) * 1000,
+      requestTimeout: config.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 1000,
+    },
   });
   registerErrorHandlers(app);
   apiJsonContentType(app);
