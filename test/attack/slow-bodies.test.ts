@@ -47,7 +47,7 @@ function trickle(head: string, drip: string): Promise<{ response: string; sent: 
 
 describe('no request-body timeout', () => {
   it('20 connections trickling a body are answered 408 and closed; the server keeps serving', async () => {
-    const body = 'grant_type=password&username=alice&password=' + 'x'.repeat(200);
+    const body = `grant_type=password&username=alice&password=${'x'.repeat(200)}`;
     const head =
       `POST /oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
       `Content-Length: ${body.length}\r\n\r\n`;
@@ -63,7 +63,7 @@ describe('no request-body timeout', () => {
   }, 90_000);
 
   it('a client trickling its headers is answered 408 and closed', async () => {
-    const headers = 'X-Slow: ' + 'a'.repeat(100) + '\r\n\r\n';
+    const headers = `X-Slow: ${'a'.repeat(100)}\r\n\r\n`;
     const { response, sent } = await trickle('GET /-/health HTTP/1.1\r\nHost: 127.0.0.1\r\n', headers);
     expect(response).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(sent).toBeLessThan(headers.length);
