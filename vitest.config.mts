@@ -1,13 +1,49 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects over one PostgreSQL (the global setup): `fast` is the inner loop (units, domain
+// functions, the real app through app.inject() on real PostgreSQL); `slow` is everything that
+// spawns a process, drives Chromium or a real client library, attacks, bundles or runs Pulumi.
+// `npm test` runs both; `npm run test:fast` runs `fast` only.
+const SLOW = [
+  'test/e2e/**', // Chromium
+  'test/clients/**', // python-gitlab, @gitbeaker/rest over HTTP
+  'test/attack/**', // fuzzing, races, outages
+  'test/infra/**', // Pulumi under mocks, its ts-node loader
+  'test/lambda/**', // esbuild bundles, openssl, built functions
+  'test/admin-cli/subprocess.test.ts',
+  'test/admin-cli/terminal.test.ts',
+  'test/admin-cli/local-database.test.ts',
+  'test/hardening/npm-start-lifecycle.test.ts',
+  'test/service/server.test.ts',
+  'test/api/gitbeaker.test.ts',
+  'test/api/oauth-tokens.test.ts',
+  'test/api/openapi-client.test.ts',
+  'test/oauth/client-library.test.ts',
+];
+
+const GLOBAL_SETUP = 'test/support/global-setup.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup-file.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    projects: [
+      // Each project starts its own PostgreSQL (global setup) when it has files to run.
+      {
+        extends: true,
+        test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: SLOW, globalSetup: [GLOBAL_SETUP] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'slow',
+          include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)),
+          globalSetup: [GLOBAL_SETUP],
+        },
+      },
+    ],
   },
 });

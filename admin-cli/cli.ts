@@ -7,6 +7,7 @@ import { migrationStatus } from '../service/db/migrator';
 import { rotateSessionKey } from '../service/domain/service-keys';
 import { fileKeyRingSource, migrateLocalDatabase, serviceKeyFileStore } from '../service/local/service-key-file';
 import { loadConfig, signingKeyPolicy } from '../service/config';
+import { createMailTransport } from '../service/mail/transports';
 import { fileSigningKeyService } from './function/signing-keys';
 import type { AdminCommand, AdminServices, Target } from './command';
 import { COMMANDS, GROUPS } from './commands';
@@ -45,6 +46,15 @@ const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
     const config = loadConfig(env);
     return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor, activateAfterSeconds);
   },
+  mail: () => {
+    const config = loadConfig(env);
+    const aws = config.aws && { region: config.aws.region, credentials: config.aws.credentials };
+    return {
+      config: config.mail,
+      publicUrl: config.publicUrl,
+      transport: () => createMailTransport(config.mail, { aws }),
+    };
+  },
 });
 
 let yargsFactory: Promise<(args?: string[]) => Argv> | undefined;
@@ -79,7 +89,17 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
     }
     const db = await target.db();
     if (command.needsSchema !== false) await requireSchema(db);
-    const context = { actor, password, services, progress: (line: string) => io.stderr(`${line}\n`) };
+    const context = {
+      actor,
+      password,
+      services,
+      progress: (line: string) => io.stderr(`${line}\n`),
+      // Read when a command mails (a security alert, a confirmation link), not before.
+      mailSettings: () => {
+        const config = loadConfig(env);
+        return { publicUrl: config.publicUrl, from: config.mail.from };
+      },
+    };
     // One transaction per command: a command that fails changes nothing.
     const result =
       command.transaction === false

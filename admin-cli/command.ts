@@ -3,7 +3,10 @@
 // from parsed arguments to the shared domain functions. `run` never prints: it returns a Result.
 import type { Argv } from 'yargs';
 import type { Db, DbOrTrx } from '../service/db/schema';
+import type { MailConfig } from '../service/config';
+import type { MailSettings } from '../service/domain/mail/account-messages';
 import type { KeyRing } from '../service/domain/service-keys';
+import type { MailTransport } from '../service/mail/transport';
 import type { Result } from './output';
 
 /** What a command needs beyond the database, swapped where it runs (the admin Lambda keeps the
@@ -21,6 +24,16 @@ export interface AdminServices {
   keyRing(db: DbOrTrx): Promise<KeyRing>;
   /** `db migrate`: locally the service keys move out of the database first (migrateLocalDatabase). */
   migrate(db: Db): Promise<{ applied: string[]; pending: string[]; newlyApplied: string[] }>;
+  /** The mail configuration (MAIL_URL, MAIL_FROM, …) and its transport, for `mail …` and `db prune`. */
+  mail(): MailServices;
+}
+
+export interface MailServices {
+  config: MailConfig;
+  /** PUBLIC_URL: links in messages. */
+  publicUrl: string;
+  /** A new transport (the caller closes it). */
+  transport(): MailTransport;
 }
 
 export interface CommandContext {
@@ -34,6 +47,8 @@ export interface CommandContext {
   services: AdminServices;
   /** One line of progress for the operator, on stderr (stdout stays the result, one JSON with --json). */
   progress(line: string): void;
+  /** What account e-mails (security alerts, confirmation links) need: PUBLIC_URL and MAIL_FROM. */
+  mailSettings(): MailSettings;
 }
 
 export interface AdminCommand<A = unknown> {

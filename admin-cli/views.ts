@@ -3,7 +3,9 @@
 import type { User, DbOrTrx } from '../service/db/schema';
 import { applicationSummary, type ApplicationRecord } from '../service/domain/applications';
 import type { personalAccessTokenSummary } from '../service/domain/personal-access-tokens';
+import type { MailSummary } from '../service/domain/mail/operations';
 import { listUserEmails, userSummary } from '../service/domain/users';
+import { UserError } from './errors';
 import { recordOf, table, type Result } from './output';
 
 // ---- users
@@ -74,3 +76,77 @@ export const tokenTable = (views: TokenView[]): string =>
 
 /** Shown under every secret: it is not stored and cannot be shown again. */
 export const SHOWN_ONCE = 'Store it now: it is shown only once and cannot be recovered.';
+
+/** A message id given on the command line (a string: yargs would turn "abc" into NaN). */
+export function mailId(value: unknown): number {
+  const id = String(value);
+  if (!/^[1-9]\d{0,15}$/.test(id))
+    throw new UserError(`mail id "${id}" is not a number (see \`lanyard-admin mail list\`)`);
+  return Number(id);
+}
+
+export type MailView = {
+  id: number;
+  message_id: string;
+  kind: string;
+  to: string;
+  subject: string;
+  status: string;
+  attempts: number;
+  created_at: string;
+  sent_at: string | null;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  transport_response: string | null;
+};
+
+export const mailView = (m: MailSummary): MailView => ({
+  id: m.id,
+  message_id: m.message_id,
+  kind: m.kind,
+  to: m.to_address,
+  subject: m.subject,
+  status: m.status,
+  attempts: m.attempts,
+  created_at: m.created_at.toISOString(),
+  sent_at: m.sent_at?.toISOString() ?? null,
+  // When the next attempt is due: only meaningful while pending.
+  next_attempt_at: m.status === 'pending' ? m.next_attempt_at.toISOString() : null,
+  last_error: m.last_error,
+  transport_response: m.transport_response,
+});
+
+/** `text` cut to `max` characters, the cut marked with "…". */
+const cut = (text: string, max: number): string =>
+  [...text].length > max ? `${[...text].slice(0, max - 1).join('')}…` : text;
+
+/** At most 80 columns: long kinds and addresses are cut, the subject gets the rest (the JSON has them whole). */
+export function mailTable(views: MailView[]): string {
+  const kind = (m: MailView) => cut(m.kind, 14);
+  const to = (m: MailView) => cut(m.to, 22);
+  const widest = (header: string, values: string[]) => Math.max(header.length, ...values.map((v) => [...v].length));
+  const used =
+    widest(
+      'ID',
+      views.map((m) => String(m.id)),
+    ) +
+    widest(
+      'STATUS',
+      views.map((m) => m.status),
+    ) +
+    widest(
+      'TRIES',
+      views.map((m) => String(m.attempts)),
+    ) +
+    widest('KIND', views.map(kind)) +
+    widest('TO', views.map(to)) +
+    5 * 2;
+  return table(views, [
+    { header: 'ID', value: (m) => m.id },
+    { header: 'STATUS', value: (m) => m.status },
+    { header: 'TRIES', value: (m) => m.attempts },
+    { header: 'KIND', value: kind },
+    { header: 'TO', value: to },
+    { header: 'SUBJECT', value: (m) => cut(m.subject, Math.max(10, 80 - used)) },
+  ]);
+}

@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from './app-context';
-import { type Config, signingKeyPolicy } from './config';
+import { type Config, signingKeyPolicy, type TrustProxy } from './config';
 import type { Db } from './db/schema';
 import { apiJsonContentType, isApiPath } from './http/api-content-type';
 import { registerErrorHandlers } from './http/error-handler';
@@ -50,7 +50,7 @@ export async function buildApp({
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId: requestId ?? genReqId,
-    trustProxy: config.trustProxy,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     ...(schemaController ? { schemaController } : {}),
     // GitLab full paths arrive URL-encoded in one segment (my-group%2Fsub%2Fproject): one param,
     // and deep nesting makes it long (Fastify's default limit of 100 would answer 414).
@@ -97,4 +97,15 @@ export async function buildApp({
   await app.register(webRoutes, ctx);
   await app.register(apiRoutes, { ...ctx, prefix: '/api/v4' });
   return app;
+}
+
+/**
+ * TRUST_PROXY (config.ts) as Fastify's trustProxy. A list goes to proxy-addr as it is. A hop count
+ * becomes proxy-addr's trust function itself — trust the socket's peer and the next n - 1 entries
+ * from the right — because Fastify 5.12 turns a bare number into "trust nothing" (it cannot check
+ * the immediate peer), which would make every client behind the proxy one address.
+ */
+function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return trust === 0 ? false : (_address, hop) => hop < trust;
+  return trust;
 }

@@ -1,6 +1,8 @@
 // Configuration, parsed and validated once. Nothing else in the service reads process.env.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseBoolean } from './domain/booleans';
+import { isSingleMailbox } from './domain/email-address';
 
 export interface Config {
   host: string;
@@ -14,8 +16,12 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Secure cookies: true when the public URL is https. */
   secureCookies: boolean;
-  /** Trust X-Forwarded-* from a front proxy (API Gateway on Lambda). */
-  trustProxy: boolean;
+  /**
+   * TRUST_PROXY: which hops in front of the service may set X-Forwarded-For (parseTrustProxy):
+   * false (none: the socket's peer is the client), a number of proxies, or their addresses/CIDRs.
+   * The client is the right-most untrusted entry (Fastify's trustProxy, proxy-addr semantics).
+   */
+  trustProxy: TrustProxy;
   /** Pool size for the database. */
   dbPoolMax: number;
   /** Named prepared statements (DB_PREPARED_STATEMENTS, default true; false behind RDS Proxy). */
@@ -44,6 +50,8 @@ export interface Config {
   pruneIntervalSeconds: number;
   /** AUDIT_RETENTION_DAYS: audit events older than this are purged; unset = kept forever. */
   auditRetentionDays?: number;
+  /** E-mail: MAIL_URL (the transport), MAIL_FROM and the outbox's sender settings. */
+  mail: MailConfig;
   /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
   aws?: AwsConfig;
 }
@@ -77,7 +85,87 @@ export interface AwsConfig {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
+/**
+ * Where mail goes (MAIL_URL): `smtp://[user:password@]host[:port]` (STARTTLS when offered) or
+ * `smtps://…` (TLS from the first byte), `ses` (Amazon SES v2 with the function's role), and unset:
+ * RFC 5322 files under LANYARD_HOME/outbox/. The SMTP URL holds a credential: never log it.
+ */
+export type MailTransportConfig =
+  | { kind: 'file'; directory: string }
+  | { kind: 'smtp'; url: string; secure: boolean; host: string; port: number }
+  | {
+      kind: 'ses';
+      configurationSet?: string;
+      /**
+       * MAIL_HANDOFF_QUEUE_URL (deployed relay only): hand messages to this SQS queue, whose consumer
+       * outside the VPC calls SES (docs/email.md, "Deployed").
+       */
+      handOffQueueUrl?: string;
+    };
+
+export interface MailConfig {
+  transport: MailTransportConfig;
+  /** MAIL_FROM, default `Lanyard <noreply@HOST>` (HOST: PUBLIC_URL's host). */
+  from: string;
+  /** MAIL_MAX_ATTEMPTS (1–100, default 10): attempts before a message is marked failed. */
+  maxAttempts: number;
+  /** MAIL_CONCURRENCY (1–64, default 4): messages handed to the transport at once. */
+  concurrency: number;
+  /** MAIL_RETENTION_DAYS (1–3650, default 30): sent and failed messages are pruned after this. */
+  retentionDays: number;
+  /**
+   * MAIL_LEASE_SECONDS (5–3600, default 300): how long a sender's claim on a message holds; a
+   * sender that dies mid-send leaves it to be sent again (same Message-ID) after this.
+   */
+  leaseSeconds: number;
+}
+
 export class ConfigError extends Error {}
+
+export type TrustProxy = false | number | string[];
+
+/** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list as Fastify does. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: unset, `false` or `0` — no proxy (X-Forwarded-For is ignored); a whole number — that
+ * many proxies in front, each appending the address it received from (the client is the entry that
+ * many places from the right); or a comma-separated list of the proxies' addresses / CIDRs (the
+ * client is the right-most entry not in the list). `true` is refused: Fastify reads it as "trust
+ * every hop" and takes the left-most entry, which the client writes itself, so any client could
+ * pick the key of the per-address failure limit.
+ */
+export function parseTrustProxy(raw: string | undefined): TrustProxy {
+  const text = raw?.trim() ?? '';
+  if (text === '' || text.toLowerCase() === 'false' || text === '0') return false;
+  if (text.toLowerCase() === 'true') {
+    throw new ConfigError(
+      'TRUST_PROXY=true is refused: it would take the client address from the left-most X-Forwarded-For entry, which the client writes. Set the number of proxies in front of Lanyard (e.g. TRUST_PROXY=1 behind one load balancer) or their addresses (e.g. TRUST_PROXY=10.0.0.0/8)',
+    );
+  }
+  if (/^\d+$/.test(text)) {
+    if (Number(text) > 32)
+      throw new ConfigError(`TRUST_PROXY must be a number of proxies from 0 to 32 (got "${text}")`);
+    return Number(text);
+  }
+  const entries = text.split(',').map((e) => e.trim());
+  const bad = entries.filter((e) => !isProxyAddress(e));
+  if (bad.length > 0) {
+    throw new ConfigError(
+      `TRUST_PROXY must be false, a number of proxies, or a comma-separated list of proxy addresses/CIDRs (got "${bad[0]}" in "${text}")`,
+    );
+  }
+  return entries;
+}
 
 /** How long ID tokens live and signing keys are cached: what decides when a retired key drops out. */
 export const signingKeyPolicy = (config: Config) => ({
@@ -140,7 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     home: path.resolve(env.LANYARD_HOME?.trim() || '.lanyard'),
     logLevel,
     secureCookies: publicUrl.startsWith('https:'),
-    trustProxy: parseBoolean(env.TRUST_PROXY) ?? false,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     dbPoolMax: Number(poolText),
     dbPreparedStatements,
     idTokenLifetimeSeconds,
@@ -149,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutSeconds: Number(timeoutText),
     pruneIntervalSeconds: Number(pruneText),
     auditRetentionDays: auditText ? Number(auditText) : undefined,
+    mail: loadMailConfig(env, publicUrl, path.resolve(env.LANYARD_HOME?.trim() || '.lanyard')),
     aws: loadAwsConfig(env),
     ...overrides,
   };
@@ -159,6 +248,79 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number,
   if (!(zeroAllowed ? /^\d+$/ : /^[1-9]\d*$/).test(text) || Number(text) > 86400)
     throw new ConfigError(`${name} must be an integer from ${zeroAllowed ? 0 : 1} to 86400 (got "${text}")`);
   return Number(text);
+}
+
+function boundedInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number, min = 1): number {
+  const text = env[name]?.trim() || String(fallback);
+  if (!/^[1-9]\d*$/.test(text) || Number(text) > max || Number(text) < min) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${text}")`);
+  }
+  return Number(text);
+}
+
+/** An address as MAIL_FROM takes it: `addr@example.com` or `Display Name <addr@example.com>`. */
+const MAIL_FROM_RE = /^(?:([^<>"\p{Cc}]*[^<>"\s\p{Cc}])\s*<([^<>\s]+)>|([^<>\s]+))$/u;
+
+function loadMailConfig(env: NodeJS.ProcessEnv, publicUrl: string, home: string): MailConfig {
+  const from = env.MAIL_FROM?.trim() || `Lanyard <noreply@${new URL(publicUrl).hostname}>`;
+  if (env.MAIL_FROM?.trim()) {
+    const m = MAIL_FROM_RE.exec(from);
+    const address = m?.[2] ?? m?.[3];
+    if (!address || !isSingleMailbox(address)) {
+      throw new ConfigError(`MAIL_FROM must be an address, e.g. "Lanyard <noreply@example.com>" (got "${from}")`);
+    }
+  }
+  return {
+    transport: mailTransport(env, home),
+    from,
+    maxAttempts: boundedInteger(env, 'MAIL_MAX_ATTEMPTS', 10, 100),
+    concurrency: boundedInteger(env, 'MAIL_CONCURRENCY', 4, 64),
+    retentionDays: boundedInteger(env, 'MAIL_RETENTION_DAYS', 30, 3650),
+    leaseSeconds: boundedInteger(env, 'MAIL_LEASE_SECONDS', 300, 3600, 5),
+  };
+}
+
+/** MAIL_URL parsed; an error names the problem but never echoes the URL (it may hold a password). */
+function mailTransport(env: NodeJS.ProcessEnv, home: string): MailTransportConfig {
+  const value = env.MAIL_URL?.trim() || undefined;
+  const handOffQueueUrl = env.MAIL_HANDOFF_QUEUE_URL?.trim() || undefined;
+  if (handOffQueueUrl && value !== 'ses') throw new ConfigError('MAIL_HANDOFF_QUEUE_URL needs MAIL_URL=ses');
+  if (
+    handOffQueueUrl &&
+    !/^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?\/\d{12}\/[A-Za-z0-9_-]{1,80}$/.test(handOffQueueUrl)
+  ) {
+    throw new ConfigError(`MAIL_HANDOFF_QUEUE_URL must be an SQS queue URL (got "${handOffQueueUrl}")`);
+  }
+  if (value === undefined) return { kind: 'file', directory: path.join(home, 'outbox') };
+  if (value === 'ses') {
+    const configurationSet = env.MAIL_SES_CONFIGURATION_SET?.trim() || undefined;
+    if (configurationSet && !/^[A-Za-z0-9_-]{1,64}$/.test(configurationSet)) {
+      throw new ConfigError(`MAIL_SES_CONFIGURATION_SET must be a configuration set name (got "${configurationSet}")`);
+    }
+    return { kind: 'ses', configurationSet, handOffQueueUrl };
+  }
+  const usage = 'MAIL_URL must be smtp://[user:password@]host[:port], smtps://…, or ses';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${usage} (it is not a URL)`);
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new ConfigError(`${usage} (got the scheme "${url.protocol.slice(0, 20)}")`);
+  }
+  if (!url.hostname) throw new ConfigError(`${usage} (the host is missing)`);
+  if (url.pathname && url.pathname !== '/') throw new ConfigError(`${usage} (a path is not allowed)`);
+  if (url.search || url.hash) throw new ConfigError(`${usage} (query parameters are not allowed)`);
+  if (url.password && !url.username) throw new ConfigError(`${usage} (a password needs a user name)`);
+  try {
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+  } catch {
+    throw new ConfigError(`${usage} (the user name or password is not valid percent-encoding)`);
+  }
+  const secure = url.protocol === 'smtps:';
+  return { kind: 'smtp', url: value, secure, host: url.hostname, port: Number(url.port || (secure ? 465 : 587)) };
 }
 
 function loadAwsConfig(env: NodeJS.ProcessEnv): AwsConfig | undefined {

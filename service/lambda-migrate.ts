@@ -34,6 +34,7 @@ export const prune = async (): Promise<PruneReport> => {
   const started = Date.now();
   const report = await pruneExpiredData(database.db, {
     auditRetentionDays: config.auditRetentionDays,
+    mailRetentionDays: config.mail.retentionDays,
     actor: 'system:retention-schedule',
   });
   if (config.logLevel !== 'silent') {

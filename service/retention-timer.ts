@@ -9,6 +9,7 @@ export interface RetentionTimerOptions {
   db: Db;
   intervalSeconds: number;
   auditRetentionDays?: number;
+  mailRetentionDays?: number;
   /** After each run: what was deleted. */
   onPruned(report: PruneReport, ms: number): void;
   /** A run failed (database down): the next tick tries again. */
@@ -28,6 +29,7 @@ export function startRetentionTimer(options: RetentionTimerOptions): RetentionTi
     const started = Date.now();
     running = pruneExpiredData(options.db, {
       auditRetentionDays: options.auditRetentionDays,
+      mailRetentionDays: options.mailRetentionDays,
       actor: 'system:retention-timer',
     })
       .then((report) => options.onPruned(report, Date.now() - started))

@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from './config';
 import { DatabaseUnavailableError, openDatabase } from './db/open';
 import { ensureRootUser } from './domain/bootstrap';
 import { migrateLocalDatabase } from './local/service-key-file';
+import { type MailSender, startMailSender } from './mail/sender';
+import { createMailTransport } from './mail/transports';
 import { type RetentionTimer, startRetentionTimer } from './retention-timer';
 
 async function main(): Promise<void> {
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
   });
   let closing = false;
   let retention: RetentionTimer | undefined;
+  let mail: MailSender | undefined;
   const app = await buildApp({ db: database.db, config });
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
     say(`${signal} received, shutting down …`);
     try {
       await retention?.stop();
+      await mail?.stop();
       await app.close();
     } finally {
       await database.close();
@@ -60,9 +64,34 @@ async function main(): Promise<void> {
       db: database.db,
       intervalSeconds: config.pruneIntervalSeconds,
       auditRetentionDays: config.auditRetentionDays,
+      mailRetentionDays: config.mail.retentionDays,
       onPruned: (report, ms) => app.log.info({ deleted: report.deleted, total: report.total, ms }, 'retention: pruned'),
       onError: (err) => app.log.warn({ err }, 'retention: prune failed, retrying at the next interval'),
     });
+    // The outbox's sender, as the deployed stack runs it in its own function (docs/email.md).
+    const transport = createMailTransport(config.mail);
+    mail = startMailSender({
+      db: database.db,
+      transport,
+      from: config.mail.from,
+      maxAttempts: config.mail.maxAttempts,
+      concurrency: config.mail.concurrency,
+      leaseSeconds: config.mail.leaseSeconds,
+      onResult: (r) =>
+        app.log[r.outcome === 'sent' ? 'info' : 'warn'](
+          {
+            mail: r.id,
+            messageId: r.messageId,
+            kind: r.kind,
+            attempt: r.attempt,
+            outcome: r.outcome,
+            detail: r.detail,
+          },
+          `mail: ${r.outcome}`,
+        ),
+      onError: (err) => app.log.warn({ err }, 'mail: sender round failed, retrying'),
+    });
+    say(`Mail goes to ${transport.description} (MAIL_URL).`);
   } catch (err) {
     await app.close().catch(() => undefined);
     await database.close().catch(() => undefined);

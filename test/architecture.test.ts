@@ -1,5 +1,6 @@
-// The direction of every import in service/, admin-cli/ and infra/ (ARCHITECTURE.md): parsed from
-// the source text, so a violating import fails here before review. No database needed.
+// The direction of every import, and where SQL may be written (ARCHITECTURE.md), over every `.ts`
+// and `.tsx` file of service/, admin-cli/, infra/, migrations/ and bench/: parsed from the source
+// text, so a violating import fails here before review. No database needed.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ const ROOT = path.resolve(__dirname, '..');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && /\.(ts|mts|cts)$/.test(e.name))
+    .filter((e) => e.isFile() && /\.(ts|tsx|mts|cts)$/.test(e.name))
     .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
 }
 
@@ -37,7 +38,7 @@ function importsOf(file: string): Import[] {
   return out;
 }
 
-const FILES = [...sourceFiles('service'), ...sourceFiles('admin-cli'), ...sourceFiles('infra')];
+const FILES = ['service', 'admin-cli', 'infra', 'migrations', 'bench'].flatMap(sourceFiles);
 const IMPORTS = FILES.flatMap(importsOf);
 
 const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
@@ -47,6 +48,13 @@ const show = (imports: Import[]) => imports.map((i) => `${i.file} imports '${i.s
 describe('import directions', () => {
   it('finds the imports it checks (the parser is not blind)', () => {
     expect(FILES).toContain('service/domain/users.ts');
+    expect(FILES).toContain('service/routes/oauth/device.tsx');
+    expect(FILES).toContain('migrations/0001-initial-schema.ts');
+    expect(IMPORTS).toContainEqual({
+      file: 'service/routes/oauth/device.tsx',
+      specifier: '../../pages/layout',
+      target: 'service/pages/layout',
+    });
     expect(IMPORTS).toContainEqual({
       file: 'service/routes/api/user.ts',
       specifier: '../../domain/access-tokens',
@@ -137,6 +145,65 @@ describe('import directions', () => {
   it('the Pulumi program imports no service or CLI code (only the bundle script, infra/build/, reads service files)', () => {
     const bad = from('infra').filter(
       (i) => !under(i.file, 'infra/build') && (under(i.target, 'service') || under(i.target, 'admin-cli')),
+    );
+    expect(show(bad)).toEqual([]);
+  });
+});
+
+describe('where SQL is written', () => {
+  // Production code: SQL only in domain/ (the rules) and db/ (connections, migrator, statements);
+  // migrations/ are SQL by nature. bench/ and test/ are not checked: they seed worlds and read the
+  // database directly as the witness of what the app did (bench also times plain-SELECT baselines),
+  // and nothing in production imports them (see 'service/ never imports …' above).
+  const SQL: Array<[string, RegExp]> = [
+    ['sql`…`', /\bsql\s*`/],
+    ['sql.raw/ref/lit/…', /\bsql\.(raw|ref|lit|id|table|join|val|value)\s*\(/],
+    ['.selectFrom(', /\.selectFrom\s*\(/],
+    ['.selectNoFrom(', /\.selectNoFrom\s*\(/],
+    ['.insertInto(', /\.insertInto\s*\(/],
+    ['.replaceInto(', /\.replaceInto\s*\(/],
+    ['.updateTable(', /\.updateTable\s*\(/],
+    ['.deleteFrom(', /\.deleteFrom\s*\(/],
+    ['.mergeInto(', /\.mergeInto\s*\(/],
+    // A common table expression on a Kysely handle: db.with('name', …), db.withRecursive(…).
+    ['.with(', /\.with(Recursive)?\s*\(\s*['"`]/],
+    // pg's own client: client.query('select …'), pool.query({ name, text, values }).
+    ['query(', /\.query\s*\(\s*(['"`]|\{\s*(name|text)\s*:)/],
+  ];
+  const PRODUCTION = FILES.filter((f) => ['service', 'admin-cli', 'infra'].some((d) => under(f, d)));
+  const sqlIn = (files: string[]) =>
+    files.flatMap((file) => {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      return SQL.filter(([, re]) => re.test(text)).map(([name]) => `${file}: ${name}`);
+    });
+
+  it('finds the SQL it forbids (the patterns are not blind)', () => {
+    const found = sqlIn(['service/domain/users.ts', 'service/domain/retention.ts', 'service/db/local-postgres.ts']);
+    for (const name of ['sql`…`', '.selectFrom(', '.insertInto(', '.updateTable(', 'query(']) {
+      expect(
+        found.some((f) => f.endsWith(`: ${name}`)),
+        name,
+      ).toBe(true);
+    }
+  });
+
+  it('only domain/ and db/ (and migrations/) write SQL: routes, http, oauth, pages, the CLI and infra call them', () => {
+    const bad = sqlIn(PRODUCTION.filter((f) => !under(f, 'service/domain') && !under(f, 'service/db')));
+    expect(bad).toEqual([]);
+  });
+});
+
+describe('migrations and benchmarks', () => {
+  it('migrations are frozen in time: they import only each other and plain libraries', () => {
+    const bad = from('migrations').filter((i) => i.specifier.startsWith('.') && !under(i.target, 'migrations'));
+    expect(show(bad)).toEqual([]);
+  });
+
+  it('production code never imports test/ or bench/', () => {
+    const bad = IMPORTS.filter(
+      (i) =>
+        ['service', 'admin-cli', 'infra', 'migrations'].some((d) => under(i.file, d)) &&
+        (under(i.target, 'test') || under(i.target, 'bench')),
     );
     expect(show(bad)).toEqual([]);
   });

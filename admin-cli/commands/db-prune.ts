@@ -9,6 +9,7 @@ import { table } from '../output';
 interface PruneArgs {
   dryRun?: boolean;
   auditRetentionDays?: string;
+  mailRetentionDays?: string;
   batchSize?: string;
 }
 
@@ -36,16 +37,23 @@ export default defineCommand<PruneArgs>({
         type: 'string',
         describe: 'Also delete audit events older than this many days (default: keep them)',
       })
+      .option('mail-retention-days', {
+        type: 'string',
+        describe: 'Delete sent and failed mail settled more than this many days ago (default: MAIL_RETENTION_DAYS, 30)',
+      })
       .option('batch-size', { type: 'string', describe: `Rows per DELETE statement (default ${DEFAULT_BATCH_SIZE})` }),
   // Batches commit one by one: a long prune never holds one big transaction.
   transaction: false,
-  async run(args, { db, actor, progress }) {
+  async run(args, { db, actor, progress, services }) {
     const auditRetentionDays = positive('audit-retention-days', args.auditRetentionDays, 36500);
+    const mailRetentionDays =
+      positive('mail-retention-days', args.mailRetentionDays, 3650) ?? services.mail().config.retentionDays;
     const batchSize = positive('batch-size', args.batchSize, 100_000);
     const dryRun = Boolean(args.dryRun);
     const report = await pruneExpiredData(db, {
       dryRun,
       auditRetentionDays,
+      mailRetentionDays,
       batchSize,
       actor,
       onBatch: (p) =>

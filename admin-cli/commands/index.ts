@@ -11,6 +11,10 @@ import dbPrune from './db-prune';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
 import groupsSetVisibility from './groups-set-visibility';
+import mailList from './mail-list';
+import mailRetry from './mail-retry';
+import mailShow from './mail-show';
+import mailTest from './mail-test';
 import membersAdd from './members-add';
 import notifyExplain from './notify-explain';
 import notifyRecipients from './notify-recipients';
@@ -59,6 +63,10 @@ export const COMMANDS: readonly AdminCommand[] = [
   notifyExplain,
   secretsRotateSessionKey,
   secretsRotateSigningKey,
+  mailList,
+  mailShow,
+  mailRetry,
+  mailTest,
 ];
 
 /** Descriptions of the grouping words, by their path. */
@@ -71,6 +79,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   projects: 'Projects',
   members: 'Group and project members',
   notify: 'Notification recipients: who is notified of an event, and why',
+  mail: 'Outgoing mail: the outbox, resending, a test message',
   secrets: "The service's own secrets",
   'secrets rotate': 'Rotate a service secret',
 };

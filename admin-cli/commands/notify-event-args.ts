@@ -2,8 +2,8 @@
 // --participant, --mentioned): one set of options and one translation into the domain's request.
 import type { Argv } from 'yargs';
 import type { DbOrTrx } from '../../service/db/schema';
-import { requestFromNames } from '../../service/domain/notification-recipients';
-import { NOTIFICATION_EVENTS } from '../../service/domain/notification-settings';
+import { requestFromNames } from '../../service/domain/notifications/recipients';
+import { NOTIFICATION_EVENTS } from '../../service/domain/notifications/settings';
 
 export interface NotifyEventArgs {
   project: string;

@@ -1,5 +1,5 @@
 // `notify explain`: each step of the decision whether one user gets the e-mail for an event.
-import { explainRecipient } from '../../service/domain/notification-recipients';
+import { explainRecipient } from '../../service/domain/notifications/explain';
 import { getUserByUsername } from '../../service/domain/users';
 import { defineCommand } from '../command';
 import { type NotifyEventArgs, notifyEventOptions, notifyEventRequest } from './notify-event-args';

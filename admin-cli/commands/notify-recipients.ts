@@ -1,5 +1,5 @@
 // `notify recipients`: who gets the e-mail for an event on a project, at which address and why.
-import { resolveRecipients } from '../../service/domain/notification-recipients';
+import { resolveRecipients } from '../../service/domain/notifications/recipients';
 import { defineCommand } from '../command';
 import { type NotifyEventArgs, notifyEventOptions, notifyEventRequest } from './notify-event-args';
 import { table } from '../output';

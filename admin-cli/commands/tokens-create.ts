@@ -33,13 +33,14 @@ export default defineCommand<Args>({
         type: 'string',
         describe: 'Last day the token works, YYYY-MM-DD (UTC); default: never expires',
       }),
-  async run(args, { db, actor }) {
+  async run(args, { db, actor, mailSettings }) {
     const { token, record, user } = await createPersonalAccessToken(db, {
       username: args.user,
       name: args.name,
       scopes: args.scopes,
       expiresAt: args.expiresAt ?? null,
       actor,
+      mail: mailSettings(),
     });
     const json = {
       id: record.id,

@@ -1,5 +1,5 @@
 // `users list`: every user, as an aligned table or a JSON array.
-import { listUsers, userSummary } from '../../service/domain/users';
+import { listUsers, secondaryEmailsByUser, userSummary } from '../../service/domain/users';
 import { defineCommand } from '../command';
 import { userTable } from '../views';
 
@@ -9,13 +9,8 @@ export default defineCommand({
   examples: [['users list', 'a table of every user']],
   async run(_args, { db }) {
     const users = await listUsers(db);
-    const emails = await db.selectFrom('user_emails').select(['user_id', 'email']).orderBy('id').execute();
-    const views = users.map((u) =>
-      userSummary(
-        u,
-        emails.filter((e) => e.user_id === u.id).map((e) => e.email),
-      ),
-    );
+    const emails = await secondaryEmailsByUser(db);
+    const views = users.map((u) => userSummary(u, emails.get(u.id)));
     return { json: views, text: userTable(views) };
   },
 });

@@ -17,7 +17,7 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
     y
       .positional('username', { type: 'string', describe: 'The username' })
       .positional('state', { choices: ['on', 'off'] as const, describe: 'on: new TOTP secret; off: remove it' }),
-  async run(args, { db, actor, services }) {
+  async run(args, { db, actor, services, mailSettings }) {
     const on = args.state === 'on';
     const { user, otpSecret, otpauthUri } = await setTwoFactor(
       db,
@@ -25,6 +25,7 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
       on,
       actor,
       on ? await services.keyRing(db) : undefined,
+      mailSettings(),
     );
     if (!on) {
       return {

@@ -12,8 +12,8 @@ export default defineCommand<{ username: string }>({
   ],
   options: (y) => y.positional('username', { type: 'string', describe: 'The username' }),
   password: true,
-  async run(args, { db, actor, password }) {
-    const user = await setUserPassword(db, args.username, password!, actor);
+  async run(args, { db, actor, password, mailSettings }) {
+    const user = await setUserPassword(db, args.username, password!, actor, mailSettings());
     return userResult(await userView(db, user), `Set the password of ${user.username}.`);
   },
 });

@@ -11,7 +11,7 @@ import { secretKeyRingSource } from '../../service/aws/session-key-ring';
 import { secretSessionKeyService } from './session-keys';
 import { secretSigningKeyService } from './signing-keys';
 
-const config = loadConfig(process.env, { trustProxy: true });
+const config = loadConfig(process.env, { trustProxy: false });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-admin' });
 const aws = config.aws;
 

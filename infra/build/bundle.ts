@@ -62,9 +62,9 @@ export class MissingEntryError extends Error {}
  * - safe-regex2 (+ ret, 15 KB): find-my-way's check that regular expressions in route paths are
  *   not catastrophic. Our routes are fixed at build time and none has a regex parameter; the
  *   same check runs with the real module in every unbundled test of the app.
- * - ipaddr.js (13 KB): proxy-addr's parser of trusted-proxy address lists. Config.trustProxy is a
- *   boolean (trust all or none), which Fastify never compiles into an address list; the stub
- *   throws if a list ever reaches it.
+ * - ipaddr.js (13 KB): proxy-addr's parser of trusted-proxy address lists. The Lambda functions
+ *   trust no proxy (trustProxy: false: API Gateway's sourceIp is the peer), so Fastify never
+ *   compiles an address list there; the stub throws if a list ever reaches it.
  * - pgpass (+ split2, 4 KB): pg's fallback to ~/.pgpass when no password is configured
  *   (deprecated in pg). A Lambda has no such file and always gets its password from the secret;
  *   the stub answers exactly what pgpass answers without a file: no password.
@@ -77,7 +77,7 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   semver: `module.exports = { satisfies: () => true, gt: () => false, coerce: (v) => v };`,
   'safe-regex2': `module.exports = () => true;`,
   pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
-  'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); TRUST_PROXY is a boolean'); };
+  'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); the Lambda functions trust no proxy'); };
 module.exports = { isValid: unavailable, parse: unavailable };`,
   // @node-rs/argon2's generated loader (29 KB) tries every platform napi-rs builds for; the bundle
   // runs on Linux glibc only (Lambda arm64; x64 where it was built), whose packages sit beside it.

@@ -2,10 +2,10 @@
 // Secrets Manager (fetched at init, cached, re-fetched once when PostgreSQL rejects them, so RDS's
 // scheduled rotation causes no outage), TLS verified against the RDS CAs. Without AWS settings
 // (local runs and tests of the built bundle) it falls back to DATABASE_URL.
-import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config';
-import { createDb } from '../db/create-db'; // also installs the shared int8/date parsers
+import { createDb, pingDatabase } from '../db/create-db'; // also installs the shared int8/date parsers
 import { preparingPool } from '../db/prepared-statements';
 import type { Database, Db } from '../db/schema';
 import { rdsCaBundle } from './rds-ca';
@@ -55,7 +55,7 @@ export interface LambdaDatabase {
   connectEarly(): void;
 }
 
-const connectEarly = (db: Db) => () => void sql`select 1`.execute(db).catch(() => undefined);
+const connectEarly = (db: Db) => () => void pingDatabase(db).catch(() => undefined);
 
 export function openLambdaDatabase(config: Config, options: LambdaDatabaseOptions): LambdaDatabase {
   if (config.aws?.dbSecretArn) return openWithSecret(config, config.aws.dbSecretArn, options);

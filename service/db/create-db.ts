@@ -1,5 +1,5 @@
 // createDb: a Kysely instance over a pg pool. Shared by the server, Lambda, CLI, tests and deploy.
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { preparingPool } from './prepared-statements';
 import type { Database, Db } from './schema';
@@ -56,6 +56,11 @@ export function createDb(options: CreateDbOptions): DbHandle {
       await db.destroy();
     },
   };
+}
+
+/** One round trip that needs nothing but a connection (`select 1`): health checks and early connects. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /** A one-line, secret-free description of why a database could not be reached. */

@@ -36,12 +36,3 @@ export async function migrateToLatest(db: DbOrTrx): Promise<MigrationStatus & { 
   const status = await migrationStatus(db);
   return { ...status, newlyApplied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
 }
-
-export async function migrateDownToEmpty(db: DbOrTrx): Promise<void> {
-  const migrator = createMigrator(db);
-  for (;;) {
-    const { error, results } = await migrator.migrateDown();
-    if (error) throw error;
-    if (!results?.length) return;
-  }
-}

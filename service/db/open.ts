@@ -1,7 +1,6 @@
 // Open the configured database: DATABASE_URL, else the local embedded instance under .lanyard/.
 // Every failure becomes one clear line (DatabaseUnavailableError), never a stack trace.
-import { sql } from 'kysely';
-import { checkDatabaseUrl, createDb, describeConnectionError, type DbHandle } from './create-db';
+import { checkDatabaseUrl, createDb, describeConnectionError, type DbHandle, pingDatabase } from './create-db';
 import { ensureLocalPostgres, type LocalPostgres } from './local-postgres';
 
 export class DatabaseUnavailableError extends Error {
@@ -51,7 +50,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenDa
     preparedStatements: options.preparedStatements,
   });
   try {
-    await sql`select 1`.execute(handle.db);
+    await pingDatabase(handle.db);
   } catch (err) {
     await handle.destroy();
     await local?.stop();

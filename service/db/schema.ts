@@ -1,5 +1,5 @@
 // The one typed view of the database that every module (service, CLI, tests) uses.
-import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { ColumnType, Generated, Kysely, Selectable, Transaction } from 'kysely';
 
 /** Insert may omit it where the column has a default. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -41,6 +41,9 @@ export interface UserEmailsTable {
   user_id: number;
   email: string;
   confirmed_at: NullableTimestamp;
+  /** SHA-256 of the live confirmation token (null once confirmed). */
+  confirmation_digest: string | null;
+  confirmation_sent_at: NullableTimestamp;
   created_at: Timestamp;
 }
 
@@ -55,6 +58,8 @@ export interface PersonalAccessTokensTable {
   revoked_at: NullableTimestamp;
   last_used_at: NullableTimestamp;
   created_at: Timestamp;
+  /** The token this one replaced by rotation (GitLab's previous_personal_access_token_id). */
+  previous_personal_access_token_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface OAuthApplicationsTable {
@@ -106,7 +111,8 @@ export interface OAuthDeviceGrantsTable {
 export interface OAuthAccessTokensTable {
   id: Id;
   application_id: number | null;
-  user_id: number;
+  /** Null for an application's own token (client_credentials): then no refresh token either. */
+  user_id: number | null;
   token_digest: string;
   refresh_token_digest: string | null;
   scopes: string[];
@@ -217,6 +223,39 @@ export interface UserRecoveryCodesTable {
   created_at: Timestamp;
 }
 
+export type MailStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+/** The mail outbox (migration 0014): one row per message, drained by the sender. */
+export interface MailOutboxTable {
+  id: Id;
+  message_id: string;
+  kind: string;
+  to_address: string;
+  from_address: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  raw: string | null;
+  status: Generated<MailStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  locked_until: NullableTimestamp;
+  last_error: string | null;
+  transport_response: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  sent_at: NullableTimestamp;
+}
+
+/** At most one live forgotten-password token per user: its SHA-256 digest and expiry. */
+export interface PasswordResetTokensTable {
+  user_id: number;
+  token_digest: string;
+  expires_at: Date;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   user_emails: UserEmailsTable;
@@ -233,6 +272,8 @@ export interface Database {
   rate_limit_counters: RateLimitCountersTable;
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  mail_outbox: MailOutboxTable;
+  password_reset_tokens: PasswordResetTokensTable;
 }
 
 export type Db = Kysely<Database>;
@@ -240,8 +281,6 @@ export type Db = Kysely<Database>;
 export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
 export type User = Selectable<UsersTable>;
-export type NewUser = Insertable<UsersTable>;
-export type UserUpdate = Updateable<UsersTable>;
 export type OAuthApplication = Selectable<OAuthApplicationsTable>;
 export type Group = Selectable<GroupsTable>;
 export type Project = Selectable<ProjectsTable>;

@@ -24,7 +24,6 @@ interface TokenRecordBase {
   scopes: string[];
   expired: boolean;
   revoked: boolean;
-  user: ApiUser;
   /** With `withGlobalNotificationSettings`: read in the same query (GET /notification_settings in 1 round trip). */
   globalNotificationSettings?: GlobalNotificationSettingsRow;
 }
@@ -35,8 +34,15 @@ export interface FindTokenOptions {
 }
 
 export type TokenRecord =
-  | (TokenRecordBase & { kind: 'personal_access_token'; lastUsedAt: Date | null })
-  | (TokenRecordBase & { kind: 'oauth_access_token'; applicationId: number | null; createdAt: Date; expiresAt: Date });
+  | (TokenRecordBase & { kind: 'personal_access_token'; user: ApiUser; lastUsedAt: Date | null })
+  | (TokenRecordBase & {
+      kind: 'oauth_access_token';
+      /** Null for an application's own token (client_credentials): it acts for no one. */
+      user: ApiUser | null;
+      applicationId: number | null;
+      createdAt: Date;
+      expiresAt: Date;
+    });
 
 /** PATs are `glpat-…`; anything longer than this is not a token of ours (no query for it). */
 const MAX_TOKEN_LENGTH = 256;
@@ -50,6 +56,7 @@ const userSelection = [
 
 function splitUser<T extends Record<string, unknown>>(row: T): ApiUser {
   const user: Record<string, unknown> = {};
+  // (An application's token, left-joined to no user, reads null for every user column.)
   for (const c of API_USER_COLUMNS) user[c] = row[c];
   user.two_factor_enabled = row.two_factor_enabled;
   return user as ApiUser;
@@ -62,10 +69,12 @@ const patLookup = (db: Db, digest: string) =>
     .select(['t.id as token_id', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at', ...userSelection])
     .where('t.token_digest', '=', digest);
 
+// Left-joined: an application's own token (client_credentials) has no user, and is still found, so
+// that its expiry, revocation and scope are checked before "no user" (GitLab's order).
 const oauthLookup = (db: Db, digest: string) =>
   db
     .selectFrom('oauth_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as u', 'u.id', 't.user_id')
     .select([
       't.id as token_id',
       't.scopes',
@@ -151,7 +160,7 @@ export async function findTokenRecord(
     applicationId: row.application_id,
     createdAt: row.token_created_at,
     expiresAt: row.expires_at,
-    user: splitUser(row),
+    user: row.id === null ? null : splitUser(row),
     ...(settings ? { globalNotificationSettings: row.global_notification_settings ?? null } : {}),
   };
 }
@@ -191,6 +200,7 @@ export interface InspectedToken {
     createdAt: Date;
     applicationId: number | null;
     clientId: string | null;
+    /** Null for an application's own token (client_credentials). */
     user: {
       id: number;
       username: string;
@@ -198,14 +208,14 @@ export interface InspectedToken {
       email: string;
       avatar_url: string | null;
       confirmed_at: Date | null;
-    };
+    } | null;
   };
 }
 
 const lookUp = (db: DbOrTrx, column: 'token_digest' | 'refresh_token_digest', token: string) =>
   db
     .selectFrom('oauth_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('oauth_applications as a', 'a.id', 't.application_id')
     .select([
       't.id',
@@ -242,7 +252,7 @@ export async function inspectOAuthToken(db: DbOrTrx, token: string, refresh = fa
   let status: TokenStatus = 'live';
   if (kind === 'access_token' && accessTokenExpired(row)) status = 'expired';
   else if (row.revoked_at || (kind === 'refresh_token' && row.refreshed_at)) status = 'revoked';
-  else if (row.state !== 'active') status = 'blocked_user';
+  else if (row.user_id !== null && row.state !== 'active') status = 'blocked_user';
   return {
     status,
     kind,
@@ -253,14 +263,17 @@ export async function inspectOAuthToken(db: DbOrTrx, token: string, refresh = fa
       createdAt: row.created_at,
       applicationId: row.application_id,
       clientId: row.client_id,
-      user: {
-        id: row.user_id,
-        username: row.username,
-        name: row.name,
-        email: row.email,
-        avatar_url: row.avatar_url,
-        confirmed_at: row.confirmed_at,
-      },
+      user:
+        row.user_id === null
+          ? null
+          : {
+              id: row.user_id,
+              username: row.username!,
+              name: row.name!,
+              email: row.email!,
+              avatar_url: row.avatar_url,
+              confirmed_at: row.confirmed_at,
+            },
     },
   };
 }

@@ -1,21 +1,45 @@
-// OAuth applications: registration, listing, deletion and secret rotation. The secret is
-// returned once at creation/rotation and stored only as a SHA-256 digest.
-import { sql } from 'kysely';
+// OAuth applications: registration, update, listing, deletion and secret rotation, for the CLI,
+// the pages and the API alike (one set of rules, one audit trail). The secret is returned once at
+// creation/rotation and stored only as a SHA-256 digest.
+import { type ExpressionBuilder, sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
-import type { DbOrTrx, OAuthApplication } from '../db/schema';
+import type { Database, DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
-import { notFound } from './errors';
+import { DomainError, invalid, notFound } from './errors';
 import { requireName } from './names';
 import {
-  addressCounter,
-  addressThrottleOf,
-  recordAddressFailure,
-  type CounterColumns,
+  addressLimit,
+  type CheckedAttemptColumns,
+  checkedAttempt,
+  checkedAttemptThrottle,
   type Throttle,
 } from './rate-limit';
 import { requireRedirectUris } from './redirect-uris';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
+
+/**
+ * Whose applications an operation may touch: undefined, any; a user id, that user's (the pages);
+ * null, the instance-wide ones, owned by no one (GitLab's Applications API manages only those).
+ */
+export type ApplicationOwner = number | null | undefined;
+
+/** The owner condition of ApplicationOwner, for `.where(…)`. */
+const ownerIs = (ownerId: number | null) => (eb: ExpressionBuilder<Database, 'oauth_applications'>) =>
+  ownerId === null ? eb('owner_id', 'is', null) : eb('owner_id', '=', ownerId);
+
+/** GitLab's (Doorkeeper's) field error for scopes the server does not offer. */
+const SCOPES_NOT_CONFIGURED = "doesn't match those configured on the server.";
+
+/** The application scopes asked for, or a 400-class error carrying GitLab's field error. */
+function applicationScopes(text: string | string[]): string[] {
+  try {
+    return requireScopes(text);
+  } catch (err) {
+    if (err instanceof DomainError) throw invalid(err.message, { scopes: [SCOPES_NOT_CONFIGURED] });
+    throw err;
+  }
+}
 
 export interface RegisterApplicationInput {
   name: string;
@@ -54,7 +78,7 @@ export async function registerApplication(
     const name = requireName(input.name);
     const redirectUris = requireRedirectUris(input.redirectUris);
     // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
-    const scopes = input.scopes === undefined ? [...API_SCOPES] : requireScopes(input.scopes);
+    const scopes = input.scopes === undefined ? [...API_SCOPES] : applicationScopes(input.scopes);
     const secret = newApplicationSecret();
     const application = await db
       .insertInto('oauth_applications')
@@ -99,23 +123,72 @@ export async function getApplicationByUid(db: DbOrTrx, uid: string): Promise<App
   return app;
 }
 
-export const listApplications = (db: DbOrTrx, ownerId?: number): Promise<ApplicationRecord[]> => {
-  let q = db.selectFrom('oauth_applications').select(PUBLIC_COLUMNS).orderBy('id');
-  if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
-  return q.execute();
-};
+export const listApplications = (db: DbOrTrx, ownerId?: ApplicationOwner): Promise<ApplicationRecord[]> =>
+  db
+    .selectFrom('oauth_applications')
+    .select(PUBLIC_COLUMNS)
+    .$if(ownerId !== undefined, (q) => q.where(ownerIs(ownerId as number | null)))
+    .orderBy('id')
+    .execute();
+
+export interface UpdateApplicationInput {
+  name?: string;
+  redirectUris?: string[];
+  scopes?: string | string[];
+  confidential?: boolean;
+}
+
+/**
+ * Change an application in place: its App ID (uid), secret and tokens stay. Every field is checked
+ * before anything is written; what changed is audited. Tokens already issued keep their scopes
+ * until they expire (as in GitLab, whose applications form edits the same way).
+ */
+export async function updateApplication(
+  db: DbOrTrx,
+  uid: string,
+  input: UpdateApplicationInput,
+  actor = 'system',
+  ownerId?: ApplicationOwner,
+): Promise<ApplicationRecord> {
+  const changes: Partial<Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential'>> = {};
+  if (input.name !== undefined) changes.name = requireName(input.name);
+  if (input.redirectUris !== undefined) changes.redirect_uris = requireRedirectUris(input.redirectUris);
+  if (input.scopes !== undefined) changes.scopes = sortScopes(applicationScopes(input.scopes));
+  if (input.confidential !== undefined) changes.confidential = input.confidential;
+  return withTransaction(db, async (db) => {
+    const q = db
+      .updateTable('oauth_applications')
+      .set({ ...changes, updated_at: new Date() })
+      .where('uid', '=', uid);
+    const application = await q
+      .$if(ownerId !== undefined, (q) => q.where(ownerIs(ownerId as number | null)))
+      .returning(PUBLIC_COLUMNS)
+      .executeTakeFirst();
+    if (!application) throw notFound(`application "${uid}" not found`);
+    await recordAudit(db, {
+      actor,
+      action: 'application.update',
+      targetType: 'application',
+      targetId: uid,
+      details: changes,
+    });
+    return application;
+  });
+}
 
 /** Deleting an application revokes everything issued to it (cascade). */
 export async function deleteApplication(
   db: DbOrTrx,
   uid: string,
   actor = 'system',
-  ownerId?: number,
+  ownerId?: ApplicationOwner,
 ): Promise<ApplicationRecord> {
   return withTransaction(db, async (db) => {
-    let q = db.deleteFrom('oauth_applications').where('uid', '=', uid);
-    if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
-    const deleted = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+    const q = db.deleteFrom('oauth_applications').where('uid', '=', uid);
+    const deleted = await q
+      .$if(ownerId !== undefined, (q) => q.where(ownerIs(ownerId as number | null)))
+      .returning(PUBLIC_COLUMNS)
+      .executeTakeFirst();
     if (!deleted) throw notFound(`application "${uid}" not found`);
     await recordAudit(db, { actor, action: 'application.delete', targetType: 'application', targetId: uid });
     return deleted;
@@ -127,37 +200,22 @@ export async function rotateApplicationSecret(
   db: DbOrTrx,
   uid: string,
   actor = 'system',
-  ownerId?: number,
+  ownerId?: ApplicationOwner,
 ): Promise<{ application: ApplicationRecord; secret: string }> {
   return withTransaction(db, async (db) => {
     const secret = newApplicationSecret();
-    let q = db
+    const q = db
       .updateTable('oauth_applications')
       .set({ secret_digest: sha256Hex(secret), updated_at: new Date() })
       .where('uid', '=', uid);
-    if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
-    const application = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+    const application = await q
+      .$if(ownerId !== undefined, (q) => q.where(ownerIs(ownerId as number | null)))
+      .returning(PUBLIC_COLUMNS)
+      .executeTakeFirst();
     if (!application) throw notFound(`application "${uid}" not found`);
     await recordAudit(db, { actor, action: 'application.rotate_secret', targetType: 'application', targetId: uid });
     return { application, secret };
   });
-}
-
-/** Check a client secret against the stored digest, in constant time. */
-export async function verifyApplicationSecret(
-  db: DbOrTrx,
-  uid: string,
-  secret: string,
-): Promise<ApplicationRecord | undefined> {
-  const row = await db
-    .selectFrom('oauth_applications')
-    .select(SECRET_COLUMNS)
-    .where('uid', '=', uid)
-    .executeTakeFirst();
-  const ok = safeEqual(row?.secret_digest ?? '0'.repeat(64), sha256Hex(secret));
-  if (!row || !ok) return undefined;
-  const { secret_digest: _omit, ...application } = row;
-  return application;
 }
 
 export type SecretCheck =
@@ -166,32 +224,43 @@ export type SecretCheck =
   | { ok: false; reason: 'rate_limited'; throttle: Throttle };
 
 /**
- * Client authentication with a secret, throttled per client address: the application row and the
- * address's failure counter come back from one query (the database stays the truth across
- * instances, at no extra round trip). A throttled address is refused before the secret is
- * compared (no probing while blocked); a wrong secret or an unknown client counts one failure.
+ * Client authentication with a secret, throttled per client address, in one statement: it reads
+ * the application, compares the secret's digest and counts a failure on the address's counter —
+ * admitted only while the address is under its limit (rate-limit.ts), so a throttled address
+ * learns nothing, right secret or wrong, and 50 concurrent guesses are no more than the limit.
+ * The database compares SHA-256 digests of random secrets: its timing reveals nothing about the
+ * secret. An unknown client counts as a failure too.
  */
 export async function checkApplicationSecret(
   db: DbOrTrx,
   input: { uid: string; secret: string; address: string },
 ): Promise<SecretCheck> {
-  const counter = addressCounter(input.address);
+  const limit = addressLimit(input.address);
+  const attempt = checkedAttempt(
+    limit,
+    sql<boolean>`not exists (select from app where app.secret_digest = ${sha256Hex(input.secret)})`,
+  );
   // From a one-row relation, so an unknown client_id still reads the address's counter.
-  const { rows } = await sql<Nullable<OAuthApplication> & CounterColumns>`
-    select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${counter.columns}
+  const { rows } = await sql<Nullable<OAuthApplication> & CheckedAttemptColumns>`
+    with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${input.uid}),
+    ${attempt.cte}
+    select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
     from (select) as one
-    left join oauth_applications a on a.uid = ${input.uid}
-    ${counter.join}
+    left join app a on true
   `.execute(db);
   const row = rows[0];
-  const throttle = addressThrottleOf(row);
+  const throttle = checkedAttemptThrottle(limit, row);
   if (throttle) return { ok: false, reason: 'rate_limited', throttle };
+  // The statement decided; the constant-time compare agrees with it (and with digest-less rows).
   const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), sha256Hex(input.secret));
-  if (row.id === null || !ok) {
-    await recordAddressFailure(db, input.address);
-    return { ok: false, reason: 'invalid' };
-  }
-  const { secret_digest: _digest, failures: _failures, window_remaining: _remaining, ...application } = row;
+  if (row.id === null || !ok) return { ok: false, reason: 'invalid' };
+  const {
+    secret_digest: _digest,
+    admitted: _admitted,
+    failures: _failures,
+    window_remaining: _remaining,
+    ...application
+  } = row;
   return { ok: true, application: application as ApplicationRecord };
 }
 

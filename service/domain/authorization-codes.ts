@@ -19,22 +19,6 @@ export interface NewAuthorizationCode {
   authTime?: Date;
 }
 
-/** Columns safe to select: never the digest. */
-const CODE_COLUMNS = [
-  'id',
-  'application_id',
-  'user_id',
-  'redirect_uri',
-  'scopes',
-  'code_challenge',
-  'code_challenge_method',
-  'nonce',
-  'auth_time',
-  'expires_at',
-  'used_at',
-  'created_at',
-] as const;
-
 /** On every authorization, so written as one constant text: nothing for the query builder to compile. */
 export async function createAuthorizationCode(
   db: DbOrTrx,
@@ -57,16 +41,6 @@ export async function createAuthorizationCode(
  * Look a code up and lock its row (FOR UPDATE) for the rest of the caller's transaction:
  * concurrent exchanges of one code queue here, and only the first sees it unused.
  */
-export const lockAuthorizationCode = (trx: DbOrTrx, code: string) =>
-  trx
-    .selectFrom('oauth_authorization_codes')
-    .select(CODE_COLUMNS)
-    .where('code_digest', '=', sha256Hex(code))
-    .forUpdate()
-    .executeTakeFirst();
-
-export type AuthorizationCodeRecord = NonNullable<Awaited<ReturnType<typeof lockAuthorizationCode>>>;
-
 /**
  * What a PKCE verifier may match (RFC 7636 §4.6), computed by the caller: whether one was sent,
  * and, when well-formed, its S256 transform and its plain value (null when absent or malformed,
@@ -178,8 +152,4 @@ export async function spendAuthorizationCode(
       createdAt: tokenCreatedAt,
     },
   };
-}
-
-export async function markAuthorizationCodeUsed(trx: DbOrTrx, id: number): Promise<void> {
-  await trx.updateTable('oauth_authorization_codes').set({ used_at: new Date() }).where('id', '=', id).execute();
 }

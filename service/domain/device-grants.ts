@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
-import { addressRetryAfter, keyRetryAfter, recordAddressFailure, recordKeyFailure } from './rate-limit';
+import { addressLimit, reserveAttempt, settleSuccess, type Throttle } from './rate-limit';
 import { randomHex, sha256Hex } from './secrets';
 
 export const DEVICE_CODE_LIFETIME_SECONDS = 300;
@@ -154,17 +154,24 @@ export async function decideDeviceGrant(
 
 const sessionKey = (sessionId: string) => `failures:user_code:session:${sha256Hex(sessionId)}`;
 
-/**
- * Seconds until this session and address may enter a user code again, else undefined: 5 wrong
- * codes a minute per session, and the address's shared credential-failure limit.
- */
-export async function userCodeRetryAfter(db: DbOrTrx, sessionId: string, address: string): Promise<number | undefined> {
-  const bySession = await keyRetryAfter(db, sessionKey(sessionId), USER_CODE_SESSION_LIMIT, USER_CODE_WINDOW_SECONDS);
-  return bySession ?? (await addressRetryAfter(db, address));
-}
+export type PendingDeviceGrant = NonNullable<Awaited<ReturnType<typeof findPendingDeviceGrant>>>;
 
-/** A wrong user code counts against the session and the address. */
-export async function recordUserCodeFailure(db: DbOrTrx, sessionId: string, address: string): Promise<void> {
-  await recordKeyFailure(db, sessionKey(sessionId), USER_CODE_WINDOW_SECONDS);
-  await recordAddressFailure(db, address);
+/**
+ * A user code entered on the verification page, limited to 5 wrong codes a minute per web session
+ * and by the address's shared credential-failure limit. The attempt is reserved on both before
+ * the code is looked up (rate-limit.ts), so a throttled session learns nothing, right code or
+ * wrong, and 50 concurrent guesses are no more than 5; a code that names a grant does not count.
+ */
+export async function checkUserCode(
+  db: DbOrTrx,
+  input: { sessionId: string; address: string; userCode: string },
+): Promise<{ ok: true; grant: PendingDeviceGrant | undefined } | { ok: false; throttle: Throttle }> {
+  const admission = await reserveAttempt(db, [
+    { key: sessionKey(input.sessionId), limit: USER_CODE_SESSION_LIMIT, windowSeconds: USER_CODE_WINDOW_SECONDS },
+    addressLimit(input.address),
+  ]);
+  if (!admission.ok) return admission;
+  const grant = await findPendingDeviceGrant(db, input.userCode);
+  if (grant) await settleSuccess(db, admission.reservation);
+  return { ok: true, grant };
 }

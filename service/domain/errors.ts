@@ -8,6 +8,8 @@ export class DomainError extends Error {
     message: string,
     /** Field-level detail, e.g. { notification_email: ['must be an email you have verified'] } */
     readonly details?: Record<string, string[]>,
+    /** The body key on the API: GitLab answers most refusals {"message": …}, a bad parameter {"error": …}. */
+    readonly key: 'message' | 'error' = 'message',
   ) {
     super(message);
     this.name = 'DomainError';
@@ -16,12 +18,21 @@ export class DomainError extends Error {
 
 export const invalid = (message: string, details?: Record<string, string[]>) =>
   new DomainError('invalid', message, details);
+/**
+ * An invalid value of one input (`name`, `scopes`, `redirect_uri`, `expires_at`, …): `details`
+ * names it, so a form shows the message at that field without reading the message.
+ */
+export const invalidField = (field: string, message: string) =>
+  new DomainError('invalid', message, { [field]: [message] });
+/** The input an error concerns, when it names one. */
+export const fieldOf = (err: DomainError): string | undefined => Object.keys(err.details ?? {})[0];
 export const notFound = (message: string) => new DomainError('not_found', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
 
 /**
- * Too many failed credential checks: try again after `retryAfterSeconds`. A domain refusal, so
- * oauth/ and routes throw it without knowing any wire format; the error handler maps it once.
+ * Too many of something that is not a credential check (e.g. confirmation e-mails an hour): thrown
+ * inside the transaction that would have sent it, so nothing is written; the page or the CLI that
+ * offers the action catches it and says when to try again.
  */
 export class RateLimitedError extends Error {
   constructor(readonly retryAfterSeconds: number) {

@@ -4,7 +4,7 @@
 // Also the display names GitLab derives from the tree: a group's `full_name` ("Parent / Child").
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx, Group, Project } from '../db/schema';
-import type { Viewer } from './visibility';
+import { type Viewer, viewerSql, visibleSql } from './visibility';
 
 export const GROUP_ORDERS = ['name', 'path', 'id', 'similarity'] as const;
 export const PROJECT_ORDERS = [
@@ -81,7 +81,7 @@ export async function listVisibleGroups(
   viewer: Viewer,
   filter: ListFilter & { orderBy: GroupOrder },
 ): Promise<Page<GroupRow>> {
-  const visible = viewer.is_admin ? sql`true` : sql`(g.visibility <> 'private' or a.level is not null)`;
+  const visible = visibleSql(viewerSql(viewer), { visibility: sql`g.visibility`, groupId: sql`g.id` });
   const search = filter.search
     ? sql`(g.name ilike ${likePattern(filter.search)} or g.path ilike ${likePattern(filter.search)})`
     : sql`true`;
@@ -129,7 +129,11 @@ export async function listVisibleProjects(
 ): Promise<Page<ProjectRow>> {
   // A project's access: its own membership, or the one inherited through its group.
   const level = sql`greatest(pm.access_level, a.level)`;
-  const visible = viewer.is_admin ? sql`true` : sql`(p.visibility <> 'private' or ${level} is not null)`;
+  const visible = visibleSql(viewerSql(viewer), {
+    visibility: sql`p.visibility`,
+    groupId: sql`p.group_id`,
+    projectId: sql`p.id`,
+  });
   const search = filter.search
     ? sql`(p.name ilike ${likePattern(filter.search)} or p.path ilike ${likePattern(filter.search)})`
     : sql`true`;

@@ -4,10 +4,14 @@ import { invalid } from './errors';
 
 export const MAX_NAME_LENGTH = 255;
 
-/** The trimmed name, or a 400-class error naming the rule. */
+/**
+ * The trimmed name, or a 400-class error naming the rule; its details are GitLab's field error
+ * (ActiveRecord's messages), which the API sends as `{"message":{"name":[…]}}`.
+ */
 export function requireName(raw: string | undefined): string {
   const name = raw?.trim();
-  if (!name) throw invalid('name must not be empty');
-  if (name.length > MAX_NAME_LENGTH) throw invalid(`name is too long (maximum is ${MAX_NAME_LENGTH} characters)`);
+  if (!name) throw invalid('name must not be empty', { name: ["can't be blank"] });
+  const tooLong = `is too long (maximum is ${MAX_NAME_LENGTH} characters)`;
+  if (name.length > MAX_NAME_LENGTH) throw invalid(`name ${tooLong}`, { name: [tooLong] });
   return name;
 }

@@ -185,9 +185,6 @@ export async function getGroupByFullPath(db: DbOrTrx, fullPath: string): Promise
   return group;
 }
 
-export const findGroupById = (db: DbOrTrx, id: number): Promise<Group | undefined> =>
-  db.selectFrom('groups').select(GROUP_COLUMNS).where('id', '=', id).executeTakeFirst();
-
 export const findProjectByPath = (db: DbOrTrx, pathWithNamespace: string): Promise<Project | undefined> =>
   db
     .selectFrom('projects')
@@ -200,9 +197,6 @@ export async function getProjectByPath(db: DbOrTrx, pathWithNamespace: string): 
   if (!project) throw notFound(`project "${pathWithNamespace}" not found`);
   return project;
 }
-
-export const findProjectById = (db: DbOrTrx, id: number): Promise<Project | undefined> =>
-  db.selectFrom('projects').select(PROJECT_COLUMNS).where('id', '=', id).executeTakeFirst();
 
 export interface CreateGroupInput {
   path: string;

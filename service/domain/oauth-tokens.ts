@@ -3,10 +3,13 @@
 // revoking either revokes both. A refresh chain shares family_id (its first token's id).
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
+import { withTransaction } from '../db/transaction';
 import { SCOPE_ORDER } from './scopes';
 import { randomHex, sha256Hex } from './secrets';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 7200;
+/** Contract §2 "Refresh retries": a rotation answers at most this many retries; the next is a replay. */
+export const REFRESH_RETRY_BUDGET = 2;
 
 /** Columns safe to select: never the digests. */
 export const ACCESS_TOKEN_COLUMNS = [
@@ -42,7 +45,8 @@ export const findAccessTokenByRefreshToken = (db: DbOrTrx, refreshToken: string)
 
 export interface IssueTokenInput {
   applicationId: number | null;
-  userId: number;
+  /** Null: an application's own token (client_credentials), which acts for no one. */
+  userId: number | null;
   scopes: string[];
   /** Issue a refresh token with the access token (not for the password grant). */
   withRefreshToken: boolean;
@@ -137,6 +141,10 @@ interface RotationRow {
  * winner commits, and sees its refreshed_at. Every refusal changes nothing (a replay's revocation
  * is the caller's second statement: it must see children committed after this one's snapshot).
  *
+ * The chain's first row is locked too: the lock revocation takes (lockChain), so a revocation and
+ * a rotation anywhere in the chain never overlap. (Keep the text before FOR UPDATE short: the tests
+ * find the waiting statement in pg_stat_activity, which keeps the first 1024 bytes.)
+ *
  * The stamp is on the service's clock, like receivedAt, which later presentations compare with it:
  * the time the statement left (holding its connection), plus what the database spent on it until
  * the stamp (the wait for the lock), so a request that arrived while this one waited counts as in
@@ -158,24 +166,26 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     ),
     locked as materialized (
       select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
-        t.authorization_code_id, t.created_at, a.uid as client_uid, a.confidential, u.state as user_state,
+        t.parent_id, t.refresh_retries, t.successor_used_at, t.authorization_code_id, t.created_at, a.uid as client_uid, a.confidential, u.state as user_state,
         u.current_sign_in_at
       from oauth_access_tokens t
+      join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
       left join oauth_applications a on a.id = t.application_id
       left join users u on u.id = t.user_id
       where t.refresh_token_digest = ${sha256Hex(input.refreshToken)}
-      for update of t
+      for update of t, root
     ),
     decided as materialized (
-      select l.id, l.application_id, l.user_id, l.scopes, l.family_id, l.authorization_code_id, l.created_at,
-        l.client_uid, l.current_sign_in_at, p.sent_at, v.granted, case
+      select l.id, l.application_id, l.user_id, l.scopes, l.family_id, l.parent_id, l.authorization_code_id,
+        l.created_at, l.client_uid, l.current_sign_in_at, p.sent_at, v.granted, case
           when l.application_id is null then 'invalid_grant'
           when p.client_application_id is not null and l.application_id <> p.client_application_id
             then 'invalid_grant'
           when p.client_application_id is null and (l.client_uid is null or l.confidential) then 'invalid_client'
           when l.revoked_at is not null then 'invalid_grant'
+          -- Within the leeway but no retry (its successor used, or its 2 retries spent): a replay.
           when l.refreshed_at is not null and not v.retry then
-            case when l.refreshed_at < p.received_at then 'replay' else 'invalid_grant' end
+            case when w.within_leeway or l.refreshed_at < p.received_at then 'replay' else 'invalid_grant' end
           when cardinality(v.granted) = 0 or not (v.granted <@ l.scopes) then 'invalid_scope'
           when l.user_state is distinct from 'active' then 'invalid_grant'
           when 'openid' = any(v.granted) and not p.with_openid then 'openid'
@@ -187,7 +197,11 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       cross join lateral (
         select
           l.refreshed_at is not null and p.leeway > 0
-            and p.received_at - l.refreshed_at <= make_interval(secs => p.leeway) as retry,
+            and p.received_at - l.refreshed_at <= make_interval(secs => p.leeway) as within_leeway
+      ) w
+      cross join lateral (
+        select
+          w.within_leeway and l.successor_used_at is null and l.refresh_retries < ${REFRESH_RETRY_BUDGET} as retry,
           -- resolveScopes: the narrowing asked for (already in canonical order), else the row's in it.
           coalesce(p.narrow_to, array(
             select s from unnest(l.scopes) with ordinality as given(s, n)
@@ -206,9 +220,20 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       returning id, scopes, created_at
     ),
     stamped as (
-      update oauth_access_tokens t set refreshed_at = d.sent_at + (clock_timestamp() - statement_timestamp())
+      update oauth_access_tokens t set
+        refreshed_at = case when d.outcome = 'rotated'
+          then d.sent_at + (clock_timestamp() - statement_timestamp()) else t.refreshed_at end,
+        refresh_retries = t.refresh_retries + case when d.outcome = 'retried' then 1 else 0 end
       from decided d
-      where t.id = d.id and d.outcome = 'rotated'
+      where t.id = d.id and d.outcome in ('rotated', 'retried')
+      returning t.id
+    ),
+    -- This token was presented: the token it was rotated from may no longer be retried (its
+    -- client has the successor). Serialised with that token's retries by the chain's lock.
+    handed_on as (
+      update oauth_access_tokens t set successor_used_at = now()
+      from decided d
+      where t.id = d.parent_id and d.outcome in ('rotated', 'retried') and t.successor_used_at is null
       returning t.id
     )
     select d.outcome, d.id, d.scopes, d.client_uid, d.user_id,
@@ -262,35 +287,61 @@ export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> 
 }
 
 /**
- * Revoke every token refreshed from `id`, directly or not (RFC 9700 §4.14.2: a replayed refresh
- * token means it leaked, and whoever rotated it since holds a descendant). The replayed token's
- * own access token is left to expire, like every rotated-away access token.
+ * Lock the first row of `id`'s refresh chain (FOR UPDATE), as every rotation in the chain does
+ * (rotateRefreshToken): revocation and rotation serialise on this one row. Held until the caller's
+ * transaction ends; a statement after it sees every rotation that committed before it got the lock.
  */
-export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number> {
-  const result = await sql`
-    with recursive tree(id) as (
-      select id from oauth_access_tokens where parent_id = ${id}
-      union all
-      select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
-    )
-    update oauth_access_tokens set revoked_at = now()
-    where id in (select id from tree) and revoked_at is null
-  `.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+async function lockChain(trx: DbOrTrx, id: number): Promise<void> {
+  await sql`
+    select root.id from oauth_access_tokens t
+    join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
+    where t.id = ${id}
+    for update of root
+  `.execute(trx);
 }
 
-/** Revoke every token of a refresh chain (RFC 7009 §2.1: revoking a refresh token ends its grant). */
+/**
+ * Revoke every token refreshed from `id`, directly or not (RFC 9700 §4.14.2: a replayed refresh
+ * token means it leaked, and whoever rotated it since holds a descendant). The replayed token's
+ * own access token is left to expire, like every rotated-away access token. Under the chain's
+ * lock, so a rotation of a descendant running meanwhile is revoked too (or refused).
+ */
+export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number> {
+  return withTransaction(db, async (trx) => {
+    await lockChain(trx, id);
+    const result = await sql`
+      with recursive tree(id) as (
+        select id from oauth_access_tokens where parent_id = ${id}
+        union all
+        select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
+      )
+      update oauth_access_tokens set revoked_at = now()
+      where id in (select id from tree) and revoked_at is null
+    `.execute(trx);
+    return Number(result.numAffectedRows ?? 0);
+  });
+}
+
+/**
+ * Revoke every token of a refresh chain (RFC 7009 §2.1: revoking a refresh token ends its grant).
+ * The chain's lock first, then the revocation in a statement of its own: a rotation that won the
+ * lock has committed by then and its pair is in the chain, revoked with it; one that waits for the
+ * lock then finds its token revoked (invalid_grant). Either way no token of the chain survives.
+ */
 export async function revokeTokenFamily(
   db: DbOrTrx,
   token: Pick<AccessTokenRecord, 'id' | 'family_id'>,
 ): Promise<void> {
   const familyId = token.family_id ?? token.id;
-  await db
-    .updateTable('oauth_access_tokens')
-    .set({ revoked_at: new Date() })
-    .where((eb) => eb.or([eb('id', '=', familyId), eb('family_id', '=', familyId)]))
-    .where('revoked_at', 'is', null)
-    .execute();
+  await withTransaction(db, async (trx) => {
+    await lockChain(trx, token.id);
+    await trx
+      .updateTable('oauth_access_tokens')
+      .set({ revoked_at: new Date() })
+      .where((eb) => eb.or([eb('id', '=', familyId), eb('family_id', '=', familyId)]))
+      .where('revoked_at', 'is', null)
+      .execute();
+  });
 }
 
 /** RFC 6749 §4.1.2: a replayed code revokes every token issued from it (and their refreshes). */
@@ -304,13 +355,6 @@ export async function revokeTokensFromAuthorizationCode(db: DbOrTrx, codeId: num
   return Number(result.numUpdatedRows);
 }
 
-export type TokenState = 'active' | 'expired' | 'revoked';
 /** An access token is expired from its expires_at on (the one rule; API authentication uses it too). */
 export const accessTokenExpired = (token: Pick<AccessTokenRecord, 'expires_at'>, now = Date.now()): boolean =>
   token.expires_at.getTime() <= now;
-
-export function tokenState(token: Pick<AccessTokenRecord, 'expires_at' | 'revoked_at'>, now = Date.now()): TokenState {
-  if (token.revoked_at) return 'revoked';
-  if (accessTokenExpired(token, now)) return 'expired';
-  return 'active';
-}

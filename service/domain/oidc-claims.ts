@@ -47,6 +47,8 @@ export async function userClaims(
   }
   if (scopes.includes('email')) {
     claims.email = user.email;
+    // users.confirmed_at is the primary address's confirmation: only a confirmed address can become
+    // primary (emails.ts), and operator-created accounts count as confirmed (migration 0015).
     claims.email_verified = user.confirmed_at !== null;
   }
   return claims;

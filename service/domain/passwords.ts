@@ -42,7 +42,11 @@ async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 let testParams: PasswordParams | undefined;
-/** Tests may lower the cost (never the service). */
+/**
+ * Tests may lower the cost (never the service): a seam in the module's own state, so it cannot
+ * live in test/.
+ * @internal
+ */
 export function setPasswordParamsForTesting(params: PasswordParams | undefined): void {
   testParams = params;
   dummyHash = undefined;
@@ -114,9 +118,9 @@ export function needsRehash(phc: string): boolean {
 }
 
 export const MIN_PASSWORD_LENGTH = 8;
+/** What is wrong with a new password, as a predicate ("is too short …") each caller gives its subject. */
 export function passwordProblem(password: string): string | undefined {
-  if (password.length < MIN_PASSWORD_LENGTH)
-    return `password is too short (minimum is ${MIN_PASSWORD_LENGTH} characters)`;
-  if (password.length > 1024) return 'password is too long (maximum is 1024 characters)';
+  if (password.length < MIN_PASSWORD_LENGTH) return `is too short (minimum is ${MIN_PASSWORD_LENGTH} characters)`;
+  if (password.length > 1024) return 'is too long (maximum is 1024 characters)';
   return undefined;
 }

@@ -1,15 +1,38 @@
-// Failed credential checks per client address, in fixed one-minute windows kept in PostgreSQL
-// (rate_limit_counters), so the limit holds across Lambda instances. Successful checks never count.
-// The per-account lock (10 consecutive failures → 10 minutes) lives on the user row: sign-in.ts.
-import { sql } from 'kysely';
+// Brute-force limits (contract §2 "Brute-force limits"), the one home of the rule: failed
+// credential checks per client address in fixed one-minute windows (rate_limit_counters), and per
+// account (10 consecutive failures lock it for 10 minutes: users.failed_attempts / locked_until).
+// The database is the truth, so the limits hold across Lambda instances.
+//
+// Every attempt is counted before its credential is checked, by the statement that reads the
+// counter (reserve → verify → settle): an upsert or update that admits the attempt only while the
+// counter is under its limit. PostgreSQL re-reads a row that a concurrent statement changed before
+// it applies the condition, so of 50 concurrent attempts no more are admitted than the limit
+// allows. A failure leaves its reservation standing (it is the failure); a success releases it
+// (successful requests never count). A success on an account clears only the reservations up to
+// its own ticket (users.attempt_seq), never a failure that started after it.
+import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 
 export const ADDRESS_FAILURE_LIMIT = 60;
 export const ADDRESS_WINDOW_SECONDS = 60;
+export const ACCOUNT_FAILURE_LIMIT = 10;
+export const ACCOUNT_LOCK_SECONDS = 600;
 
-const addressKey = (address: string) => `failures:addr:${address}`;
+/** A counter in fixed windows: at most `limit` failures per `windowSeconds` under `key`. */
+export interface WindowLimit {
+  key: string;
+  limit: number;
+  windowSeconds: number;
+}
 
-/** A throttled address: what GitLab's RateLimit-* headers report (Gitlab::RackAttack). */
+/** The per-address limit every credential check shares. */
+export const addressLimit = (address: string): WindowLimit => ({
+  key: `failures:addr:${address}`,
+  limit: ADDRESS_FAILURE_LIMIT,
+  windowSeconds: ADDRESS_WINDOW_SECONDS,
+});
+
+/** A throttled key: what GitLab's RateLimit-* headers report (Gitlab::RackAttack). */
 export interface Throttle {
   /** Seconds until the window ends (Retry-After). */
   retryAfter: number;
@@ -21,100 +44,184 @@ export interface Throttle {
   resetAt: Date;
 }
 
-/**
- * The throttle on `address` when it has used up its failures in the current window, else
- * undefined. Checked before the credential check, so a correct password does not get through
- * either (no probing while blocked).
- */
-export const addressThrottle = (db: DbOrTrx, address: string): Promise<Throttle | undefined> =>
-  keyThrottle(db, addressKey(address), ADDRESS_FAILURE_LIMIT, ADDRESS_WINDOW_SECONDS);
-
-/** Seconds left in the window starting at `windowStart` (negative once it is over). */
-const remaining = (windowStart: ReturnType<typeof sql.ref>, windowSeconds: number) =>
-  sql<number>`extract(epoch from (${windowStart} + make_interval(secs => ${windowSeconds}) - now()))`;
-
-/** The throttle a counter row means: `limit` failures counted in a window not yet over. */
-function throttleOf(
-  row: { count: number; remaining: number | string | null } | undefined,
-  limit: number,
-): Throttle | undefined {
-  if (!row || Number(row.remaining) <= 0 || row.count < limit) return undefined;
-  const retryAfter = Math.max(1, Math.ceil(Number(row.remaining)));
-  return { retryAfter, limit, observed: row.count, resetAt: new Date(Date.now() + retryAfter * 1000) };
+/** One admitted attempt on a window counter: the window it was counted in (µs since the epoch). */
+export interface WindowTicket {
+  key: string;
+  window: number;
 }
 
-/**
- * The address's counter read inside another query, so a credential look-up and its throttle cost
- * one round trip: `join` left-joins rate_limit_counters (as `rl`) on the address's key, `columns`
- * selects `failures` and `window_remaining`; addressThrottleOf reads them back. The values are
- * parameters, so the query's text stays the same for every address (a prepared statement).
- */
-export const addressCounter = (address: string) => ({
-  join: sql`left join rate_limit_counters rl on rl.key = ${addressKey(address)}`,
-  columns: sql`rl.count as failures, ${remaining(sql.ref('rl.window_start'), ADDRESS_WINDOW_SECONDS)} as window_remaining`,
-});
+/** One admitted attempt on an account: its place in the account's sequence of attempts. */
+export interface AccountTicket {
+  userId: number;
+  seq: number;
+}
 
-/** What addressCounter's columns read: nulls when the address has no counter. */
-export interface CounterColumns {
+/** What an admitted attempt holds until it is settled. */
+export interface Reservation {
+  windows: WindowTicket[];
+  account?: AccountTicket;
+}
+
+export type Admission = { ok: true; reservation: Reservation } | { ok: false; throttle: Throttle };
+
+const windowOf = (column: RawBuilder<unknown>) => sql<number>`(extract(epoch from ${column}) * 1000000)::bigint`;
+
+/**
+ * The admission of one attempt on `limit`, as a data-modifying CTE named `name`: counts `counts`
+ * (1, or 0 for an attempt whose credential the same statement found right) unless the current
+ * window already holds `limit` failures. Returns the counted window when admitted, no row when not.
+ */
+function admitCte(name: string, limit: WindowLimit, counts: RawBuilder<number>) {
+  const expired = sql`c.window_start <= now() - make_interval(secs => ${limit.windowSeconds})`;
+  return sql`${sql.id(name)} as (
+    insert into rate_limit_counters as c (key, window_start, count)
+    select ${limit.key}, now(), ${counts}
+    -- An attempt that counts nothing needs no new row: with none in the snapshot it is under the limit.
+    where ${counts} > 0 or exists (select from rate_limit_counters where key = ${limit.key})
+    on conflict (key) do update set
+      count = case when ${expired} then 0 else c.count end + excluded.count,
+      window_start = case when ${expired} then now() else c.window_start end
+    where ${expired} or c.count < ${limit.limit}
+    returning ${windowOf(sql.ref('c.window_start'))} as counted_window
+  )`;
+}
+
+/** The counter's state as the statement's snapshot saw it (for Retry-After when refused). */
+const snapshotColumns = (limit: WindowLimit) => sql`
+  (select count from rate_limit_counters where key = ${limit.key}) as failures,
+  (select extract(epoch from (window_start + make_interval(secs => ${limit.windowSeconds}) - now()))
+    from rate_limit_counters where key = ${limit.key}) as window_remaining`;
+
+interface SnapshotRow {
   failures: number | null;
   window_remaining: number | string | null;
 }
 
-/** addressThrottle, from the columns of addressCounter. */
-export const addressThrottleOf = (row: CounterColumns): Throttle | undefined =>
-  throttleOf(
-    row.failures === null ? undefined : { count: row.failures, remaining: row.window_remaining },
-    ADDRESS_FAILURE_LIMIT,
-  );
-
-/** Seconds until `address` may try again when it has used up its failures, else undefined. */
-export const addressRetryAfter = async (db: DbOrTrx, address: string): Promise<number | undefined> =>
-  (await addressThrottle(db, address))?.retryAfter;
-
-/** Count one failure for `address` (one atomic upsert: concurrent failures all count). */
-export const recordAddressFailure = (db: DbOrTrx, address: string): Promise<void> =>
-  recordKeyFailure(db, addressKey(address), ADDRESS_WINDOW_SECONDS);
+function throttleOf(limit: WindowLimit, row: SnapshotRow): Throttle {
+  // A counter created by a concurrent statement is not in the snapshot: a whole window then.
+  const remaining = row.window_remaining === null ? limit.windowSeconds : Number(row.window_remaining);
+  const retryAfter = Math.min(limit.windowSeconds, Math.max(1, Math.ceil(remaining)));
+  return {
+    retryAfter,
+    limit: limit.limit,
+    observed: Math.max(row.failures ?? limit.limit, limit.limit),
+    resetAt: new Date(Date.now() + retryAfter * 1000),
+  };
+}
 
 /**
- * The same fixed-window counter under any key (e.g. user-code guesses per web session): seconds
- * until the key may try again once `limit` failures were counted in the current window, else undefined.
+ * Reserve one attempt on each of `limits`, in order (e.g. a session's and the address's): all
+ * admitted, or none held (the first refusal answers, earlier reservations are released).
  */
-export const keyRetryAfter = async (
-  db: DbOrTrx,
-  key: string,
-  limit: number,
-  windowSeconds: number,
-): Promise<number | undefined> => (await keyThrottle(db, key, limit, windowSeconds))?.retryAfter;
-
-/** The throttle on `key` once `limit` failures were counted in the current window, else undefined. */
-export async function keyThrottle(
-  db: DbOrTrx,
-  key: string,
-  limit: number,
-  windowSeconds: number,
-): Promise<Throttle | undefined> {
-  const row = await db
-    .selectFrom('rate_limit_counters')
-    .select(['count', remaining(sql.ref('window_start'), windowSeconds).as('remaining')])
-    .where('key', '=', key)
-    .executeTakeFirst();
-  return throttleOf(row, limit);
-}
-
-/** Count one failure under `key` (one atomic upsert: concurrent failures all count). */
-export async function recordKeyFailure(db: DbOrTrx, key: string, windowSeconds: number): Promise<void> {
-  const window = sql`make_interval(secs => ${windowSeconds})`;
-  await sql`
-    insert into rate_limit_counters (key, window_start, count) values (${key}, now(), 1)
-    on conflict (key) do update set
-      count = case when rate_limit_counters.window_start <= now() - ${window} then 1 else rate_limit_counters.count + 1 end,
-      window_start = case when rate_limit_counters.window_start <= now() - ${window} then now() else rate_limit_counters.window_start end
-  `.execute(db);
-  // Opportunistic clean-up of stale windows (1 in 50 failures).
-  if (Math.random() < 0.02) {
-    await db
-      .deleteFrom('rate_limit_counters')
-      .where('window_start', '<', sql<Date>`now() - interval '1 hour'`)
-      .execute();
+export async function reserveAttempt(db: DbOrTrx, limits: WindowLimit[]): Promise<Admission> {
+  const windows: WindowTicket[] = [];
+  for (const limit of limits) {
+    const { rows } = await sql<SnapshotRow & { counted_window: number | null }>`
+      with ${admitCte('admitted', limit, sql<number>`1`)}
+      select (select counted_window from admitted) as counted_window, ${snapshotColumns(limit)}
+    `.execute(db);
+    const row = rows[0];
+    if (row.counted_window === null) {
+      await releaseReservation(db, { windows });
+      return { ok: false, throttle: throttleOf(limit, row) };
+    }
+    windows.push({ key: limit.key, window: Number(row.counted_window) });
   }
+  return { ok: true, reservation: { windows } };
 }
+
+/**
+ * A credential check done by the statement itself (a digest compared in SQL, e.g. a client
+ * secret): the CTE `admitted`, which counts one failure on `limit` when `failed` holds and refuses
+ * the attempt, right or wrong, once the window holds `limit` failures; read it back with
+ * checkedAttemptOf. One round trip checks, counts and limits.
+ */
+export function checkedAttempt(limit: WindowLimit, failed: RawBuilder<boolean>) {
+  const counts = sql<number>`case when ${failed} then 1 else 0 end`;
+  return {
+    cte: admitCte('admitted', limit, counts),
+    // Admitted: counted, or a success on an address with no counter at all (nothing inserted).
+    columns: sql`(select counted_window from admitted) is not null
+      or (${counts} = 0 and not exists (select from rate_limit_counters where key = ${limit.key})) as admitted,
+      ${snapshotColumns(limit)}`,
+  };
+}
+
+/** What checkedAttempt's columns read. */
+export interface CheckedAttemptColumns extends SnapshotRow {
+  admitted: boolean;
+}
+
+/** The throttle a checkedAttempt refused with, or undefined when it was admitted. */
+export const checkedAttemptThrottle = (limit: WindowLimit, row: CheckedAttemptColumns): Throttle | undefined =>
+  row.admitted ? undefined : throttleOf(limit, row);
+
+/**
+ * Reserve one attempt on an account; undefined while it is locked (10 failures, or reservations
+ * still in flight, within the lock's 10 minutes). The tenth reservation sets the lock at once, so
+ * attempts in flight cannot push past it; a lock that has run out starts the count over.
+ */
+export async function reserveAccountAttempt(db: DbOrTrx, userId: number): Promise<AccountTicket | undefined> {
+  const expired = sql`locked_until is not null and locked_until <= now()`;
+  const next = sql`case when ${expired} then 1 else failed_attempts + 1 end`;
+  const row = await sql<{ seq: number }>`
+    update users set
+      failed_attempts = ${next},
+      attempts_cleared_seq = case when ${expired} then attempt_seq else attempts_cleared_seq end,
+      locked_until = case when ${next} >= ${ACCOUNT_FAILURE_LIMIT}
+        then now() + make_interval(secs => ${ACCOUNT_LOCK_SECONDS}) when ${expired} then null else locked_until end,
+      attempt_seq = attempt_seq + 1
+    where id = ${userId} and (locked_until is null or locked_until <= now())
+    returning attempt_seq as seq
+  `.execute(db);
+  const seq = row.rows[0]?.seq;
+  return seq === undefined ? undefined : { userId, seq: Number(seq) };
+}
+
+/**
+ * Settle a successful attempt: its window reservations are released, and on the account its own
+ * reservation — with `clearAccount`, every reservation up to its ticket as well (failures must be
+ * consecutive), but none made after it (those are at most attempt_seq - its ticket). A ticket that
+ * a later success already cleared changes nothing. One statement.
+ */
+export async function settleSuccess(
+  db: DbOrTrx,
+  reservation: Reservation,
+  options: { clearAccount: boolean } = { clearAccount: false },
+): Promise<void> {
+  const { windows, account } = reservation;
+  if (windows.length === 0 && !account) return;
+  const mine = sql<boolean>`${account?.seq ?? 0}::bigint > attempts_cleared_seq`;
+  const remaining = options.clearAccount
+    ? sql<number>`greatest(0, least(failed_attempts - 1, attempt_seq - ${account?.seq ?? 0}::bigint))`
+    : sql<number>`greatest(0, failed_attempts - 1)`;
+  const after = sql<number>`case when ${mine} then ${remaining} else failed_attempts end`;
+  await sql`
+    with mine as (
+      select * from unnest(${windows.map((w) => w.key)}::text[], ${windows.map((w) => w.window)}::bigint[])
+        as r(key, counted_window)
+    ),
+    -- The last failure of its window gone: no row left behind (a success leaves no trace).
+    gone as (
+      delete from rate_limit_counters c using mine r
+      where c.key = r.key and ${windowOf(sql.ref('c.window_start'))} = r.counted_window and c.count = 1
+      returning c.key
+    ),
+    released as (
+      update rate_limit_counters c set count = c.count - 1
+      from mine r
+      where c.key = r.key and ${windowOf(sql.ref('c.window_start'))} = r.counted_window and c.count > 0
+        and c.key not in (select key from gone)
+    )
+    update users set
+      failed_attempts = ${after},
+      locked_until = case when ${after} < ${ACCOUNT_FAILURE_LIMIT} then null else locked_until end,
+      attempts_cleared_seq = case when ${options.clearAccount} and ${mine}
+        then ${account?.seq ?? 0}::bigint else attempts_cleared_seq end
+    where id = ${account?.userId ?? null}::bigint
+  `.execute(db);
+}
+
+/** Release reservations that checked nothing (a refusal for another reason). */
+export const releaseReservation = (db: DbOrTrx, reservation: Reservation): Promise<void> =>
+  settleSuccess(db, reservation);

@@ -5,31 +5,52 @@ import { invalid } from './errors';
 
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
+/** Doorkeeper's messages for a redirect URI it refuses (config/locales/en.yml), as GitLab sends them. */
+const DOORKEEPER_MESSAGES = {
+  blank: "can't be blank",
+  invalid_uri: 'must be a valid URI.',
+  fragment_present: 'cannot contain a fragment.',
+  relative_uri: 'must be an absolute URI.',
+  forbidden_uri: 'is forbidden by the server.',
+} as const;
+
+interface Problem {
+  message: string;
+  reason: keyof typeof DOORKEEPER_MESSAGES;
+}
+
 /** The problem with a redirect URI for registration, or undefined when it is acceptable. */
-export function redirectUriProblem(uri: string): string | undefined {
-  if (!uri || uri !== uri.trim()) return `redirect URI "${uri}" is invalid`;
-  if (uri.includes('#')) return `redirect URI "${uri}" must not contain a fragment`;
+function problemOf(uri: string): Problem | undefined {
+  if (!uri || uri !== uri.trim()) return { message: `redirect URI "${uri}" is invalid`, reason: 'invalid_uri' };
+  if (uri.includes('#'))
+    return { message: `redirect URI "${uri}" must not contain a fragment`, reason: 'fragment_present' };
   let u: URL;
   try {
     u = new URL(uri);
   } catch {
-    return `redirect URI "${uri}" is not an absolute URI`;
+    return { message: `redirect URI "${uri}" is not an absolute URI`, reason: 'relative_uri' };
   }
   if (FORBIDDEN_SCHEMES.has(u.protocol.toLowerCase()))
-    return `redirect URI "${uri}" uses a forbidden scheme (${u.protocol})`;
-  if ((u.protocol === 'http:' || u.protocol === 'https:') && !u.hostname) return `redirect URI "${uri}" has no host`;
+    return { message: `redirect URI "${uri}" uses a forbidden scheme (${u.protocol})`, reason: 'forbidden_uri' };
+  if ((u.protocol === 'http:' || u.protocol === 'https:') && !u.hostname)
+    return { message: `redirect URI "${uri}" has no host`, reason: 'invalid_uri' };
   return undefined;
 }
 
+/**
+ * The registered form of redirect URIs (one per line), or a 400-class error; its details are
+ * GitLab's field error, `{"redirect_uri":[…]}` with Doorkeeper's message.
+ */
 export function requireRedirectUris(uris: string[]): string[] {
   const list = uris
     .flatMap((u) => u.split(/[\r\n]+/))
     .map((u) => u.trim())
     .filter(Boolean);
-  if (!list.length) throw invalid('at least one redirect URI is required');
+  if (!list.length)
+    throw invalid('at least one redirect URI is required', { redirect_uri: [DOORKEEPER_MESSAGES.blank] });
   for (const uri of list) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw invalid(problem);
+    const problem = problemOf(uri);
+    if (problem) throw invalid(problem.message, { redirect_uri: [DOORKEEPER_MESSAGES[problem.reason]] });
   }
   return [...new Set(list)];
 }

@@ -17,12 +17,15 @@
 //   point to with ON DELETE CASCADE) goes only with the last of its family.
 // - rate-limit counters: an hour after their window opened (every window is shorter: 60 s today).
 // - audit events: kept forever unless auditRetentionDays is set (see README "Retention").
+// - mail: sent and failed messages mailRetentionDays (default 30) after they were settled; pending
+//   and in-flight messages are never pruned.
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 
 export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_GRACE_SECONDS = 7 * 24 * 3600;
+export const DEFAULT_MAIL_RETENTION_DAYS = 30;
 const RATE_LIMIT_ROW_SECONDS = 3600;
 
 export interface PruneOptions {
@@ -33,6 +36,8 @@ export interface PruneOptions {
   graceSeconds?: number;
   /** Delete audit events older than this many days; undefined keeps them forever. */
   auditRetentionDays?: number;
+  /** Delete sent and failed mail settled more than this many days ago (MAIL_RETENTION_DAYS; default 30). */
+  mailRetentionDays?: number;
   /** Recorded in the audit event of a run that deleted rows (a run that deleted nothing leaves none). */
   actor?: string;
   /** Called after each statement: progress for the operator. */
@@ -60,6 +65,7 @@ export interface PruneReport {
 interface Settings {
   grace: number;
   auditRetentionDays?: number;
+  mailRetentionDays: number;
 }
 
 /** One kind of expired row: its table, primary key and the condition on alias `t`. */
@@ -127,6 +133,13 @@ export const PURGE_RULES: readonly PurgeRule[] = [
         ? undefined
         : sql`t.created_at < now() - make_interval(days => ${s.auditRetentionDays})`,
   },
+  {
+    table: 'mail_outbox',
+    rule: 'sent or failed, past the mail retention',
+    key: 'id',
+    expired: (s) =>
+      sql`t.status in ('sent', 'failed') and t.updated_at < now() - make_interval(days => ${s.mailRetentionDays})`,
+  },
 ];
 
 /** Delete (or count) every expired row, rule by rule, `batchSize` rows per statement. */
@@ -136,6 +149,7 @@ export async function pruneExpiredData(db: DbOrTrx, options: PruneOptions = {}):
   const settings: Settings = {
     grace: options.graceSeconds ?? DEFAULT_GRACE_SECONDS,
     auditRetentionDays: options.auditRetentionDays,
+    mailRetentionDays: options.mailRetentionDays ?? DEFAULT_MAIL_RETENTION_DAYS,
   };
   const dryRun = options.dryRun ?? false;
   const deleted: Record<string, number> = {};

@@ -1,12 +1,20 @@
 // Scopes: api (all of /api/v4), read_api (GET/HEAD on /api/v4), read_user (GET/HEAD /api/v4/user),
-// and the OpenID Connect scopes openid, profile, email (identity only: no /api/v4 access).
-import { invalid } from './errors';
+// the OpenID Connect scopes openid, profile, email (identity only: no /api/v4 access), and
+// Lanyard's notify (the notification recipients API), which only an application's own token holds.
+import { invalid, invalidField } from './errors';
 
 /** Scopes that open /api/v4 (personal access tokens hold only these). */
 export const API_SCOPES = ['api', 'read_api', 'read_user'] as const;
 /** OpenID Connect Core §5.4: identity claims, never /api/v4. */
 export const OIDC_SCOPES = ['openid', 'profile', 'email'] as const;
-export const ALL_SCOPES = [...API_SCOPES, ...OIDC_SCOPES] as const;
+/**
+ * Scopes only an application's own token (client_credentials) may hold: an application registers
+ * them, but no user grants them (authorize, device, password) and no personal access token has them.
+ */
+const APPLICATION_ONLY_SCOPES = ['notify'] as const;
+/** Lanyard's notification APIs (the recipients API) for an application's own token. */
+export const NOTIFY_SCOPE = 'notify';
+export const ALL_SCOPES = [...API_SCOPES, ...OIDC_SCOPES, ...APPLICATION_ONLY_SCOPES] as const;
 export type Scope = (typeof ALL_SCOPES)[number];
 
 /** The scopes in words, as GitLab describes them (the consent page and the applications form). */
@@ -18,9 +26,15 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
     "Grants permission to authenticate with GitLab using OpenID Connect. Also gives read-only access to the user's profile and group memberships.",
   profile: "Grants read-only access to the user's profile data using OpenID Connect.",
   email: "Grants read-only access to the user's primary email address using OpenID Connect.",
+  notify:
+    "Grants the application's own token (client credentials) access to Lanyard's notification APIs. Never granted by a user.",
 };
 
 export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s);
+
+/** What a user can grant an application that registered `scopes`: all but the application-only ones. */
+export const userGrantableScopes = <S extends string>(scopes: readonly S[]): S[] =>
+  scopes.filter((s) => !(APPLICATION_ONLY_SCOPES as readonly string[]).includes(s));
 
 /**
  * `sudo` (contract §1): acting as another user with the `Sudo` header. Only administrators'
@@ -46,10 +60,11 @@ export function requireScopes<S extends string = Scope>(
   allowed: readonly S[] = ALL_SCOPES as unknown as readonly S[],
 ): S[] {
   const parts = (Array.isArray(text) ? text.join(' ') : text).split(/[\s,]+/).filter(Boolean);
-  if (!parts.length) throw invalid(`scopes must not be empty (choose from: ${allowed.join(', ')})`);
+  if (!parts.length) throw invalidField('scopes', `scopes must not be empty (choose from: ${allowed.join(', ')})`);
   const unknown = parts.filter((p) => !(allowed as readonly string[]).includes(p));
   if (unknown.length)
-    throw invalid(
+    throw invalidField(
+      'scopes',
       `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (choose from: ${allowed.join(', ')})`,
     );
   return [...new Set(parts)] as S[];
@@ -58,6 +73,6 @@ export function requireScopes<S extends string = Scope>(
 /** A scope string for the wire: space-separated, in canonical order. */
 export const formatScopes = (scopes: readonly string[]): string => sortScopes(scopes).join(' ');
 /** The canonical order; scopes not in it (the OpenID Connect ones) go first, in their given order. */
-export const SCOPE_ORDER: readonly string[] = PERSONAL_ACCESS_TOKEN_SCOPES;
+export const SCOPE_ORDER: readonly string[] = [...PERSONAL_ACCESS_TOKEN_SCOPES, ...APPLICATION_ONLY_SCOPES];
 export const sortScopes = (scopes: readonly string[]): string[] =>
   [...scopes].sort((a, b) => SCOPE_ORDER.indexOf(a) - SCOPE_ORDER.indexOf(b));

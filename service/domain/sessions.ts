@@ -1,5 +1,6 @@
 // Server-side web sessions (web_sessions): the cookie carries a random id, the table only its
 // SHA-256 digest, so a database read does not yield usable cookies. Works on Lambda (no memory).
+// Expired rows are deleted by the retention job (domain/retention.ts), their one home.
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { APPLICATION_COLUMNS, type ApplicationRecord } from './applications';
@@ -45,8 +46,6 @@ export async function createSession(db: DbOrTrx, userId: number | null, data: Se
     .insertInto('web_sessions')
     .values({ id_digest: sha256Hex(id), user_id: userId, data: JSON.stringify(data), expires_at: expiresAt })
     .execute();
-  // Opportunistic clean-up (1 in 50 creations): no cron needed on Lambda.
-  if (Math.random() < 0.02) await deleteExpiredSessions(db);
   return { id, userId, data, expiresAt };
 }
 
@@ -145,8 +144,4 @@ export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
 /** Sign a user out everywhere (password change, block). */
 export async function deleteUserSessions(db: DbOrTrx, userId: number): Promise<void> {
   await db.deleteFrom('web_sessions').where('user_id', '=', userId).execute();
-}
-
-export async function deleteExpiredSessions(db: DbOrTrx): Promise<void> {
-  await db.deleteFrom('web_sessions').where('expires_at', '<=', sql<Date>`now()`).execute();
 }

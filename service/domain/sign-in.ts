@@ -4,15 +4,19 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
-import { addressThrottle, recordAddressFailure, type Throttle } from './rate-limit';
+import {
+  addressLimit,
+  type Reservation,
+  reserveAccountAttempt,
+  reserveAttempt,
+  settleSuccess,
+  type Throttle,
+} from './rate-limit';
 import type { KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { openTotpSecret, sealTotpSecret } from './totp-secrets';
 import { findUserById, findUserByLogin } from './users';
-
-export const ACCOUNT_FAILURE_LIMIT = 10;
-export const ACCOUNT_LOCK_SECONDS = 600;
 
 export type CredentialResult =
   | { ok: true; user: User }
@@ -26,33 +30,39 @@ export interface PasswordCheckInput {
   address: string;
 }
 
-const isLocked = (user: Pick<User, 'locked_until'>, now = Date.now()) =>
-  user.locked_until !== null && user.locked_until.getTime() > now;
+const rateLimited = (throttle: Throttle): CredentialResult => ({
+  ok: false,
+  reason: 'rate_limited',
+  retryAfter: throttle.retryAfter,
+  throttle,
+});
 
-/** Check a login (username or e-mail) and password. Always spends one password hash of work. */
+/**
+ * Check a login (username or e-mail) and password. Always spends one password hash of work. The
+ * attempt is reserved on the address, then on the account, before the password is checked
+ * (rate-limit.ts): a refusal or a wrong password leaves the reservations standing as the failure.
+ */
 export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Promise<CredentialResult> {
-  const throttle = await addressThrottle(db, input.address);
-  if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
+  const admission = await reserveAttempt(db, [addressLimit(input.address)]);
+  if (!admission.ok) return rateLimited(admission.throttle);
+  const reservation: Reservation = admission.reservation;
   const user = input.login ? await findUserByLogin(db, input.login) : undefined;
-  // Verify even without a user (against a dummy hash): "no such user" costs the same time.
-  const passwordOk = await verifyPassword(input.password, user?.password_hash);
-  if (!user) {
-    await recordAddressFailure(db, input.address);
-    return { ok: false, reason: 'invalid' };
-  }
-  if (isLocked(user)) {
-    // A correct password fails too while locked, with the same generic error.
-    await recordAddressFailure(db, input.address);
-    return { ok: false, reason: 'locked' };
-  }
-  if (!passwordOk) {
-    await recordAccountFailure(db, user.id);
-    await recordAddressFailure(db, input.address);
-    return { ok: false, reason: 'invalid' };
-  }
+  reservation.account = user ? await reserveAccountAttempt(db, user.id) : undefined;
+  // A locked account (or no such user) is checked against a dummy hash, so every refusal costs
+  // the same time; a correct password fails too while locked, with the same generic error.
+  const passwordOk = await verifyPassword(input.password, reservation.account ? user?.password_hash : undefined);
+  if (!user) return { ok: false, reason: 'invalid' };
+  if (!reservation.account) return { ok: false, reason: 'locked' };
+  if (!passwordOk) return { ok: false, reason: 'invalid' };
   // The right password for a blocked user: refused, but not a failed guess (not counted).
-  if (user.state !== 'active') return { ok: false, reason: 'blocked' };
-  return { ok: true, user: await afterGoodPassword(db, user, input.password) };
+  if (user.state !== 'active') {
+    await settleSuccess(db, reservation);
+    return { ok: false, reason: 'blocked' };
+  }
+  // Two-factor users clear their failures only after the second factor.
+  const clearAccount = !user.otp_secret;
+  await settleSuccess(db, reservation, { clearAccount });
+  return { ok: true, user: await afterGoodPassword(db, clearAccount ? clearedView(user) : user, input.password) };
 }
 
 /** Where the TOTP sealing keys come from; `refresh` reloads after a rotation made elsewhere. */
@@ -81,20 +91,19 @@ export async function checkOtp(
   address: string,
   keys: KeyRingLoader,
 ): Promise<CredentialResult> {
-  const throttle = await addressThrottle(db, address);
-  if (throttle) return { ok: false, reason: 'rate_limited', retryAfter: throttle.retryAfter, throttle };
   const user = await findUserById(db, userId);
   if (!user?.otp_secret) return { ok: false, reason: 'invalid' };
-  if (isLocked(user)) {
-    await recordAddressFailure(db, address);
-    return { ok: false, reason: 'locked' };
-  }
   if (user.state !== 'active') return { ok: false, reason: 'blocked' };
+  // Reserved before the code is checked, like a password (rate-limit.ts).
+  const admission = await reserveAttempt(db, [addressLimit(address)]);
+  if (!admission.ok) return rateLimited(admission.throttle);
+  const reservation: Reservation = admission.reservation;
+  reservation.account = await reserveAccountAttempt(db, user.id);
+  if (!reservation.account) return { ok: false, reason: 'locked' };
   if (looksLikeRecoveryCode(code)) {
-    if (await consumeRecoveryCode(db, user.id, code)) return { ok: true, user: await resetFailures(db, user) };
-    await recordAccountFailure(db, user.id);
-    await recordAddressFailure(db, address);
-    return { ok: false, reason: 'invalid' };
+    if (!(await consumeRecoveryCode(db, user.id, code))) return { ok: false, reason: 'invalid' };
+    await settleSuccess(db, reservation, { clearAccount: true });
+    return { ok: true, user: clearedView(user) };
   }
   const opened = await openUserSecret(keys, user.id, user.otp_secret);
   const step = verifyTotp(opened.secret, code.trim(), user.otp_last_step === null ? null : Number(user.otp_last_step));
@@ -110,11 +119,7 @@ export async function checkOtp(
         .where((eb) => eb.or([eb('otp_last_step', 'is', null), eb('otp_last_step', '<', step)]))
         .executeTakeFirst()
     ).numUpdatedRows > 0n;
-  if (!claimed) {
-    await recordAccountFailure(db, user.id);
-    await recordAddressFailure(db, address);
-    return { ok: false, reason: 'invalid' };
-  }
+  if (!claimed) return { ok: false, reason: 'invalid' };
   if (opened.stale) {
     // In clear (enrolled before encryption) or under an older key: sealed under the signing key now.
     await db
@@ -124,25 +129,12 @@ export async function checkOtp(
       .where('otp_secret', '=', user.otp_secret)
       .execute();
   }
-  return { ok: true, user: await resetFailures(db, user) };
+  await settleSuccess(db, reservation, { clearAccount: true });
+  return { ok: true, user: clearedView(user) };
 }
 
-/** One more consecutive failure; the tenth locks the account for ACCOUNT_LOCK_SECONDS. */
-async function recordAccountFailure(db: DbOrTrx, userId: number): Promise<void> {
-  await sql`
-    update users set
-      failed_attempts = case when failed_attempts + 1 >= ${ACCOUNT_FAILURE_LIMIT} then 0 else failed_attempts + 1 end,
-      locked_until = case when failed_attempts + 1 >= ${ACCOUNT_FAILURE_LIMIT}
-        then now() + make_interval(secs => ${ACCOUNT_LOCK_SECONDS}) else locked_until end
-    where id = ${userId}
-  `.execute(db);
-}
-
-async function resetFailures(db: DbOrTrx, user: User): Promise<User> {
-  if (user.failed_attempts === 0 && user.locked_until === null) return user;
-  await db.updateTable('users').set({ failed_attempts: 0, locked_until: null }).where('id', '=', user.id).execute();
-  return { ...user, failed_attempts: 0, locked_until: null };
-}
+/** The user as a success leaves it (failures before it cleared; the row is the truth). */
+const clearedView = (user: User): User => ({ ...user, failed_attempts: 0, locked_until: null });
 
 async function afterGoodPassword(db: DbOrTrx, user: User, password: string): Promise<User> {
   // Parameters raised since this hash was made: upgrade it now that we hold the password.
@@ -153,8 +145,7 @@ async function afterGoodPassword(db: DbOrTrx, user: User, password: string): Pro
       .where('id', '=', user.id)
       .execute();
   }
-  // Two-factor users reset their failure count only after the second factor.
-  return user.otp_secret ? user : resetFailures(db, user);
+  return user;
 }
 
 /**

@@ -53,7 +53,6 @@ export function hotp(secret: string, counter: number): string {
 }
 
 export const timeStep = (now = Date.now()): number => Math.floor(now / 1000 / STEP_SECONDS);
-export const totp = (secret: string, now = Date.now()): string => hotp(secret, timeStep(now));
 
 /**
  * Check a code within ±1 step (RFC 6238 §5.2). Returns the matched step, or undefined.

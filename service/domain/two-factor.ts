@@ -8,6 +8,8 @@ import { recordAudit } from './audit';
 import { conflict, invalid } from './errors';
 import { sha256Hex } from './secrets';
 import type { KeyRing } from './service-keys';
+import type { MailSettings } from './mail/account-messages';
+import { enqueueSecurityAlert } from './security-alerts';
 import { verifyTotp } from './totp';
 import { sealTotpSecret } from './totp-secrets';
 
@@ -34,6 +36,26 @@ async function replaceRecoveryCodes(db: DbOrTrx, userId: number): Promise<string
 export interface AuditContext {
   actor: string;
   ipAddress?: string;
+  /** What the security alert needs (PUBLIC_URL, MAIL_FROM); every service and CLI caller passes it (tests may not). */
+  mail?: MailSettings;
+}
+
+const auditOf = ({ actor, ipAddress }: AuditContext) => ({ actor, ipAddress });
+
+/** The alert to the account's primary address, in the change's transaction. */
+async function alert(
+  trx: DbOrTrx,
+  userId: number,
+  kind: 'two_factor_disabled' | 'recovery_codes_regenerated',
+  audit: AuditContext,
+) {
+  if (!audit.mail) return;
+  const user = await trx
+    .selectFrom('users')
+    .select(['email', 'name', 'username'])
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow();
+  await enqueueSecurityAlert(trx, user, { kind }, audit.mail);
 }
 
 /**
@@ -77,7 +99,7 @@ export async function enableTwoFactor(
     const stored = await storeTotpSecret(trx, ring, userId, secret, { lastStep: step, onlyIfNotEnrolled: true });
     if (!stored) throw conflict('Two-factor authentication is already enabled.');
     const codes = await replaceRecoveryCodes(trx, userId);
-    await recordAudit(trx, { ...audit, action: 'user.enable_2fa', targetType: 'user', targetId: userId });
+    await recordAudit(trx, { ...auditOf(audit), action: 'user.enable_2fa', targetType: 'user', targetId: userId });
     return codes;
   });
 }
@@ -85,8 +107,9 @@ export async function enableTwoFactor(
 export async function regenerateRecoveryCodes(db: DbOrTrx, userId: number, audit: AuditContext): Promise<string[]> {
   return withTransaction(db, async (trx) => {
     const codes = await replaceRecoveryCodes(trx, userId);
+    await alert(trx, userId, 'recovery_codes_regenerated', audit);
     await recordAudit(trx, {
-      ...audit,
+      ...auditOf(audit),
       action: 'user.regenerate_recovery_codes',
       targetType: 'user',
       targetId: userId,
@@ -103,7 +126,8 @@ export async function disableTwoFactor(db: DbOrTrx, userId: number, audit: Audit
       .where('id', '=', userId)
       .execute();
     await trx.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
-    await recordAudit(trx, { ...audit, action: 'user.disable_2fa', targetType: 'user', targetId: userId });
+    await alert(trx, userId, 'two_factor_disabled', audit);
+    await recordAudit(trx, { ...auditOf(audit), action: 'user.disable_2fa', targetType: 'user', targetId: userId });
   });
 }
 

@@ -1,16 +1,20 @@
 // Users: creation, look-up by username or e-mail, passwords, blocking, e-mails, 2FA.
+import { sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
-import { invalid, notFound, uniqueViolation } from './errors';
+import { isValidEmail } from './email-address';
+import { invalid, invalidField, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
 import type { KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
 import { disableTwoFactor, storeTotpSecret } from './two-factor';
+import { addEmail } from './emails';
+import type { MailSettings } from './mail/account-messages';
+import { enqueueSecurityAlert } from './security-alerts';
 import { deleteUserSessions } from './sessions';
 
 const USERNAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/;
-const EMAIL_RE = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * Every column of a user row, named (never selectAll/returningAll): a column added to `users` is not
@@ -41,7 +45,7 @@ export const PUBLIC_USER_COLUMNS = [
 ] as const;
 export const USER_COLUMNS = [...PUBLIC_USER_COLUMNS, 'updated_at', ...USER_CREDENTIAL_COLUMNS] as const;
 
-export const isValidEmail = (email: string): boolean => EMAIL_RE.test(email) && email.length <= 254;
+export { isValidEmail };
 
 const UNIQUE_MESSAGES = {
   users_username_lower: 'username has already been taken',
@@ -68,7 +72,7 @@ export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<U
   }
   if (!isValidEmail(email)) throw invalid(`email "${email}" is invalid`);
   const problem = passwordProblem(input.password);
-  if (problem) throw invalid(problem);
+  if (problem) throw invalidField('password', `password ${problem}`);
   // Hash before the transaction opens: ~0.4 s that should not hold a database connection.
   const passwordHash = await hashPassword(input.password);
   return withTransaction(db, async (trx) => {
@@ -99,7 +103,8 @@ export async function createUser(db: DbOrTrx, input: CreateUserInput): Promise<U
   });
 }
 
-async function isEmailTaken(db: DbOrTrx, email: string): Promise<boolean> {
+/** Whether any account (this one included) has the address, primary or secondary, in any case. */
+export async function isEmailTaken(db: DbOrTrx, email: string): Promise<boolean> {
   const hit = await db
     .selectFrom('users')
     .select('id')
@@ -158,6 +163,7 @@ export async function setUserState(
   username: string,
   state: 'active' | 'blocked',
   actor = 'system',
+  ipAddress?: string,
 ): Promise<User> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
@@ -172,6 +178,7 @@ export async function setUserState(
       action: state === 'blocked' ? 'user.block' : 'user.unblock',
       targetType: 'user',
       targetId: user.id,
+      ipAddress,
     });
     return updated;
   });
@@ -182,62 +189,86 @@ export async function setUserPassword(
   username: string,
   password: string,
   actor = 'system',
+  /** What the alert needs (PUBLIC_URL, MAIL_FROM); every service and CLI caller passes it (tests may not). */
+  mail?: MailSettings,
 ): Promise<User> {
   const problem = passwordProblem(password);
-  if (problem) throw invalid(problem);
+  if (problem) throw invalidField('password', `password ${problem}`);
   const passwordHash = await hashPassword(password); // before the transaction: see createUser
   return withTransaction(db, async (trx) => {
     const user = await getUserByUsername(trx, username);
-    const updated = await trx
-      .updateTable('users')
-      .set({ password_hash: passwordHash, failed_attempts: 0, locked_until: null, updated_at: new Date() })
-      .where('id', '=', user.id)
-      .returning(USER_COLUMNS)
-      .executeTakeFirstOrThrow();
-    // A new password ends every web session of the user in the same transaction: whoever knew the
-    // old one is signed out (contract §3), and a failure leaves neither half done.
-    await deleteUserSessions(trx, user.id);
+    const updated = await storePasswordHash(trx, user.id, passwordHash);
+    if (mail) await enqueueSecurityAlert(trx, updated, { kind: 'password_changed' }, mail);
     await recordAudit(trx, { actor, action: 'user.set_password', targetType: 'user', targetId: user.id });
     return updated;
   });
 }
 
-/** Adds a verified secondary e-mail (an operator vouches for it). */
-export async function addUserEmail(db: DbOrTrx, username: string, email: string, actor = 'system'): Promise<User> {
-  return withTransaction(db, async (db) => {
-    const address = email.trim();
-    if (!isValidEmail(address)) throw invalid(`email "${address}" is invalid`);
-    const user = await getUserByUsername(db, username);
-    if (await isEmailTaken(db, address)) throw invalid('email has already been taken');
-    try {
-      await db
-        .insertInto('user_emails')
-        .values({ user_id: user.id, email: address, confirmed_at: new Date() })
-        .execute();
-    } catch (err) {
-      throw uniqueViolation(err, UNIQUE_MESSAGES) ?? err;
-    }
-    await recordAudit(db, {
-      actor,
-      action: 'user.add_email',
-      targetType: 'user',
-      targetId: user.id,
-      details: { email: address },
-    });
+/**
+ * What every new password does, in the caller's transaction (the password page, the CLI, a
+ * forgotten-password reset): the hash stored, the account lock lifted, every web session of the
+ * user ended — whoever knew the old password is signed out (contract §3) — and any
+ * forgotten-password link still out there made useless.
+ */
+export async function storePasswordHash(trx: DbOrTrx, userId: number, passwordHash: string): Promise<User> {
+  const updated = await trx
+    .updateTable('users')
+    .set({ password_hash: passwordHash, failed_attempts: 0, locked_until: null, updated_at: new Date() })
+    .where('id', '=', userId)
+    .returning(USER_COLUMNS)
+    .executeTakeFirstOrThrow();
+  await deleteUserSessions(trx, userId);
+  await trx.deleteFrom('password_reset_tokens').where('user_id', '=', userId).execute();
+  return updated;
+}
+
+/**
+ * A secondary e-mail added by an operator (`users add-email`): confirmed at once when the operator
+ * vouches for it (the default here, as the fixtures use it), else a confirmation link is mailed.
+ * The rules are addEmail's (emails.ts).
+ */
+export async function addUserEmail(
+  db: DbOrTrx,
+  username: string,
+  email: string,
+  actor = 'system',
+  options: { confirmed?: boolean; mail?: MailSettings } = {},
+): Promise<User> {
+  return withTransaction(db, async (trx) => {
+    const user = await getUserByUsername(trx, username);
+    await addEmail(trx, user, email, { actor, mail: options.mail, confirmed: options.confirmed ?? true });
     return user;
   });
 }
 
-/** Primary plus verified secondary e-mails. */
-export async function verifiedEmails(db: DbOrTrx, user: Pick<User, 'id' | 'email'>): Promise<string[]> {
+/**
+ * The addresses that may receive notifications: the primary when confirmed, and the confirmed
+ * secondary ones (contract §7: only confirmed addresses). Primary first.
+ */
+export async function verifiedEmails(db: DbOrTrx, user: Pick<User, 'id'>): Promise<string[]> {
   const rows = await db
-    .selectFrom('user_emails')
-    .select('email')
-    .where('user_id', '=', user.id)
+    .selectFrom('users')
+    .select(['email', sql<number>`0`.as('position')])
+    .where('id', '=', user.id)
     .where('confirmed_at', 'is not', null)
-    .orderBy('id')
+    .unionAll(
+      db
+        .selectFrom('user_emails')
+        .select(['email', 'id as position'])
+        .where('user_id', '=', user.id)
+        .where('confirmed_at', 'is not', null),
+    )
+    .orderBy('position')
     .execute();
-  return [user.email, ...rows.map((r) => r.email)];
+  return rows.map((r) => r.email);
+}
+
+/** Every user's secondary e-mails, by user id (the CLI's `users list`). */
+export async function secondaryEmailsByUser(db: DbOrTrx): Promise<Map<number, string[]>> {
+  const rows = await db.selectFrom('user_emails').select(['user_id', 'email']).orderBy('id').execute();
+  const byUser = new Map<number, string[]>();
+  for (const { user_id, email } of rows) byUser.set(user_id, [...(byUser.get(user_id) ?? []), email]);
+  return byUser;
 }
 
 export async function listUserEmails(db: DbOrTrx, userId: number): Promise<string[]> {
@@ -258,12 +289,14 @@ export async function setTwoFactor(
   actor = 'system',
   /** The service key ring that seals the secret (LANYARD_HOME's file locally; deployed: Secrets Manager's). */
   keyRing?: KeyRing,
+  /** What the security alert needs, PUBLIC_URL and MAIL_FROM (turning 2FA off alerts the account). */
+  mail?: MailSettings,
 ): Promise<TwoFactorResult> {
   return withTransaction(db, async (db) => {
     const user = await getUserByUsername(db, username);
     if (!on) {
       // The same rule as the account page's Disable: the secret and every recovery code go together.
-      await disableTwoFactor(db, user.id, { actor });
+      await disableTwoFactor(db, user.id, { actor, mail });
       return { user: await getUserByUsername(db, username) };
     }
     const secret = newTotpSecret();

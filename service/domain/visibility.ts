@@ -6,9 +6,17 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, Group, Project, User } from '../db/schema';
 import { GROUP_COLUMNS, PROJECT_COLUMNS } from './namespaces';
+import { sourcesCte } from './notifications/sources';
 
 /** The parts of a user that decide visibility. */
 export type Viewer = Pick<User, 'id' | 'is_admin'>;
+
+/**
+ * An application's own token holding `notify` (client_credentials, no user): it stands where an
+ * administrator's token stands on the recipients API, so it sees what an administrator sees. No
+ * user has id 0, so no membership ever matches it.
+ */
+export const APPLICATION_VIEWER: Viewer = { id: 0, is_admin: true };
 
 /**
  * A GitLab `:id`: a positive integer is an id, anything else a full path (already URL-decoded,
@@ -21,21 +29,6 @@ export const isNumericId = (idOrPath: string): boolean => /^[1-9]\d{0,15}$/.test
  * PostgreSQL rejects NUL in text (a 500, were it sent), and no path is longer than this.
  */
 const plausiblePath = (path: string): boolean => path.length > 0 && path.length <= 2048 && !path.includes('\u0000');
-
-/** Whether the viewer may see this group (the rule of visibleNamespaceIds, in one query). */
-export const canSeeGroup = (db: DbOrTrx, viewer: Viewer, group: Pick<Group, 'id'>): Promise<boolean> =>
-  isVisible(db, viewer, 'group', group.id);
-
-/** Whether the viewer may see this project (the rule of visibleNamespaceIds, in one query). */
-export const canSeeProject = (db: DbOrTrx, viewer: Viewer, project: Pick<Project, 'id'>): Promise<boolean> =>
-  isVisible(db, viewer, 'project', project.id);
-
-async function isVisible(db: DbOrTrx, viewer: Viewer, kind: 'group' | 'project', id: number): Promise<boolean> {
-  const visible = visibleNamespaceIds(viewer, kind, String(id));
-  if (!visible) return false;
-  const { rows } = await sql<{ visible: boolean }>`select exists (${visible}) as visible`.execute(db);
-  return rows[0]?.visible === true;
-}
 
 /** The group with this id or full path if the viewer may see it; undefined when missing or hidden. */
 export async function findVisibleGroup(db: DbOrTrx, viewer: Viewer, idOrPath: string): Promise<Group | undefined> {
@@ -52,12 +45,40 @@ export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: 
 }
 
 /**
- * `select id` of the group or project with this id or full path when the viewer may see it: the one
- * statement of the rule that canSee*, findVisible* and the notification-settings reads and upserts
- * all use (a write touches only a visible target without a round trip to find it first). The lists
- * (listing.ts) and the recipients (notification-recipients.ts) apply the rule to many rows at once
- * in their own SQL; test/api/visibility.test.ts pins that they agree with this one. Undefined: no
- * such path can exist.
+ * The visibility rule as ONE SQL predicate, the only copy: may the viewer see the namespace whose
+ * own visibility is `visibility`, whose group is `groupId` (the group itself, or a project's group)
+ * and, for a project, whose id is `projectId`? Public and internal: yes; private: admins, and
+ * members of the project or of its group or any ancestor group. Every argument is an expression,
+ * so the same predicate serves one viewer over many rows (listing.ts, the notifications page), one
+ * row for one viewer (visibleNamespaceIds) and many viewers of one target (the recipients).
+ */
+export function visibleSql(
+  viewer: { id: RawBuilder<unknown>; isAdmin: RawBuilder<unknown> },
+  ns: { visibility: RawBuilder<unknown>; groupId: RawBuilder<unknown>; projectId?: RawBuilder<unknown> },
+): RawBuilder<boolean> {
+  // Two EXISTS, each an index probe on members (user_id, group_id) / (user_id, project_id); OFFSET 0
+  // keeps each one a probe per row instead of letting the planner hash the members of the whole
+  // tree (the recipients check thousands of candidates against one target: candidates, not members).
+  const projectMember = ns.projectId
+    ? sql` or exists (select 1 from members m where m.user_id = ${viewer.id} and m.project_id = ${ns.projectId} offset 0)`
+    : sql``;
+  return sql<boolean>`(${ns.visibility} <> 'private' or ${viewer.isAdmin} or exists (
+      with recursive ${sourcesCte({ groups: sql`select ${ns.groupId}` })}
+      select 1 from members m where m.user_id = ${viewer.id} and m.group_id in (select source_id from sources) offset 0
+    )${projectMember})`;
+}
+
+/** visibleSql for one known viewer. */
+export const viewerSql = (viewer: Viewer) => ({
+  id: sql`${viewer.id}::bigint`,
+  isAdmin: sql`${viewer.is_admin}::boolean`,
+});
+
+/**
+ * `select id` of the group or project with this id or full path when the viewer may see it (by
+ * visibleSql): what findVisible* and the notification-settings reads and upserts use (a
+ * write touches only a visible target without a round trip to find it first). Undefined: no such
+ * path can exist.
  */
 export function visibleNamespaceIds(
   viewer: Viewer,
@@ -70,17 +91,10 @@ export function visibleNamespaceIds(
   const match = isNumericId(idOrPath)
     ? sql`n.id = ${Number(idOrPath)}`
     : sql`lower(n.${pathColumn}) = ${idOrPath.toLowerCase()}`;
-  const start = kind === 'group' ? sql`n.id` : sql`n.group_id`;
-  const projectMember = kind === 'project' ? sql` or m.project_id = n.id` : sql``;
-  return sql<{
-    id: number;
-  }>`select n.id from ${table} n where ${match} and (n.visibility <> 'private' or ${viewer.is_admin}
-    or exists (
-      with recursive ancestors as (
-        select id, parent_id from groups where id = ${start}
-        union
-        select g.id, g.parent_id from groups g join ancestors a on g.id = a.parent_id
-      )
-      select 1 from members m where m.user_id = ${viewer.id} and (m.group_id in (select id from ancestors)${projectMember})
-    ))`;
+  const visible = visibleSql(viewerSql(viewer), {
+    visibility: sql`n.visibility`,
+    groupId: kind === 'group' ? sql`n.id` : sql`n.group_id`,
+    ...(kind === 'project' ? { projectId: sql`n.id` } : {}),
+  });
+  return sql<{ id: number }>`select n.id from ${table} n where ${match} and ${visible}`;
 }

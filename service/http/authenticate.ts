@@ -3,6 +3,9 @@
 // Bearer (an OAuth access token, or a personal access token). The look-up is the domain's
 // (domain/access-tokens.ts); this module owns the HTTP part: where the token comes from, the order
 // of the checks (expiry, revocation, scope, the user's state) and GitLab's exact error bodies.
+// An application's own token (client_credentials) acts for no one: like GitLab (auth_finders.rb:
+// `access_token.user || raise(UnauthorizedError)`), it is 401 after its other checks, except on
+// routes that name an application scope (`config.applicationScope`) which the token holds.
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Db } from '../db/schema';
 import {
@@ -14,6 +17,7 @@ import {
   type TokenRecord,
   touchPersonalAccessToken,
 } from '../domain/access-tokens';
+import { revokeRotatedTokenFamily } from '../domain/personal-access-tokens';
 import { formatScopes, type Scope, SUDO_SCOPE } from '../domain/scopes';
 import { findUserByIdOrUsername } from '../domain/sudo';
 import { ApiError, forbidden, unauthorized } from './errors';
@@ -33,14 +37,30 @@ export interface ApiPrincipal {
   globalNotificationSettings?: GlobalNotificationSettingsRow;
 }
 
+/** An application's own token, on a route that accepts one (`config.applicationScope`). */
+interface ApplicationPrincipal {
+  applicationId: number;
+  tokenId: number;
+  scopes: string[];
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by the API authentication hook on every authenticated /api/v4 request. */
+    /** Set by the API authentication hook on every authenticated /api/v4 request made for a user. */
     apiPrincipal?: ApiPrincipal;
+    /** Set instead when an application's own token was accepted (`config.applicationScope`). */
+    apiApplication?: ApplicationPrincipal;
   }
   interface FastifyContextConfig {
+    /**
+     * The route also accepts an application's own token (client_credentials) holding this scope,
+     * which it then reads from `request.apiApplication`.
+     */
+    applicationScope?: string;
     /** The route also accepts tokens with only `read_user` (GET/HEAD /user). */
     allowReadUser?: boolean;
+    /** Any scope will do (GitLab's /personal_access_tokens/self: every token may see and revoke itself). */
+    allowAnyScope?: boolean;
     /** Read the user's global notification settings with the token (one round trip for the route). */
     withGlobalNotificationSettings?: boolean;
   }
@@ -109,7 +129,7 @@ function invalidToken(description: string): ApiError {
   );
 }
 
-function insufficientScope(required: Array<Scope | typeof SUDO_SCOPE>): ApiError {
+function insufficientScope(required: string[]): ApiError {
   const scope = formatScopes(required);
   return new ApiError(
     403,
@@ -125,25 +145,39 @@ function insufficientScope(required: Array<Scope | typeof SUDO_SCOPE>): ApiError
  * Resolve and check the request's token; returns the principal or throws the contract's error.
  * Order as in GitLab: unknown → expired → revoked → scope → blocked user.
  */
-export async function authenticateApiRequest(db: Db, request: FastifyRequest, now = new Date()): Promise<ApiPrincipal> {
+export async function authenticateApiRequest(
+  db: Db,
+  request: FastifyRequest,
+  now = new Date(),
+): Promise<ApiPrincipal | ApplicationPrincipal> {
   const found = findRequestToken(request);
   if (!found) throw unauthorized();
   const record = await findTokenRecord(db, found.kind, found.token, now, {
     withGlobalNotificationSettings: request.routeOptions.config?.withGlobalNotificationSettings === true,
   });
   if (!record) throw unauthorized();
+  // GitLab's reuse detection, on every /api/v4 request (contract §7; GitLab only on rotation
+  // requests, and not for expired tokens): a token revoked by rotation that is presented again may
+  // have been stolen, so every token rotated from it dies too.
+  if (record.revoked && record.kind === 'personal_access_token')
+    await revokeRotatedTokenFamily(db, record.id, { ipAddress: request.ip });
   if (record.expired) throw invalidToken(TOKEN_EXPIRED);
   if (record.revoked) throw invalidToken(TOKEN_REVOKED);
-  const allowed = scopesAllowing(request.method, request.routeOptions.config?.allowReadUser === true);
-  if (!record.scopes.some((s) => (allowed as string[]).includes(s))) throw insufficientScope(allowed);
-  if (record.user.state !== 'active') throw forbidden();
-  const sudoUser = await sudo(db, request, record);
+  const config = request.routeOptions.config;
+  const allowed: string[] = scopesAllowing(request.method, config?.allowReadUser === true);
+  if (config?.applicationScope) allowed.push(config.applicationScope);
+  if (config?.allowAnyScope !== true && !record.scopes.some((s) => allowed.includes(s)))
+    throw insufficientScope(allowed);
+  const { user } = record;
+  if (!user) return applicationPrincipal(request, record);
+  if (user.state !== 'active') throw forbidden();
+  const sudoUser = await sudo(db, request, user, record.scopes);
   if (record.kind === 'personal_access_token') await touchPersonalAccessToken(db, record.id, record.lastUsedAt, now);
   if (sudoUser) {
-    return { user: sudoUser, sudoedBy: record.user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
+    return { user: sudoUser, sudoedBy: user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
   }
   return {
-    user: record.user,
+    user,
     tokenKind: found.kind,
     tokenId: record.id,
     scopes: record.scopes,
@@ -152,6 +186,18 @@ export async function authenticateApiRequest(db: Db, request: FastifyRequest, no
       : {}),
   };
 }
+
+/** A token without a user: accepted only where the route names an application scope it holds. */
+function applicationPrincipal(request: FastifyRequest, record: TokenRecord): ApplicationPrincipal {
+  const scope = request.routeOptions.config?.applicationScope;
+  if (record.kind !== 'oauth_access_token' || record.applicationId === null || !scope || !record.scopes.includes(scope))
+    throw unauthorized();
+  // Sudo is an administrator's; an application is none.
+  if (sudoIdentifier(request) !== undefined)
+    throw new ApiError(403, { message: '403 Forbidden - Must be admin to use sudo' });
+  return { applicationId: record.applicationId, tokenId: record.id, scopes: record.scopes };
+}
+
 /** The `Sudo` identifier: the `sudo` query parameter, else the `Sudo` header (GitLab's order). */
 function sudoIdentifier(request: FastifyRequest): string | undefined {
   const query = (request.query ?? {}) as Record<string, unknown>;
@@ -166,11 +212,11 @@ function sudoIdentifier(request: FastifyRequest): string | undefined {
  * GitLab's `sudo!` (lib/api/helpers.rb): only administrators, only with a token carrying the
  * `sudo` scope, and the named user must exist; the request then acts as that user.
  */
-async function sudo(db: Db, request: FastifyRequest, record: TokenRecord): Promise<ApiUser | undefined> {
+async function sudo(db: Db, request: FastifyRequest, owner: ApiUser, scopes: string[]): Promise<ApiUser | undefined> {
   const identifier = sudoIdentifier(request);
   if (identifier === undefined) return undefined;
-  if (!record.user.is_admin) throw new ApiError(403, { message: '403 Forbidden - Must be admin to use sudo' });
-  if (!record.scopes.includes(SUDO_SCOPE)) throw insufficientScope([SUDO_SCOPE]);
+  if (!owner.is_admin) throw new ApiError(403, { message: '403 Forbidden - Must be admin to use sudo' });
+  if (!scopes.includes(SUDO_SCOPE)) throw insufficientScope([SUDO_SCOPE]);
   const user = await findUserByIdOrUsername(db, identifier, API_USER_COLUMNS);
   if (!user) throw new ApiError(404, { message: `404 User with ID or username '${identifier}' Not Found` });
   if (user.state !== 'active') throw forbidden();
@@ -180,7 +226,9 @@ async function sudo(db: Db, request: FastifyRequest, record: TokenRecord): Promi
 /** An onRequest hook: every route of the plugin it is added to requires a valid token. */
 export function apiAuthentication(db: Db): onRequestHookHandler {
   return async (request) => {
-    request.apiPrincipal = await authenticateApiRequest(db, request);
+    const principal = await authenticateApiRequest(db, request);
+    if ('user' in principal) request.apiPrincipal = principal;
+    else request.apiApplication = principal;
   };
 }
 
@@ -188,4 +236,17 @@ export function apiAuthentication(db: Db): onRequestHookHandler {
 export function principalOf(request: FastifyRequest): ApiPrincipal {
   if (!request.apiPrincipal) throw unauthorized();
   return request.apiPrincipal;
+}
+
+/** GitLab's authenticated_as_admin!: the acting user must be an administrator, else 403 Forbidden. */
+export function requireAdmin(request: FastifyRequest): ApiPrincipal {
+  const principal = principalOf(request);
+  if (!principal.user.is_admin) throw forbidden();
+  return principal;
+}
+
+/** Who made an API change, for the audit log: the token's owner (the admin, under Sudo) and the address. */
+export function apiAuditActor(request: FastifyRequest): { actor: string; ipAddress: string } {
+  const principal = principalOf(request);
+  return { actor: `user:${(principal.sudoedBy ?? principal.user).username}`, ipAddress: request.ip };
 }

@@ -3,7 +3,7 @@
 // opaque 500 that never leaks a stack, SQL or internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable';
-import { DomainError, RateLimitedError } from '../domain/errors';
+import { DomainError } from '../domain/errors';
 import { OAuthError, TemporarilyUnavailable } from '../oauth/errors';
 import { isApiPath } from './api-content-type';
 import { ApiError } from './errors';
@@ -44,15 +44,10 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     if (err instanceof ApiError) {
       return reply.code(err.statusCode).headers(err.headers).send(err.body);
     }
-    if (err instanceof RateLimitedError) {
-      // The same body on every surface today (/oauth/token and the API alike).
-      const retryAfter = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
-      return reply.code(429).headers({ 'Retry-After': retryAfter }).send({ message: 'Retry later' });
-    }
     if (err instanceof DomainError) {
       const status = { invalid: 400, not_found: 404, conflict: 409, forbidden: 403 }[err.kind];
       const message = err.details ?? (err.kind === 'not_found' ? `404 ${err.message}` : err.message);
-      return reply.code(status).send({ message });
+      return reply.code(status).send({ [err.key]: message });
     }
     const fe = err as FastifyError;
     // Fastify's own client errors: validation, bad JSON, body too large, unsupported media type.

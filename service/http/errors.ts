@@ -22,4 +22,3 @@ export const unauthorized = () => new ApiError(401, { message: '401 Unauthorized
 export const forbidden = () => new ApiError(403, { message: '403 Forbidden' });
 export const apiNotFound = (what?: string) =>
   new ApiError(404, { message: what ? `404 ${what} Not Found` : '404 Not Found' });
-export const badRequest = (message: unknown) => new ApiError(400, { message });

@@ -1,5 +1,6 @@
-// Body schemas for the server-rendered forms (sign-in, sign-out, consent, /profile/applications):
-// an allow-list of the flat form keys each route reads (`user[login]`, `authenticity_token`).
+// Route options for every server-rendered form (sign-in, sign-out, consent, device, the account
+// pages): the one Origin rule of form posts (crossOrigin, below), and a body schema that is an
+// allow-list of the flat form keys each route reads (`user[login]`, `authenticity_token`).
 //
 // Fastify's Ajv drops undeclared keys (removeAdditional) and coerces scalars to strings, so a
 // handler only ever sees declared fields. A declared single-valued field sent more than once is
@@ -42,9 +43,13 @@ declare module 'fastify' {
 }
 
 /**
- * Defence in depth behind the CSRF token: a form post that names its origin (Origin, else
+ * The one Origin rule of form posts, defence in depth behind SameSite=Lax and the CSRF token
+ * (every form route gets it through formRouteOptions): a post that names its origin (Origin, else
  * Referer) must come from this site, the public URL's origin or the one the browser used (Host).
- * No header at all is allowed (some clients and privacy settings send neither).
+ * `Origin: null` is refused (OWASP's advice): browsers send it from sandboxed frames, data: and
+ * file: documents and after cross-origin redirects, never for our own forms, whose pages send
+ * `Referrer-Policy: same-origin` (the Fetch standard sends null only under `no-referrer`). No
+ * header at all is allowed: some clients and privacy settings send neither, and the token decides.
  */
 export function crossOrigin(request: FastifyRequest): boolean {
   let origin = request.headers.origin;

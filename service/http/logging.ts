@@ -71,15 +71,6 @@ export function redactParams(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** Request headers with the credential-bearing ones masked. */
-export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(headers)) {
-    out[k] = CREDENTIAL_HEADERS.includes(k.toLowerCase()) || isCredentialName(k) ? REDACTED : v;
-  }
-  return out;
-}
-
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,

@@ -5,6 +5,7 @@
 import type { Db } from '../db/schema';
 import { findApplicationByUid, type ApplicationRecord } from '../domain/applications';
 import { matchRedirectUri } from '../domain/redirect-uris';
+import { userGrantableScopes } from '../domain/scopes';
 import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidRequest, OAuthError, UnsupportedResponseType } from './errors';
 import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
@@ -92,7 +93,7 @@ export function checkAuthorizeRequest(
     if (!responseType) throw new InvalidRequest();
     // `token` (implicit) and everything else: only the code flow exists here (RFC 9700 §2.1.2).
     if (responseType !== 'code') throw new UnsupportedResponseType();
-    const scopes = resolveScopes(stringParam(params, 'scope'), application.scopes);
+    const scopes = resolveScopes(stringParam(params, 'scope'), userGrantableScopes(application.scopes));
     const pkce = parseCodeChallenge(
       stringParam(params, 'code_challenge'),
       stringParam(params, 'code_challenge_method'),

@@ -1,14 +1,18 @@
 // PKCE (RFC 7636): the challenge at /oauth/authorize, the verifier at /oauth/token.
 import { createHash } from 'node:crypto';
 import type { VerifierCandidates } from '../domain/authorization-codes';
-import { safeEqual } from '../domain/secrets';
 import { InvalidRequest } from './errors';
 
 export type CodeChallengeMethod = 'S256' | 'plain';
 export const CODE_CHALLENGE_METHODS: readonly CodeChallengeMethod[] = ['S256', 'plain'];
 
-/** RFC 7636 §4.1 (verifier) and §4.2 (challenge): 43–128 unreserved characters. */
-const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/;
+/**
+ * A challenge: 43–128 visible ASCII characters. RFC 7636 §4.2 asks for the unreserved alphabet, but
+ * clients in the field (git-credential-oauth 0.4.2) send standard base64 (`+`, `/`, `=`), and with
+ * `plain` the challenge is that verifier. Doorkeeper (GitLab) checks no alphabet at all; the length
+ * bound and the refusal of spaces and control characters stay.
+ */
+const CODE_CHALLENGE = /^[\x21-\x7e]{43,128}$/;
 
 /**
  * Validate the authorize request's PKCE parameters (RFC 7636 §4.3). A challenge without a method
@@ -23,24 +27,20 @@ export function parseCodeChallenge(
     return undefined;
   }
   if (!method || !(CODE_CHALLENGE_METHODS as string[]).includes(method)) throw new InvalidRequest();
-  if (!PKCE_VALUE.test(challenge)) throw new InvalidRequest();
+  if (!CODE_CHALLENGE.test(challenge)) throw new InvalidRequest();
   return { codeChallenge: challenge, codeChallengeMethod: method as CodeChallengeMethod };
 }
 
 /**
- * RFC 7636 §4.6, for a comparison made where the challenge is stored: what the verifier may match.
- * A malformed verifier matches nothing; one sent at all refuses a code issued without a challenge.
+ * RFC 7636 §4.6, for the comparison made in SQL where the challenge is stored: the verifier's
+ * transforms. As Doorkeeper does, any verifier counts, whatever its alphabet or length: it is
+ * accepted only when its transform equals the challenge the client committed to, so a lax
+ * alphabet weakens nothing. An empty or missing verifier is none: a code bound to a challenge
+ * refuses it, and one sent at all refuses a code issued without a challenge (RFC 9700 §2.1.1).
  */
 export function verifierCandidates(verifier: string | undefined): VerifierCandidates {
-  // An empty code_verifier counts as none (the exchange has always read it so).
   if (!verifier) return { given: false, s256: null, plain: null };
-  if (!PKCE_VALUE.test(verifier)) return { given: true, s256: null, plain: null };
-  return { given: true, s256: createHash('sha256').update(verifier, 'ascii').digest('base64url'), plain: verifier };
-}
-
-/** RFC 7636 §4.6: does the verifier match the stored challenge? */
-export function verifyCodeVerifier(verifier: string, challenge: string, method: CodeChallengeMethod): boolean {
-  if (!PKCE_VALUE.test(verifier)) return false;
-  const computed = method === 'S256' ? createHash('sha256').update(verifier, 'ascii').digest('base64url') : verifier;
-  return safeEqual(computed, challenge);
+  // S256: BASE64URL(SHA256(ASCII(verifier))); Doorkeeper hashes the string's UTF-8 bytes, which
+  // are the same bytes for ASCII and defined for anything else.
+  return { given: true, s256: createHash('sha256').update(verifier, 'utf8').digest('base64url'), plain: verifier };
 }

@@ -1,5 +1,6 @@
 // Shared page parts: flash messages, the error summary, labelled form fields with hints and
 // errors, buttons (primary, secondary, destructive) and the confirm step of destructive actions.
+import { type DomainError, fieldOf } from '../domain/errors';
 import { CSRF_FIELD } from '../http/session';
 import * as React from './jsx';
 import type { Child, Html } from './jsx';
@@ -15,6 +16,15 @@ export interface FieldError {
   field?: string;
   message: string;
 }
+
+/**
+ * A domain refusal shown on a form: at the input the error names (`ids` maps the domain's field,
+ * e.g. `scopes`, to this form's input id), else in the summary only. Never by reading the message.
+ */
+export const fieldErrorOf = (err: DomainError, ids: Readonly<Record<string, string>>): FieldError => {
+  const field = fieldOf(err);
+  return { field: field === undefined ? undefined : ids[field], message: err.message };
+};
 
 export function FlashMessages({ flash }: { flash?: Flash }): Html {
   return (
@@ -47,9 +57,6 @@ export function ErrorSummary({ errors }: { errors?: readonly FieldError[] }): Ht
     </div>
   );
 }
-
-export const errorFor = (errors: readonly FieldError[] | undefined, field: string) =>
-  errors?.find((e) => e.field === field)?.message;
 
 export const CsrfField = ({ token }: { token: string }) => <input type="hidden" name={CSRF_FIELD} value={token} />;
 

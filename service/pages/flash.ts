@@ -2,6 +2,7 @@
 // (a new token, recovery codes) is sealed with a key derived from the session id: the cookie holds
 // the id, the database only its digest, so the stored flash is unreadable from a database copy.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
 import type { WebSession } from '../domain/sessions';
 import type { SessionManager } from '../http/session';
 import type { Flash } from './components';
@@ -39,6 +40,7 @@ export function unseal(session: WebSession, sealed: string): unknown {
  * to. Bound to it (issue 22): another page loaded first in between (a second tab, a prefetch) must
  * not consume a token shown once, nor render another page's secret (recovery codes are not an
  * application secret).
+ * An anonymous session (the forgotten-password pages) lives in its cookie: pass the reply.
  */
 export async function setFlash(
   sessions: SessionManager,
@@ -46,11 +48,12 @@ export async function setFlash(
   page: string,
   flash: Flash,
   secret?: unknown,
+  reply?: FastifyReply,
 ): Promise<void> {
   const stored: StoredFlash = { ...flash, page };
   if (secret !== undefined) stored.sealed = seal(session, secret);
   session.data.flash = stored as Record<string, unknown>;
-  await sessions.save(session);
+  await sessions.save(session, reply);
 }
 
 /**
@@ -61,12 +64,13 @@ export async function takeFlash<S = unknown>(
   sessions: SessionManager,
   session: WebSession,
   page: string,
+  reply?: FastifyReply,
 ): Promise<{ flash?: Flash; secret?: S }> {
   const stored = session.data.flash as StoredFlash | undefined;
   if (!stored) return {};
   if (typeof stored.page === 'string' && stored.page !== page) return {};
   delete session.data.flash;
-  await sessions.save(session);
+  await sessions.save(session, reply);
   const flash: Flash = {};
   if (typeof stored.notice === 'string') flash.notice = stored.notice;
   if (typeof stored.alert === 'string') flash.alert = stored.alert;

@@ -2,6 +2,7 @@
 // HTML-escaped; only markup built by this runtime (or passed through `trustedHtml`) is emitted raw.
 // Classic JSX factory (tsconfig `jsxFactory: React.createElement`): every .tsx file does
 // `import * as React from '…/pages/jsx'` (the conventional name, which Biome's reactClassic mode knows).
+import { escapeHtml } from '../shared/html';
 
 /** Markup this runtime produced: the only value a page emits without escaping. */
 export class Html {
@@ -15,15 +16,7 @@ export type Child = Html | string | number | boolean | null | undefined | readon
 export type AttributeValue = string | number | boolean | null | undefined;
 type Component<P> = (props: P & { children?: Child }) => Html;
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '`': '&#96;',
-};
-export const escapeHtml = (text: string): string => text.replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
+export { escapeHtml };
 
 /**
  * Markup from a trusted producer (our own QR-code SVG renderer), emitted as is. Never for
@@ -63,6 +56,7 @@ function renderAttributes(props: Record<string, unknown>): string {
   return out;
 }
 
+/** @public The JSX factory: the compiled pages call it (tsconfig `jsxFactory`), not an import. */
 export function createElement<P>(
   tag: string | Component<P>,
   props: (P & Record<string, unknown>) | null,
@@ -78,6 +72,7 @@ export function createElement<P>(
   return new Html(`<${tag}${attributes}>${renderChild(children)}</${tag}>`);
 }
 
+/** @public The JSX fragment factory (tsconfig `jsxFragmentFactory`). */
 export function Fragment(props: { children?: Child }): Html {
   return new Html(renderChild(props.children));
 }
@@ -87,7 +82,7 @@ export const renderDocument = (root: Html): string => `<!DOCTYPE html>\n${root.v
 
 type Attributes = { [name: string]: AttributeValue | Child; children?: Child };
 
-// JSX types, looked up next to the factory (TypeScript resolves `React.JSX`).
+/** @public JSX types, looked up next to the factory (TypeScript resolves `React.JSX`). */
 export declare namespace JSX {
   type Element = Html;
   interface IntrinsicElements {

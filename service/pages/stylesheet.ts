@@ -3,16 +3,16 @@
 import { createHash } from 'node:crypto';
 
 export const STYLESHEET = `:root{color-scheme:light dark;--bg:#f6f6f8;--surface:#fff;--text:#1f1e24;--muted:#5c5b62;--border:#d4d4d9;
---primary:#1068bf;--primary-hover:#0b5cad;--on-primary:#fff;--danger:#c02f12;--danger-hover:#a02710;--focus:#428fdc;
+--primary:#1068bf;--primary-hover:#0b5cad;--link:#1068bf;--on-primary:#fff;--danger:#c02f12;--danger-hover:#a02710;--focus:#428fdc;
 --notice-bg:#ecf4ee;--notice-border:#108548;--notice-text:#0a4020;--alert-bg:#fdf1ee;--alert-border:#c02f12;--alert-text:#7a1d0b;
 --code-bg:#efeef2;--radius:6px;font-family:system-ui,sans-serif}
 @media (prefers-color-scheme:dark){:root{--bg:#18171d;--surface:#232228;--text:#ececef;--muted:#bfbfc3;--border:#434248;
---primary:#1068bf;--primary-hover:#2f83d6;--danger:#c02f12;--danger-hover:#d8401f;--focus:#63a6e9;
+--primary:#1068bf;--primary-hover:#2f83d6;--link:#7db8f0;--danger:#c02f12;--danger-hover:#d8401f;--focus:#63a6e9;
 --notice-bg:#0f2a1b;--notice-border:#2da160;--notice-text:#b6e4c6;--alert-bg:#35150e;--alert-border:#ec5941;--alert-text:#fcd0c6;--code-bg:#2e2d33}
 a{color:#8fc1f2}}
 *,*::before,*::after{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--text);font-size:16px;line-height:1.5;overflow-wrap:anywhere}
-a{color:var(--primary)}
+a{color:var(--link)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 .skip-link{position:absolute;left:-999px;top:0;padding:.5rem 1rem;background:var(--surface);z-index:2}
 .skip-link:focus{left:.5rem}

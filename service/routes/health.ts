@@ -1,6 +1,6 @@
 // GET /-/health: 200 when the database answers, 503 otherwise.
 import type { FastifyPluginAsync } from 'fastify';
-import { sql } from 'kysely';
+import { pingDatabase } from '../db/create-db';
 import type { Db } from '../db/schema';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable';
 
@@ -18,7 +18,7 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
     async (request, reply) => {
       try {
         await Promise.race([
-          sql`select 1`.execute(db),
+          pingDatabase(db),
           new Promise((_, reject) => setTimeout(() => reject(new Error('health check timed out')), 3000).unref()),
         ]);
         return reply.header('cache-control', 'no-store').send({ status: 'ok' });

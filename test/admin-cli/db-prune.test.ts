@@ -33,6 +33,7 @@ const EXPECTED = {
   oauth_device_grants: 0,
   rate_limit_counters: 2,
   audit_events: 0,
+  mail_outbox: 0,
 };
 
 describe('db prune', () => {
@@ -78,6 +79,7 @@ describe('db prune', () => {
         'oauth_device_grants        0',
         'rate_limit_counters        2',
         'audit_events               0',
+        'mail_outbox                0',
         '',
         '1502 rows deleted; audit events kept',
         '',

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAdminHandler } from '../../admin-cli/function/admin-handler';
 import type { Db } from '../../service/db/schema';
-import { verifyApplicationSecret } from '../../service/domain/applications';
+import { checkApplicationSecret } from '../../service/domain/applications';
 import { fileKeyRingSource } from '../../service/local/service-key-file';
 import { testHome } from '../support/app';
 import { findUserByUsername } from '../../service/domain/users';
@@ -190,8 +190,24 @@ describe('lanyard-admin as a subprocess', () => {
         application_id: reg.json.application_id,
         secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/),
       });
-      expect(await verifyApplicationSecret(db, reg.json.application_id, reg.json.secret)).toBeUndefined();
-      expect(await verifyApplicationSecret(db, reg.json.application_id, rotated.json.secret)).toBeDefined();
+      expect(
+        (
+          await checkApplicationSecret(db, {
+            uid: reg.json.application_id,
+            secret: reg.json.secret,
+            address: '192.0.2.1',
+          })
+        ).ok,
+      ).toBe(false);
+      expect(
+        (
+          await checkApplicationSecret(db, {
+            uid: reg.json.application_id,
+            secret: rotated.json.secret,
+            address: '192.0.2.1',
+          })
+        ).ok,
+      ).toBe(true);
 
       const token = await ok(['tokens', 'create', '--user', 'alice', '--name', 'ci', '--scopes', 'read_api', '--json']);
       expect(token.json).toEqual({

@@ -276,7 +276,9 @@ describe('hot path', () => {
       (await countedApp.inject({ url: '/api/v4/user', headers: { authorization: `Bearer ${oauth}` } })).statusCode,
     ).toBe(200);
     expect(queries).toHaveLength(2);
-    for (const q of queries) expect(q).toMatch(/inner join "users" as "u" .* where "t"."token_digest" = \$1$/);
+    // The PAT joins its user; an OAuth token left-joins (an application's own token has none).
+    expect(queries[0]).toMatch(/inner join "users" as "u" .* where "t"."token_digest" = \$1$/);
+    expect(queries[1]).toMatch(/left join "users" as "u" .* where "t"."token_digest" = \$1$/);
   });
 
   it('updates last_used_at on first use, then at most once a minute', async () => {

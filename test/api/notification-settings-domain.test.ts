@@ -5,12 +5,10 @@ import type { Db, User } from '../../service/db/schema';
 import { DomainError } from '../../service/domain/errors';
 import {
   getNotificationSettings,
-  InvalidParameterError,
   NOTIFICATION_LEVELS,
-  parseNotificationLevel,
   parseNotificationSettingsUpdate,
   updateNotificationSettings,
-} from '../../service/domain/notification-settings';
+} from '../../service/domain/notifications/settings';
 import { addUserEmail } from '../../service/domain/users';
 import { createGroup, makeUser } from '../support/api-fixtures';
 import { createTestDatabase } from '../support/db';
@@ -27,9 +25,10 @@ beforeAll(async () => {
 describe('parsing', () => {
   it("knows GitLab's six levels", () => {
     expect(NOTIFICATION_LEVELS).toEqual(['disabled', 'participating', 'watch', 'global', 'mention', 'custom']);
-    for (const level of NOTIFICATION_LEVELS) expect(parseNotificationLevel(level)).toBe(level);
-    expect(() => parseNotificationLevel('x')).toThrow("'x' is not a valid level");
-    expect(() => parseNotificationLevel(undefined)).toThrow(DomainError);
+    const levelOf = (level: unknown) => parseNotificationSettingsUpdate({ level }, { kind: 'global' }).level;
+    for (const level of NOTIFICATION_LEVELS) expect(levelOf(level)).toBe(level);
+    expect(() => levelOf('x')).toThrow("'x' is not a valid level");
+    expect(() => levelOf(null)).toThrow(DomainError);
   });
 
   it("coerces flags as GitLab's Grape (true/false/1/0, yes/no, on/off, t/f …) and names the first bad one", () => {
@@ -53,9 +52,11 @@ describe('parsing', () => {
           return e;
         }
       })();
-      expect(err).toBeInstanceOf(InvalidParameterError);
-      expect((err as InvalidParameterError).message).toBe('reopen_issue is invalid');
-      expect((err as InvalidParameterError).kind).toBe('invalid');
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).message).toBe('reopen_issue is invalid');
+      expect((err as DomainError).kind).toBe('invalid');
+      // GitLab's shape for a bad parameter, {"error": …}, carried by the error itself.
+      expect((err as DomainError).key).toBe('error');
     }
   });
 

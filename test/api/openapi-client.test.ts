@@ -126,6 +126,8 @@ describe('a client generated from /api/v4/openapi.json (swagger-typescript-api)'
     expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
+      'Application',
+      'ApplicationWithSecret',
       'CurrentUser',
       'EffectiveNotificationSettings',
       'GlobalNotificationSettings',
@@ -142,5 +144,9 @@ describe('a client generated from /api/v4/openapi.json (swagger-typescript-api)'
     expect(doc.paths['/api/v4/groups/{id}'].get.responses['200'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/Group',
     });
+    expect(doc.paths['/api/v4/applications'].post.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ApplicationWithSecret',
+    });
+    expect(doc.paths['/api/v4/applications/{id}'].put.operationId).toBe('updateApplication');
   });
 });

@@ -62,6 +62,12 @@ describe('GET /api/v4/openapi.json', () => {
     expect(actual.length).toBeGreaterThanOrEqual(7);
     expect(documented).toEqual(actual);
     expect(documented).toEqual([
+      'DELETE /api/v4/applications/{id}',
+      'DELETE /api/v4/personal_access_tokens/self',
+      'DELETE /api/v4/personal_access_tokens/{id}',
+      'GET /api/v4/applications',
+      'GET /api/v4/audit_events',
+      'GET /api/v4/audit_events/{id}',
       'GET /api/v4/groups',
       'GET /api/v4/groups/{id}',
       'GET /api/v4/groups/{id}/notification_settings',
@@ -69,14 +75,27 @@ describe('GET /api/v4/openapi.json', () => {
       'GET /api/v4/metadata',
       'GET /api/v4/notification_settings',
       'GET /api/v4/openapi.json',
+      'GET /api/v4/personal_access_tokens',
+      'GET /api/v4/personal_access_tokens/self',
+      'GET /api/v4/personal_access_tokens/{id}',
       'GET /api/v4/projects',
       'GET /api/v4/projects/{id}',
       'GET /api/v4/projects/{id}/notification_settings',
       'GET /api/v4/projects/{id}/notification_settings/effective',
       'GET /api/v4/user',
+      'GET /api/v4/users',
+      'GET /api/v4/users/{id}',
       'GET /api/v4/version',
+      'POST /api/v4/applications',
+      'POST /api/v4/applications/{id}/renew-secret',
       'POST /api/v4/groups/{id}/notification_recipients',
+      'POST /api/v4/personal_access_tokens/self/rotate',
+      'POST /api/v4/personal_access_tokens/{id}/rotate',
       'POST /api/v4/projects/{id}/notification_recipients',
+      'POST /api/v4/users/{id}/block',
+      'POST /api/v4/users/{id}/personal_access_tokens',
+      'POST /api/v4/users/{id}/unblock',
+      'PUT /api/v4/applications/{id}',
       'PUT /api/v4/groups/{id}/notification_settings',
       'PUT /api/v4/notification_settings',
       'PUT /api/v4/projects/{id}/notification_settings',
@@ -114,5 +133,72 @@ describe('GET /api/v4/openapi.json', () => {
       'private_token_query',
     ]);
     expect(doc.paths['/api/v4/openapi.json'].get.security).toEqual([]);
+  });
+
+  it("names the operators' API: operationIds and named schemas for the token, user and audit routes", async () => {
+    const doc = (await app.inject({ url: '/api/v4/openapi.json' })).json();
+    const op = (method: string, path: string) => doc.paths[`/api/v4${path}`][method];
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const json = (
+      o: { responses: Record<string, { content?: Record<string, { schema: unknown }> }> },
+      status: string,
+    ) => o.responses[status].content?.['application/json'].schema;
+    const expected: Array<[string, string, string, string, unknown]> = [
+      [
+        'get',
+        '/personal_access_tokens',
+        'listPersonalAccessTokens',
+        '200',
+        { type: 'array', items: ref('PersonalAccessTokenWithLastUsedIps') },
+      ],
+      ['get', '/personal_access_tokens/self', 'getCurrentPersonalAccessToken', '200', ref('PersonalAccessToken')],
+      [
+        'get',
+        '/personal_access_tokens/{id}',
+        'getPersonalAccessToken',
+        '200',
+        ref('PersonalAccessTokenWithLastUsedIps'),
+      ],
+      [
+        'post',
+        '/personal_access_tokens/{id}/rotate',
+        'rotatePersonalAccessToken',
+        '200',
+        ref('PersonalAccessTokenWithToken'),
+      ],
+      [
+        'post',
+        '/personal_access_tokens/self/rotate',
+        'rotateCurrentPersonalAccessToken',
+        '200',
+        ref('PersonalAccessTokenWithToken'),
+      ],
+      ['delete', '/personal_access_tokens/{id}', 'revokePersonalAccessToken', '204', undefined],
+      ['delete', '/personal_access_tokens/self', 'revokeCurrentPersonalAccessToken', '204', undefined],
+      [
+        'post',
+        '/users/{id}/personal_access_tokens',
+        'createUserPersonalAccessToken',
+        '201',
+        ref('PersonalAccessTokenWithToken'),
+      ],
+    ];
+    for (const [method, path, operationId, status, schema] of expected) {
+      const o = op(method, path);
+      expect([path, o.operationId, json(o, status)]).toEqual([path, operationId, schema]);
+    }
+    expect(doc.components.schemas.PersonalAccessTokenWithToken.required).toEqual([
+      'id',
+      'name',
+      'revoked',
+      'created_at',
+      'description',
+      'scopes',
+      'user_id',
+      'last_used_at',
+      'active',
+      'expires_at',
+      'token',
+    ]);
   });
 });

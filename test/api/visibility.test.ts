@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Group, Project, User, Visibility } from '../../service/db/schema';
-import { canSeeGroup, canSeeProject, findVisibleGroup, findVisibleProject } from '../../service/domain/visibility';
+import { findVisibleGroup, findVisibleProject } from '../../service/domain/visibility';
 import { addMember, createGroup, createProject, makePat, makeUser } from '../support/api-fixtures';
 import { buildTestApp } from '../support/app';
 import { createTestDatabase } from '../support/db';
@@ -55,8 +55,8 @@ describe.each(VISIBILITIES)('%s', (v) => {
   it.each(RELATIONS)('group, %s', async (relation) => {
     const { token, user } = users[relation];
     const visible = expectedVisible(v, relation);
-    expect(await canSeeGroup(db, user, groups[v])).toBe(visible);
-    // The same rule, as the routes apply it: one by id (findVisibleGroup) and the list (listing.ts's own SQL).
+    expect((await findVisibleGroup(db, user, String(groups[v].id)))?.id).toBe(visible ? groups[v].id : undefined);
+    // The same rule (visibleSql), as the routes apply it: one by id and the list (listing.ts).
     const one = await app.inject({ url: `/api/v4/groups/${groups[v].id}`, headers: { 'private-token': token } });
     expect(one.statusCode).toBe(visible ? 200 : 404);
     const list = await app.inject({ url: '/api/v4/groups?per_page=100', headers: { 'private-token': token } });
@@ -77,7 +77,7 @@ describe.each(VISIBILITIES)('%s', (v) => {
   it.each(RELATIONS)('project, %s', async (relation) => {
     const { token, user } = users[relation];
     const visible = expectedVisible(v, relation);
-    expect(await canSeeProject(db, user, projects[v])).toBe(visible);
+    expect((await findVisibleProject(db, user, String(projects[v].id)))?.id).toBe(visible ? projects[v].id : undefined);
     const one = await app.inject({ url: `/api/v4/projects/${projects[v].id}`, headers: { 'private-token': token } });
     expect(one.statusCode).toBe(visible ? 200 : 404);
     const list = await app.inject({ url: '/api/v4/projects?per_page=100', headers: { 'private-token': token } });

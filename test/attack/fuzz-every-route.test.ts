@@ -395,7 +395,8 @@ describe('every route, fuzzed', () => {
       payload: { level: 'watch' },
     });
     expect(accepted.statusCode).toBe(200);
-    expect(changedTables(before, await digest())).toEqual(['notification_settings']);
+    // The change and its audit event (every notification settings change is audited, issue 23).
+    expect(changedTables(before, await digest())).toEqual(['audit_events', 'notification_settings']);
   });
 
   it('answers every random request below 500, and a rejected one changes no row', async () => {

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../admin-cli/cli';
 import { bufferedIo } from '../../admin-cli/io';
 import { databaseTarget } from '../../admin-cli/target';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
 import { makeUser, PASSWORD, useFixture } from '../oauth/support/harness';

@@ -3,7 +3,7 @@
 // loaded first, and recovery codes reaching the applications page answered 500. The flash is now
 // bound to the page its post redirected to: other pages leave it alone, and that page shows it once.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
 import { makeUser, PASSWORD, useFixture } from '../oauth/support/harness';

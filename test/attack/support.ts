@@ -37,7 +37,10 @@ export function listRoutes(app: FastifyInstance): RouteEntry[] {
  */
 export const BRUTE_FORCE_BOOKKEEPING: Record<string, string[] | 'all'> = {
   rate_limit_counters: 'all',
-  users: ['failed_attempts', 'locked_until', 'updated_at'],
+  users: ['failed_attempts', 'locked_until', 'attempt_seq', 'attempts_cleared_seq', 'updated_at'],
+  // A token's use is recorded when it authenticates, before the request's parameters are checked
+  // (as GitLab does), at most once a minute: a fuzz run longer than that sees it on a refusal.
+  personal_access_tokens: ['last_used_at'],
 };
 
 /** One query returning an md5 of each table's rows (ordered), minus the bookkeeping above. */

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { addMember, createGroup, createProject } from '../support/api-fixtures';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -44,6 +44,9 @@ const NAMES = [
   'user_code',
   'id_token_hint',
   'otp',
+  'reset_password_token',
+  'confirmation_token',
+  'user[password_confirmation]',
 ];
 
 /** Percent-encode every character of the name that is not a letter (and one letter), as an attacker would. */

@@ -9,7 +9,7 @@ import { createMigrator, migrateToLatest } from '../../service/db/migrator';
 import { parseKeyRingDocument, rotateSessionKey } from '../../service/domain/service-keys';
 import { serviceKeyFileStore } from '../../service/local/service-key-file';
 import { testKeyRing } from '../support/app';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { createTestDatabase, resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';

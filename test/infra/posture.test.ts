@@ -1,7 +1,8 @@
 // The production stack's security and reliability posture, resource by resource, under mocks
 // (default configuration). Each assertion is a property a regression would silently lose.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findPolicyProblems, VPC_ENI_ACTIONS, type PolicyDocument } from '../../infra/policies';
+import { VPC_ENI_ACTIONS, type PolicyDocument } from '../../infra/policies';
+import { findPolicyProblems } from './policy-problems';
 import { loadStack, type LoadedStack } from './stack-under-mocks';
 
 let stack: LoadedStack;

@@ -9,7 +9,8 @@ import { subnetCidr } from '../../infra/components/network';
 import { CONFIG_KEYS, parseStackConfig } from '../../infra/config';
 import { hashMigrations } from '../../infra/migrations-hash';
 import { physicalName } from '../../infra/names';
-import { findPolicyProblems, functionPolicy } from '../../infra/policies';
+import { functionPolicy } from '../../infra/policies';
+import { findPolicyProblems } from './policy-problems';
 
 describe('parseStackConfig', () => {
   it('defaults to a protected, single-AZ, small production stack', () => {

@@ -1,12 +1,13 @@
 // A real OAuth 2.0 client library (oauth4webapi) against a real HTTP server on real PostgreSQL:
-// discovery, authorization code + PKCE, refresh, password grant, revocation, token info. Then a
-// scan of every text column of every table for any secret the flows handled.
+// discovery, authorization code + PKCE, refresh, password grant, revocation, token info; client
+// credentials through openid-client. Then a scan of every text column of every table for any secret
+// the flows handled.
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpSession, csrfOf, hiddenFields } from './support/http-session';
 import { makeApp, makeUser, PASSWORD, useFixture } from './support/harness';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 
 type O = typeof import('oauth4webapi');
 let oauth: O;
@@ -253,6 +254,32 @@ describe('oauth4webapi against the real server', () => {
       ),
     );
     await expect(refused).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
+  });
+
+  it("client_credentials through openid-client 6 (clientCredentialsGrant): the application's own token, no refresh token, no user", async () => {
+    const oidc = await import('openid-client');
+    const registered = await makeApp(f.db, { name: 'Service', redirectUris: [CALLBACK], scopes: 'api notify' });
+    remember(registered.secret);
+    const config = await oidc.discovery(new URL(base), registered.clientId, registered.secret, undefined, {
+      execute: [oidc.allowInsecureRequests],
+    });
+    expect(config.serverMetadata().grant_types_supported).toContain('client_credentials');
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'notify' });
+    remember(tokens.access_token);
+    expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'notify', expires_in: 7200 });
+    expect(tokens.refresh_token).toBeUndefined();
+    const info = await oidc.fetchProtectedResource(
+      config,
+      tokens.access_token,
+      new URL(`${base}/oauth/token/info`),
+      'GET',
+    );
+    expect(await info.json()).toMatchObject({ resource_owner_id: null, application: { uid: registered.clientId } });
+    // A scope the application does not hold: the library surfaces the OAuth error.
+    await expect(oidc.clientCredentialsGrant(config, { scope: 'read_api' })).rejects.toMatchObject({
+      error: 'invalid_scope',
+      status: 400,
+    });
   });
 
   it('after all the flows, no table holds a plaintext secret, token, code, verifier, password or session id', async () => {

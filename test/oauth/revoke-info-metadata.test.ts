@@ -225,7 +225,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     userinfo_endpoint: 'https://lanyard.example.com/oauth/userinfo',
     jwks_uri: 'https://lanyard.example.com/oauth/discovery/keys',
     device_authorization_endpoint: 'https://lanyard.example.com/oauth/authorize_device',
-    scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'],
+    scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'notify', 'offline_access'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [
@@ -233,6 +233,7 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
       'password',
       'refresh_token',
       'urn:ietf:params:oauth:grant-type:device_code',
+      'client_credentials',
     ],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

@@ -1,5 +1,5 @@
 // POST /oauth/token: every grant, client authentication, and every row of the contract's error table.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resetDatabase } from '../support/db';
 import { obtainCode, WebClient } from './support/browser-like';
@@ -223,6 +223,28 @@ describe('grant_type=authorization_code', () => {
     );
   });
 
+  it('accepts a verifier of any alphabet whose transform is the challenge (standard base64, as git-credential-oauth sends)', async () => {
+    const { pub, web } = ctx;
+    const verifier = randomBytes(32).toString('base64'); // `+`, `/` and a trailing `=`
+    for (const [method, challenge] of [
+      ['S256', createHash('sha256').update(verifier).digest('base64url')],
+      ['plain', verifier],
+    ]) {
+      const code = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: method });
+      expectTokenResponse(
+        await token({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          client_id: pub.clientId,
+          code_verifier: verifier,
+        }),
+        'read_user',
+        true,
+      );
+    }
+  });
+
   it('refuses a wrong or missing code_verifier, and a verifier for a code issued without a challenge', async () => {
     const { pub, confidential: c, web } = ctx;
     const verifier = 'x'.repeat(64);
@@ -250,6 +272,29 @@ describe('grant_type=authorization_code', () => {
       400,
       'invalid_grant',
     );
+    expectError(
+      await token({
+        grant_type: 'authorization_code',
+        code: code2,
+        redirect_uri: REDIRECT_URI,
+        client_id: pub.clientId,
+        code_verifier: '',
+      }),
+      400,
+      'invalid_grant',
+    );
+    // Neither refusal spent the code: the right verifier still works.
+    expect(
+      (
+        await token({
+          grant_type: 'authorization_code',
+          code: code2,
+          redirect_uri: REDIRECT_URI,
+          client_id: pub.clientId,
+          code_verifier: verifier,
+        })
+      ).statusCode,
+    ).toBe(200);
     // RFC 9700 §2.1.1: PKCE downgrade.
     const code3 = await obtainCode(web, c.clientId);
     expectError(
@@ -349,10 +394,11 @@ describe('grant_type=authorization_code', () => {
     expectError(badJson, 400, 'invalid_request');
   });
 
-  it('unsupported_grant_type: client_credentials, implicit and unknown grant types', async () => {
+  it('unsupported_grant_type: implicit and unknown grant types', async () => {
     const { confidential: c } = ctx;
-    // (The device_code grant is supported since contract §2's device flow: test/oauth/device-flow.test.ts.)
-    for (const g of ['client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'nope']) {
+    // (device_code is supported since contract §2's device flow: test/oauth/device-flow.test.ts;
+    // client_credentials since §7: test/oauth/client-credentials.test.ts.)
+    for (const g of ['implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'nope']) {
       expectError(
         await token({ grant_type: g }, { authorization: basic(c.clientId, c.secret) }),
         400,

@@ -1,31 +1,53 @@
-// Pure pieces: PKCE (RFC 7636 Appendix B vector), Basic decoding (RFC 6749 §2.3.1), scope
-// resolution, HTML escaping, redirect building.
+// Pure pieces: PKCE (RFC 7636 Appendix B vector, through the transforms the code exchange
+// compares), Basic decoding (RFC 6749 §2.3.1), scope resolution, HTML escaping, redirect building.
 import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
 import { readClientCredentials } from '../../service/oauth/client-auth';
 import { InvalidClient, InvalidRequest, InvalidScope } from '../../service/oauth/errors';
-import { parseCodeChallenge, verifyCodeVerifier } from '../../service/oauth/pkce';
+import { parseCodeChallenge, verifierCandidates } from '../../service/oauth/pkce';
 import { resolveScopes } from '../../service/oauth/scope';
 import { redirectWith } from '../../service/oauth/authorize-request';
 
 describe('PKCE (RFC 7636)', () => {
-  it('verifies the Appendix B example', () => {
+  it('the transforms the code exchange compares: the Appendix B example', () => {
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
-    expect(verifyCodeVerifier(verifier, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', 'S256')).toBe(true);
-    expect(verifyCodeVerifier(verifier, verifier, 'plain')).toBe(true);
-    expect(verifyCodeVerifier(`${verifier}x`, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', 'S256')).toBe(false);
-    expect(verifyCodeVerifier('short', 'short', 'plain')).toBe(false); // < 43 characters
+    expect(verifierCandidates(verifier)).toEqual({
+      given: true,
+      s256: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      plain: verifier,
+    });
+  });
+
+  it('any alphabet and length, as Doorkeeper: standard base64 (git-credential-oauth), short, non-ASCII', () => {
+    // 32 bytes in standard base64, padded: what git-credential-oauth 0.4.2 sends.
+    const b64 = 'q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4k=';
+    expect(verifierCandidates(b64).s256).toBe('KXbFF0e9QUfpL4W8NVqEk6h2hNA_RYQPbq1ybxO1tsk');
+    expect(verifierCandidates('short')).toEqual({
+      given: true,
+      s256: '-bAHi131ltLqGQEMABu9AJ5lHeLFfo-341XzHrnT9zk',
+      plain: 'short',
+    });
+    expect(verifierCandidates('é').s256).toBe('SplVfkAzw1Od4utlRyAXytX5VX96BiWgnxw_biumnEw');
+  });
+
+  it('an empty or missing verifier is none (a code bound to a challenge then refuses it)', () => {
+    expect(verifierCandidates(undefined)).toEqual({ given: false, s256: null, plain: null });
+    expect(verifierCandidates('')).toEqual({ given: false, s256: null, plain: null });
   });
 
   it('parses the authorize parameters: a method is required with a challenge', () => {
     const ch = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     expect(parseCodeChallenge(undefined, undefined)).toBeUndefined();
     expect(parseCodeChallenge(ch, 'S256')).toEqual({ codeChallenge: ch, codeChallengeMethod: 'S256' });
+    // A plain challenge is the verifier itself, so standard base64 is accepted there too.
+    const b64 = 'q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4k=';
+    expect(parseCodeChallenge(b64, 'plain')).toEqual({ codeChallenge: b64, codeChallengeMethod: 'plain' });
     for (const [c, m] of [
       [ch, undefined],
       [ch, 's256'],
       [undefined, 'S256'],
       ['a b'.repeat(20), 'plain'],
+      ['x'.repeat(42), 'plain'],
       ['x'.repeat(129), 'plain'],
     ]) {
       expect(() => parseCodeChallenge(c, m)).toThrow(InvalidRequest);

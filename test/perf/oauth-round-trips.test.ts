@@ -3,7 +3,8 @@
 // costs 2 (the application with the session and its user, then the code), the exchange 2 (the client with
 // its address's throttle, then the grant's one statement, no transaction), and a code holding
 // `openid` is exchanged in a transaction that signs the ID token before COMMIT: a signing failure
-// rolls back and leaves the code redeemable.
+// rolls back and leaves the code redeemable. The signed-in /oauth/device page reads its user with
+// the session (1 for the GET, once a second look-up of the user: issue 21).
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
@@ -190,7 +191,7 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     expect(await tokenCount()).toBe(1);
   });
 
-  it('checks made by the statement refuse without spending: PKCE (S256, plain, malformed), a blocked user', async () => {
+  it('checks made by the statement refuse without spending: PKCE (S256, plain, wrong or short verifiers), a blocked user', async () => {
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
     const s256 = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     const refused = async (code: string, extra: Record<string, string> = {}) => {
@@ -222,5 +223,44 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     const { result: ok, sent } = await exchange(plain.code, { code_verifier: verifier });
     expect(ok.statusCode).toBe(200);
     expect(grantStatements(sent)).toHaveLength(1);
+  });
+});
+
+describe('/oauth/device, signed in', () => {
+  const SESSION_WITH_USER = /^select .* from "web_sessions" .*join "users"/;
+  const deviceCode = async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/oauth/authorize_device',
+      headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
+      payload: form({ client_id: c.clientId, scope: 'api' }),
+    });
+    expect(res.statusCode).toBe(200);
+    return (res.json() as { user_code: string }).user_code;
+  };
+
+  it('GET: 1 statement, the session with its user (no second look-up of the user)', async () => {
+    const { result: res, sent } = await counting(() => web.get('/oauth/device'));
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Enter the code displayed on your device');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(SESSION_WITH_USER);
+  });
+
+  it('POST a code: 6 statements (the session with its user, the two guess reservations, the grant, the reservations given back, its application)', async () => {
+    const userCode = await deviceCode();
+    const page = await web.get('/oauth/device');
+    const { result: res, sent } = await counting(() =>
+      web.post('/oauth/device', { authenticity_token: WebClient.csrf(page.body), user_code: userCode }),
+    );
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('is requesting access to your account from a device');
+    expect(sent).toHaveLength(6);
+    expect(sent[0]).toMatch(SESSION_WITH_USER);
+    expect(sent[1]).toMatch(/^with "admitted" as \( insert into rate_limit_counters /);
+    expect(sent[2]).toMatch(/^with "admitted" as \( insert into rate_limit_counters /);
+    expect(sent[3]).toMatch(/ from "oauth_device_grants" where "user_code_digest" = \$1 /);
+    expect(sent[4]).toMatch(/^with mine as \( select \* from unnest\(/);
+    expect(sent[5]).toMatch(/ from "oauth_applications" where "id" = \$1$/);
   });
 });

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
 import { createDb, type DbHandle } from '../../service/db/create-db';
+import { createMigrator } from '../../service/db/migrator';
 import type { Db } from '../../service/db/schema';
 
 let counter = 0;
@@ -67,5 +68,15 @@ export async function resetDatabase(db: Db, keep: readonly string[] = []): Promi
   const tables = rows.filter((r) => !keep.includes(r.tablename));
   if (tables.length) {
     await sql.raw(`truncate ${tables.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`).execute(db);
+  }
+}
+
+/** Every migration's down(), newest first, until none is applied (the migrations' own tests). */
+export async function migrateDownToEmpty(db: Db): Promise<void> {
+  const migrator = createMigrator(db);
+  for (;;) {
+    const { error, results } = await migrator.migrateDown();
+    if (error) throw error;
+    if (!results?.length) return;
   }
 }

@@ -13,13 +13,11 @@ declare module 'vitest' {
   }
 }
 
-let server: TestPostgres | undefined;
-let template: string | undefined;
-
-export async function setup(project: TestProject) {
+/** Set up for one vitest project (fast, slow): its own server, torn down by the returned function. */
+export default async function setup(project: TestProject) {
   const t0 = Date.now();
-  server = await startTestPostgres();
-  template = `lanyard_tpl_${process.pid}_${Date.now()}`;
+  const server: TestPostgres = await startTestPostgres();
+  const template = `lanyard_tpl_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: server.adminUrl });
   await admin.connect();
   await admin.query(`create database ${template}`);
@@ -32,10 +30,11 @@ export async function setup(project: TestProject) {
   project.provide('pgAdminUrl', server.adminUrl);
   project.provide('pgTemplate', template);
   console.log(`[test] PostgreSQL (${server.kind}) ready with a migrated template in ${Date.now() - t0} ms`);
+  return () => teardown(server, template);
 }
 
-export async function teardown() {
-  if (server && template && server.kind === 'external') {
+async function teardown(server: TestPostgres, template: string) {
+  if (server.kind === 'external') {
     const admin = new pg.Client({ connectionString: server.adminUrl });
     await admin.connect();
     const { rows } = await admin.query(`select datname from pg_database where datname like $1`, [
@@ -45,5 +44,5 @@ export async function teardown() {
     await admin.query(`drop database if exists "${template}" with (force)`);
     await admin.end();
   }
-  await server?.stop();
+  await server.stop();
 }

@@ -18,8 +18,20 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-export function start(script: string, args: string[], env: NodeJS.ProcessEnv): Running {
-  const child = spawn(TSX, [script, ...args], {
+/**
+ * `direct`: run node itself with tsx as a loader (as `npm start` does), not the tsx wrapper, whose
+ * own process would stand between a signal (SIGKILL) and the program.
+ */
+export function start(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { direct?: boolean } = {},
+): Running {
+  const [command, argv] = options.direct
+    ? [process.execPath, ['--import', 'tsx', script, ...args]]
+    : [TSX, [script, ...args]];
+  const child = spawn(command, argv, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,9 +3,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../../service/domain/oauth-tokens';
 import { sha256Hex } from '../../service/domain/secrets';
-import { totp } from '../../service/domain/totp';
+import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
-import { addMember, createGroup, createProject } from '../support/api-fixtures';
+import { addMember, createGroup, createProject, makePat } from '../support/api-fixtures';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
@@ -423,6 +423,46 @@ describe('notifications', () => {
       /<tr data-path="top\/sub">.*?<td data-label="Applies" class="effective">(.*?)<\/td>/.exec(third.body)?.[1],
     ).toBe('<strong>On mention</strong> <span class="muted">from your global setting</span>');
     expect(await audits('notification_settings.update')).toBe(4);
+  });
+
+  // Issue 22's finding: a user with no memberships set `watch` on a public group, and the page then
+  // listed its private subgroup and project, which the API answers 404 for.
+  it('a level on a public group lists only what the person may see below it, as the API does', async () => {
+    await createGroup(f.db, { path: 'pub', visibility: 'public' });
+    await createGroup(f.db, { path: 'hidden', parent: 'pub', visibility: 'private' });
+    await createGroup(f.db, { path: 'open', parent: 'pub', visibility: 'internal' });
+    await createProject(f.db, { path: 'pub/hidden/app', visibility: 'private' });
+    await createProject(f.db, { path: 'pub/secret', visibility: 'private' });
+    await createProject(f.db, { path: 'pub/site', visibility: 'public' });
+    const pub = await f.db.selectFrom('groups').select('id').where('full_path', '=', 'pub').executeTakeFirstOrThrow();
+
+    expectSeeOther(await submit(N, `${N}/groups/${pub.id}`, { level: 'watch' }), N);
+    const page = await web.get(N);
+    expect(page.statusCode).toBe(200);
+    const paths = [...page.body.matchAll(/<tr data-path="([^"]+)">/g)].map((m) => m[1]);
+    expect(paths).toEqual(['pub', 'pub/open', 'pub/site']);
+    for (const hidden of ['pub/hidden', 'pub/hidden/app', 'pub/secret']) expect(page.body).not.toContain(hidden);
+    expect(page.body).toContain('<h2 id="groups">Groups (2)</h2>');
+    expect(page.body).toContain('<h2 id="projects">Projects (1)</h2>');
+
+    // The API agrees: what the page leaves out is a 404 there, what it shows is a 200.
+    const token = await makePat(f.db, alice, ['read_api']);
+    const api = (url: string) => f.app.inject({ method: 'GET', url, headers: { 'private-token': token } });
+    for (const [url, status] of [
+      ['/api/v4/groups/pub%2Fhidden', 404],
+      ['/api/v4/projects/pub%2Fhidden%2Fapp', 404],
+      ['/api/v4/projects/pub%2Fsecret', 404],
+      ['/api/v4/groups/pub%2Fopen', 200],
+      ['/api/v4/projects/pub%2Fsite', 200],
+      ['/api/v4/projects/pub%2Fsecret/notification_settings/effective', 404],
+      ['/api/v4/projects/pub%2Fsite/notification_settings/effective', 200],
+    ] as const)
+      expect([url, (await api(url)).statusCode]).toEqual([url, status]);
+    const effective = await api('/api/v4/projects/pub%2Fsite/notification_settings/effective');
+    expect(effective.json()).toMatchObject({
+      level: 'watch',
+      source: { type: 'group', id: pub.id, full_path: 'pub' },
+    });
   });
 
   it('bad input: unknown level, unverified e-mail, an invisible group → 4xx, nothing changed', async () => {

@@ -85,6 +85,39 @@ describe('/profile/applications', () => {
     expect(await f.db.selectFrom('oauth_applications').select('id').execute()).toEqual([]);
   });
 
+  it('shows each refusal at the field the domain error names (issue 21: not by the words of its message)', async () => {
+    const page = await web.get('/profile/applications');
+    const token = WebClient.csrf(page.body);
+    const fieldError = (body: string, id: string) =>
+      new RegExp(`id="${id}-error"><span class="visually-hidden">Error: </span>([^<]*)<`).exec(body)?.[1];
+    const cases: Array<[Record<string, string>, string, string]> = [
+      [{ [`${F}[name]`]: ' ' }, 'app_name', 'name must not be empty'],
+      [{ [`${F}[name]`]: 'x'.repeat(256) }, 'app_name', 'name is too long (maximum is 255 characters)'],
+      // Its message holds the word "scope": once shown at the scopes.
+      [
+        { [`${F}[redirect_uri]`]: 'javascript:scope()' },
+        'app_redirect_uri',
+        'redirect URI &quot;javascript:scope()&quot; uses a forbidden scheme (javascript:)',
+      ],
+      [
+        { [`${F}[scopes][]`]: 'nope' },
+        'app_scopes',
+        'unknown scope: nope (choose from: api, read_api, read_user, openid, profile, email, notify)',
+      ],
+    ];
+    for (const [values, id, message] of cases) {
+      const res = await web.post('/profile/applications', {
+        authenticity_token: token,
+        [`${F}[name]`]: 'A',
+        [`${F}[redirect_uri]`]: 'https://a.example/cb',
+        [`${F}[scopes][]`]: 'api',
+        ...values,
+      });
+      expect({ id, status: res.statusCode, message: fieldError(res.body, id) }).toEqual({ id, status: 422, message });
+    }
+    expect(await f.db.selectFrom('oauth_applications').select('id').execute()).toEqual([]);
+  });
+
   it("renews a secret (the old one stops working) and deletes; only the owner's applications", async () => {
     const mine = await makeApp(f.db, {
       ownerId: (await f.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id,

@@ -3,6 +3,7 @@
 // from one address → 429 with Retry-After; successful requests never count. Sign-in form,
 // password grant and client secrets share the counters, kept in PostgreSQL.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { reserveAccountAttempt, settleSuccess } from '../../service/domain/rate-limit';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
 import { errorBody } from '../oauth/support/contract';
@@ -136,5 +137,43 @@ describe('per client address', () => {
     await Promise.all(Array.from({ length: 30 }, (_, i) => passwordGrant(`ghost${i}`, 'wrong', ip)));
     const row = await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).executeTakeFirstOrThrow();
     expect(row).toEqual({ key: `failures:addr:${ip}`, count: 30 });
+  });
+});
+
+describe('reserve → verify → settle (the account counter)', () => {
+  it('a success clears the failures reserved before it, never one reserved after it started', async () => {
+    const { user } = await makeUser(f.db, 'alice');
+    const earlier = await reserveAccountAttempt(f.db, user.id); // a guess already under way: fails
+    const mine = await reserveAccountAttempt(f.db, user.id); // the right password, being checked
+    const later = [await reserveAccountAttempt(f.db, user.id), await reserveAccountAttempt(f.db, user.id)];
+    expect([earlier, mine, ...later].every((t) => t !== undefined)).toBe(true);
+    await settleSuccess(f.db, { windows: [], account: mine }, { clearAccount: true });
+    expect(
+      await f.db.selectFrom('users').select(['failed_attempts', 'locked_until']).executeTakeFirstOrThrow(),
+    ).toEqual({
+      failed_attempts: 2,
+      locked_until: null,
+    });
+    // The earlier one was cleared with it: a success of it now changes nothing.
+    await settleSuccess(f.db, { windows: [], account: earlier }, { clearAccount: true });
+    expect((await f.db.selectFrom('users').select('failed_attempts').executeTakeFirstOrThrow()).failed_attempts).toBe(
+      2,
+    );
+  });
+
+  it('attempts still in flight hold the lock: the 11th is refused before its credential is checked', async () => {
+    const { user } = await makeUser(f.db, 'alice');
+    const inFlight = [];
+    for (let i = 0; i < 10; i++) inFlight.push(await reserveAccountAttempt(f.db, user.id));
+    expect(await reserveAccountAttempt(f.db, user.id)).toBeUndefined();
+    // One of them turns out right: its own reservation and the ones before it are released.
+    await settleSuccess(f.db, { windows: [], account: inFlight[4] }, { clearAccount: true });
+    expect(
+      await f.db.selectFrom('users').select(['failed_attempts', 'locked_until']).executeTakeFirstOrThrow(),
+    ).toEqual({
+      failed_attempts: 5,
+      locked_until: null,
+    });
+    expect(await reserveAccountAttempt(f.db, user.id)).toBeDefined();
   });
 });

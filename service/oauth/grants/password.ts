@@ -4,7 +4,7 @@
 // A public client naming itself by client_id alone is refused (unauthorized_client): a public
 // client_id is no credential, so anyone could mint password-grant tokens in that app's name.
 // Scripts that have no application send no client_id at all.
-import { API_SCOPES } from '../../domain/scopes';
+import { API_SCOPES, userGrantableScopes } from '../../domain/scopes';
 import { issueAccessToken } from '../../domain/oauth-tokens';
 import { checkPassword } from '../../domain/sign-in';
 import { twoFactorEnabled } from '../../domain/users';
@@ -21,7 +21,7 @@ export async function handler({ db, params, client, address }: GrantContext): Pr
   const { username, password } = params;
   if (!username || !password) throw new InvalidRequest();
   if (client?.method === 'none') throw new UnauthorizedClient();
-  const scopes = resolveScopes(params.scope, client?.application.scopes ?? API_SCOPES);
+  const scopes = resolveScopes(params.scope, userGrantableScopes(client?.application.scopes ?? API_SCOPES));
   const result = await checkPassword(db, { login: username, password, address });
   if (!result.ok) {
     if (result.reason === 'rate_limited') throw new TooManyRequests(result.throttle);

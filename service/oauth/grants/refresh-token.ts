@@ -5,7 +5,9 @@
 //
 // Retry vs. replay (contract §2 "Refresh retries"): the token presented again by its own client
 // within `refreshReuseLeeway` seconds of its rotation (or while in flight during it) is a retry
-// after a lost response or a race — it gets a fresh pair and revokes nothing. That pair is
+// after a lost response or a race — it gets a fresh pair and revokes nothing — while the token it
+// was rotated into has not been presented, and at most REFRESH_RETRY_BUDGET (2) times per
+// rotation; past either, the presentation is a replay, even inside the leeway. That pair is
 // another child of the presented token (parent_id = its row, same family), so a later replay of
 // the token still revokes every pair handed out for it, retries included. With the leeway at 0,
 // a request already in flight when the token got rotated lost a race: refused, nothing revoked.

@@ -4,7 +4,9 @@ import swagger from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
+import { acceptEmptyJsonBodies } from '../../http/empty-json-body';
 import { rejectArraysForScalars } from '../../http/scalar-params';
+import { auditEventRoutes, auditEventSchema } from './audit-events';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
 import { metadataRoutes, metadataSchema } from './metadata';
 import { namespaceRoutes } from './namespaces';
@@ -20,9 +22,17 @@ import {
   notificationSettingsRoutes,
   notificationSettingsSchema,
 } from './notification-settings';
+import {
+  personalAccessTokenRoutes,
+  personalAccessTokenSchema,
+  personalAccessTokenWithLastUsedIpsSchema,
+  personalAccessTokenWithTokenSchema,
+} from './personal-access-tokens';
+import { applicationRoutes, applicationSchema, applicationWithSecretSchema } from './applications';
 import { eventsSchema } from './schemas';
 import { openapiRoutes } from './openapi';
 import { currentUserSchema, userRoutes } from './user';
+import { userBasicSchema, userDetailsWithAdminSchema, userSchema, usersRoutes, userWithAdminSchema } from './users';
 
 const SCOPE_DESCRIPTIONS = {
   api: 'Complete read/write access to the API',
@@ -33,6 +43,7 @@ const SCOPE_DESCRIPTIONS = {
 export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, config }) => {
   // Not `...options`: those carry this plugin's own prefix, which children must not repeat.
   const ctx: AppContext = { db, config };
+  acceptEmptyJsonBodies(app);
   await app.register(swagger, {
     // Shared schemas become components named by their $id (Group, Project, …), not def-0, def-1.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -79,6 +90,10 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
                 refreshUrl: `${config.publicUrl}/oauth/token`,
                 scopes: SCOPE_DESCRIPTIONS,
               },
+              clientCredentials: {
+                tokenUrl: `${config.publicUrl}/oauth/token`,
+                scopes: { notify: "An application's own token: the notification recipients API" },
+              },
             },
           },
         },
@@ -105,6 +120,16 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     notificationSourceSchema,
     notificationRecipientsSchema,
     effectiveNotificationSettingsSchema,
+    personalAccessTokenSchema,
+    personalAccessTokenWithLastUsedIpsSchema,
+    personalAccessTokenWithTokenSchema,
+    userBasicSchema,
+    userSchema,
+    userWithAdminSchema,
+    userDetailsWithAdminSchema,
+    auditEventSchema,
+    applicationSchema,
+    applicationWithSecretSchema,
   ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
@@ -116,5 +141,9 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(namespaceRoutes, ctx);
     await authenticated.register(metadataRoutes);
     await authenticated.register(notificationRecipientsRoutes, ctx);
+    await authenticated.register(personalAccessTokenRoutes, ctx);
+    await authenticated.register(usersRoutes, ctx);
+    await authenticated.register(auditEventRoutes, ctx);
+    await authenticated.register(applicationRoutes, ctx);
   });
 };

@@ -1,19 +1,16 @@
 // Notification recipients (contract §4, Lanyard's own): POST /projects/:id/notification_recipients
-// and /groups/:id/notification_recipients (admin tokens), and GET …/notification_settings/effective
-// for the caller. The rules live in domain/notification-recipients; this file maps HTTP to them.
+// and /groups/:id/notification_recipients (an administrator's token, or an application's own token
+// with the `notify` scope), and GET …/notification_settings/effective
+// for the caller. The rules live in domain/notifications/; this file maps HTTP to them.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import {
-  effectiveSettings,
-  parseRecipientsRequest,
-  RecipientsInputError,
-  type RecipientTarget,
-  resolveRecipients,
-} from '../../domain/notification-recipients';
-import { NOTIFICATION_EVENTS, NOTIFICATION_LEVELS } from '../../domain/notification-settings';
-import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
+import { effectiveSettings } from '../../domain/notifications/effective';
+import { parseRecipientsRequest, type RecipientTarget, resolveRecipients } from '../../domain/notifications/recipients';
+import { NOTIFICATION_EVENTS, NOTIFICATION_LEVELS } from '../../domain/notifications/settings';
+import { NOTIFY_SCOPE } from '../../domain/scopes';
+import { APPLICATION_VIEWER, findVisibleGroup, findVisibleProject, type Viewer } from '../../domain/visibility';
 import { principalOf } from '../../http/authenticate';
-import { ApiError, apiNotFound, forbidden } from '../../http/errors';
+import { apiNotFound, forbidden } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import { authErrorResponses, badRequestResponse, idParams, notFoundResponse } from './schemas';
 
@@ -92,9 +89,12 @@ const recipientsParams = {
 export const notificationRecipientsRoutes: FastifyPluginAsync<AppContext> = async (app, { db }) => {
   const tags = ['notification_settings'];
 
-  async function targetOf(request: FastifyRequest, kind: 'group' | 'project'): Promise<RecipientTarget> {
+  async function targetOf(
+    request: FastifyRequest,
+    kind: 'group' | 'project',
+    viewer: Viewer,
+  ): Promise<RecipientTarget> {
     const { id } = request.params as { id: string };
-    const viewer = principalOf(request).user;
     if (kind === 'group') {
       const group = await findVisibleGroup(db, viewer, id);
       if (!group) throw apiNotFound('Group');
@@ -112,9 +112,10 @@ export const notificationRecipientsRoutes: FastifyPluginAsync<AppContext> = asyn
     app.post(
       `${base}/notification_recipients`,
       {
+        config: { applicationScope: NOTIFY_SCOPE },
         schema: {
           operationId: `resolve${what}NotificationRecipients`,
-          summary: `Who is notified of an event on a ${kind}, at which address and why (admins only)`,
+          summary: `Who is notified of an event on a ${kind}, at which address and why (admins, or an application token with notify)`,
           tags,
           params: idParams(kind),
           querystring: recipientsParams,
@@ -128,17 +129,13 @@ export const notificationRecipientsRoutes: FastifyPluginAsync<AppContext> = asyn
         },
       },
       async (request, reply) => {
+        // An application's own token got here only holding notify (config.applicationScope).
+        const viewer = request.apiApplication ? APPLICATION_VIEWER : principalOf(request).user;
         // Refused before the look-up: a non-admin learns nothing about the target.
-        if (!principalOf(request).user.is_admin) throw forbidden();
-        const target = await targetOf(request, kind);
-        try {
-          const parsed = parseRecipientsRequest(mergedParams(request));
-          const recipients = await resolveRecipients(db, target, parsed);
-          return reply.code(200).send({ recipients });
-        } catch (err) {
-          if (err instanceof RecipientsInputError) throw new ApiError(400, { error: err.message });
-          throw err;
-        }
+        if (!viewer.is_admin) throw forbidden();
+        const target = await targetOf(request, kind, viewer);
+        const recipients = await resolveRecipients(db, target, parseRecipientsRequest(mergedParams(request)));
+        return reply.code(200).send({ recipients });
       },
     );
 
@@ -160,8 +157,7 @@ export const notificationRecipientsRoutes: FastifyPluginAsync<AppContext> = asyn
       },
       async (request) => {
         const user = principalOf(request).user;
-        const { chain: _chain, ...view } = await effectiveSettings(db, user, await targetOf(request, kind));
-        return view;
+        return effectiveSettings(db, user, await targetOf(request, kind, user));
       },
     );
   }

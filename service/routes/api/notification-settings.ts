@@ -1,23 +1,22 @@
 // Notification settings: GET|PUT /notification_settings (global), /groups/:id/… and
 // /projects/:id/… (`:id` numeric or URL-encoded full path). Scope api, or read_api for GET.
-// Validation and the write live in domain/notification-settings; this file maps HTTP to it.
+// Validation and the write live in domain/notifications/settings; this file maps HTTP to it.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { principalOf } from '../../http/authenticate';
-import { ApiError, apiNotFound } from '../../http/errors';
+import { apiAuditActor, principalOf } from '../../http/authenticate';
+import { apiNotFound } from '../../http/errors';
 import { mergedParams } from '../../shared/params';
 import {
   getNotificationSettings,
   getVisibleNotificationSettings,
   globalNotificationSettingsView,
-  InvalidParameterError,
   NOTIFICATION_EVENTS,
   NOTIFICATION_LEVELS,
   parseNotificationSettingsUpdate,
   updateNotificationSettings,
   updateVisibleNotificationSettings,
   type NotificationSource,
-} from '../../domain/notification-settings';
+} from '../../domain/notifications/settings';
 import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
 import { authErrorResponses, badRequestResponse, booleanParam, idParams, notFoundResponse } from './schemas';
 
@@ -93,11 +92,6 @@ const updateParams = (kind: NotificationSource['kind']) =>
       ),
     },
   }) as const;
-
-/** GitLab reports an uncoercible parameter as {"error":"<param> is invalid"}. */
-function asApiError(err: unknown): unknown {
-  return err instanceof InvalidParameterError ? new ApiError(400, { error: err.message }) : err;
-}
 
 const OPERATION_NAMES = {
   global: 'GlobalNotificationSettings',
@@ -189,23 +183,17 @@ export const notificationSettingsRoutes: FastifyPluginAsync<AppContext> = async 
             update = parseNotificationSettingsUpdate(mergedParams(request), { kind, id: 0 });
           } catch (err) {
             await sourceOf(request, kind);
-            throw asApiError(err);
+            throw err;
           }
           const { id } = request.params as { id: string };
-          const view = await updateVisibleNotificationSettings(db, user, kind, id, update).catch((err) => {
-            throw asApiError(err);
-          });
+          const view = await updateVisibleNotificationSettings(db, user, kind, id, update, apiAuditActor(request));
           if (!view) throw apiNotFound(what);
           return view;
         }
         const source = await sourceOf(request, kind);
-        try {
-          // Everything is validated before anything is written: a rejected request changes nothing.
-          const update = parseNotificationSettingsUpdate(mergedParams(request), source);
-          return await updateNotificationSettings(db, user, source, update);
-        } catch (err) {
-          throw asApiError(err);
-        }
+        // Everything is validated before anything is written: a rejected request changes nothing.
+        const update = parseNotificationSettingsUpdate(mergedParams(request), source);
+        return updateNotificationSettings(db, user, source, update, apiAuditActor(request));
       },
     );
   }

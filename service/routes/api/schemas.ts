@@ -1,7 +1,7 @@
 // JSON schemas shared by the /api/v4 routes: they validate requests, serialise responses (as an
 // allow-list) and become the OpenAPI document, so the three never drift apart.
 import { BOOLEAN_PARAM_VALUES } from '../../domain/booleans';
-import { NOTIFICATION_EVENTS } from '../../domain/notification-settings';
+import { NOTIFICATION_EVENTS } from '../../domain/notifications/settings';
 
 const errorProperties = {
   message: { description: 'GitLab-style error: a string, or field errors ({"field": ["…"]})' },

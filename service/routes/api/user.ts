@@ -11,7 +11,7 @@ const dateTime = { type: 'string', format: 'date-time', nullable: true } as cons
 const bool = { type: 'boolean' } as const;
 
 /** GitLab's API::Entities::UserPublic (plus is_admin for admins). Profile fields Lanyard does not store are empty, as GitLab's defaults. */
-const currentUserProperties = {
+export const currentUserProperties = {
   id: { type: 'integer' },
   username: str,
   name: str,

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { createDeviceGrant } from '../../domain/device-grants';
+import { userGrantableScopes } from '../../domain/scopes';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest } from '../../oauth/errors';
 import { resolveScopes } from '../../oauth/scope';
@@ -34,7 +35,7 @@ export async function authorizeDeviceRoutes(app: FastifyInstance, { db, config }
       const credentials = readClientCredentials(request, params);
       if (!credentials) throw new InvalidClient();
       const { application } = await authenticateClient(db, credentials, request.ip);
-      const scopes = resolveScopes(stringParam(params, 'scope'), application.scopes);
+      const scopes = resolveScopes(stringParam(params, 'scope'), userGrantableScopes(application.scopes));
       const grant = await createDeviceGrant(db, { applicationId: application.id, scopes });
       // Read per request: the base URL is known only once the server listens on an ephemeral port.
       const verificationUri = `${config.publicUrl}/oauth/device`;

@@ -22,10 +22,9 @@ import {
 import { AccessDenied, ConsentRequired, InvalidRequest, LoginRequired } from '../../oauth/errors';
 import { csrfRejected, errorPage as sharedErrorPage } from '../../pages/common';
 import { Button, CsrfField } from '../../pages/components';
+import { requireSignIn, SIGN_IN_PATH, signedInWith } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
 import { Layout, redirect, sendPage } from '../../pages/layout';
-
-const SIGN_IN_PATH = '/users/sign_in';
 
 /** When the user signed in: the session's record, else (sessions from before it was kept) the user's. */
 function authTimeOf(session: WebSession, user: User): Date | undefined {
@@ -83,9 +82,8 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
 
-    const user = await sessions.userOf(session);
-    const signedIn = session && user && user.state === 'active';
-    const authTime = signedIn ? authTimeOf(session, user) : undefined;
+    const signedIn = await signedInWith(sessions, session);
+    const authTime = signedIn ? authTimeOf(signedIn.session, signedIn.user) : undefined;
     // OIDC Core §3.1.2.1: prompt=login, or a sign-in older than max_age, asks for a fresh sign-in.
     const forceSignIn =
       req.prompt.has('login') ||
@@ -93,14 +91,14 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     if (!signedIn || forceSignIn) {
       if (req.prompt.has('none'))
         return redirect(reply, errorRedirect(req.redirectUri, new LoginRequired(), req.state));
-      const s = await sessions.ensure(request, reply);
-      // Back to this URL after sign-in (our own path: request.url is path and query only); without
-      // prompt=login and max_age once they have been honoured, or the sign-in would never end.
-      s.data.return_to = forceSignIn ? withoutReauthParams(request.url) : request.url;
-      if (signedIn) s.data.reauthenticate = true;
-      await sessions.save(s, reply);
-      return redirect(reply, SIGN_IN_PATH);
+      // Back to this URL after sign-in; without prompt=login and max_age once they have been
+      // honoured, or the sign-in would never end.
+      return requireSignIn(sessions, request, reply, {
+        returnTo: forceSignIn ? withoutReauthParams(request.url) : request.url,
+        reauthenticate: signedIn !== undefined,
+      });
     }
+    const { user } = signedIn;
     const skipConsent =
       !req.prompt.has('consent') &&
       (req.application.trusted ||
@@ -114,12 +112,12 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
             userId: user.id,
             scopes: req.scopes,
           }))));
-    if (skipConsent) return issueCode(reply, req, session, user);
+    if (skipConsent) return issueCode(reply, req, signedIn.session, user);
     // The consent page would be needed, and the client asked for no interaction.
     if (req.prompt.has('none'))
       return redirect(reply, errorRedirect(req.redirectUri, new ConsentRequired(), req.state));
 
-    const token = await sessions.csrfToken(session);
+    const token = await sessions.csrfToken(signedIn.session);
     return sendPage(
       reply,
       200,
@@ -162,13 +160,13 @@ export async function authorizeRoutes(app: FastifyInstance, { db }: AppContext) 
     const params = mergedParams(request);
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
-    const user = await sessions.userOf(session);
-    if (!session || !user || user.state !== 'active') return redirect(reply, SIGN_IN_PATH);
+    const signedIn = await signedInWith(sessions, session);
+    if (!signedIn) return redirect(reply, SIGN_IN_PATH);
     const req = await validateAuthorizeRequest(db, params);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect') return redirect(reply, errorRedirect(req.redirectUri, req.error, req.state));
     const decision = stringParam(params, 'decision');
-    if (decision === 'authorize') return issueCode(reply, req, session, user);
+    if (decision === 'authorize') return issueCode(reply, req, signedIn.session, signedIn.user);
     const error = decision === 'deny' ? new AccessDenied() : new InvalidRequest();
     return redirect(reply, errorRedirect(req.redirectUri, error, req.state));
   });

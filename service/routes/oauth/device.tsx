@@ -2,27 +2,21 @@
 // sees the application and its scopes, and authorizes or denies it. verification_uri_complete
 // (?user_code=) only pre-fills the form: approving still takes the person's click (§5.4).
 // Wrong codes count per web session (5 a minute) and per address (the shared credential limit).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { findApplicationById } from '../../domain/applications';
-import {
-  decideDeviceGrant,
-  findPendingDeviceGrant,
-  recordUserCodeFailure,
-  userCodeRetryAfter,
-} from '../../domain/device-grants';
+import { decideDeviceGrant, checkUserCode } from '../../domain/device-grants';
 import { SCOPE_DESCRIPTIONS, sortScopes, type Scope } from '../../domain/scopes';
 import type { WebSession } from '../../domain/sessions';
-import { findUserById } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, TextField } from '../../pages/components';
+import { currentUser, requireSignIn, SIGN_IN_PATH } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
-import { Layout, type PageUser, redirect, seeOther, sendPage } from '../../pages/layout';
+import { Layout, type PageUser, seeOther, sendPage } from '../../pages/layout';
 import { mergedParams, stringParam } from '../../shared/params';
 
-const SIGN_IN_PATH = '/users/sign_in';
 const DEVICE_PATH = '/oauth/device';
 const DEVICE_FORM = formRouteOptions({ strings: ['user_code', 'decision'] });
 
@@ -33,13 +27,6 @@ const AUTHORIZED = 'Device successfully authorized';
 
 export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
-
-  /** The signed-in, active user and their session, or undefined. */
-  async function signedIn(request: FastifyRequest) {
-    const session = await sessions.read(request);
-    const user = session?.userId ? await findUserById(db, session.userId) : undefined;
-    return session && user?.state === 'active' ? { session, user } : undefined;
-  }
 
   async function codeForm(
     reply: FastifyReply,
@@ -77,14 +64,9 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
   }
 
   app.get(DEVICE_PATH, async (request, reply) => {
-    const current = await signedIn(request);
-    if (!current) {
-      // Back to this exact URL (with its user_code) after sign-in: our own path and query only.
-      const s = await sessions.ensure(request, reply);
-      s.data.return_to = request.url;
-      await sessions.save(s, reply);
-      return redirect(reply, SIGN_IN_PATH);
-    }
+    const current = await currentUser(sessions, request);
+    // Back to this exact URL (with its user_code) after sign-in.
+    if (!current) return requireSignIn(sessions, request, reply);
     const userCode = stringParam(mergedParams(request), 'user_code');
     return codeForm(reply, current.session, current.user, 200, { userCode });
   });
@@ -93,14 +75,15 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     const params = mergedParams(request);
     const session = await sessions.read(request);
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
-    const current = await signedIn(request);
+    const current = await currentUser(sessions, request);
     if (!current) return seeOther(reply, SIGN_IN_PATH);
     const { user } = current;
     const userCode = stringParam(params, 'user_code') ?? '';
 
-    // Checked before the look-up: while blocked, a right code does not get through either.
-    const retryAfter = await userCodeRetryAfter(db, current.session.id, request.ip);
-    if (retryAfter !== undefined) {
+    // Counted before the look-up: while blocked, a right code does not get through either.
+    const checked = await checkUserCode(db, { sessionId: current.session.id, address: request.ip, userCode });
+    if (!checked.ok) {
+      const { retryAfter } = checked.throttle;
       reply.header('retry-after', String(retryAfter));
       return sendPage(
         reply,
@@ -112,11 +95,8 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
         </Layout>,
       );
     }
-    const grant = await findPendingDeviceGrant(db, userCode);
-    if (!grant) {
-      await recordUserCodeFailure(db, current.session.id, request.ip);
-      return codeForm(reply, current.session, user, 400, { userCode, error: INVALID_USER_CODE });
-    }
+    const { grant } = checked;
+    if (!grant) return codeForm(reply, current.session, user, 400, { userCode, error: INVALID_USER_CODE });
     if (grant.expired) return codeForm(reply, current.session, user, 400, { error: EXPIRED_USER_CODE });
     const application = await findApplicationById(db, grant.application_id);
     if (!application) return codeForm(reply, current.session, user, 400, { error: INVALID_USER_CODE });

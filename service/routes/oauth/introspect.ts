@@ -50,12 +50,13 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
       active: true,
       scope: formatScopes(t.scopes),
       client_id: t.clientId ?? undefined,
-      username: t.user.username,
+      // An application's own token (client_credentials) has no user: no username, no sub.
+      username: t.user?.username,
       token_type: inspected.kind === 'access_token' ? 'Bearer' : 'refresh_token',
       // A refresh token lives until used or revoked: no exp.
       exp: inspected.kind === 'access_token' ? Math.floor(t.expiresAt.getTime() / 1000) : undefined,
       iat: Math.floor(t.createdAt.getTime() / 1000),
-      sub: String(t.user.id),
+      sub: t.user ? String(t.user.id) : undefined,
       aud: t.clientId ?? undefined,
       iss: config.publicUrl,
     });

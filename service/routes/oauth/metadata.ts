@@ -76,7 +76,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       userinfo_endpoint: `${issuer}/oauth/userinfo`,
       jwks_uri: `${issuer}/oauth/discovery/keys`,
       device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
-      scopes_supported: [...ALL_SCOPES],
+      // offline_access: accepted with openid, a no-op (the code flow returns a refresh token anyway).
+      scopes_supported: [...ALL_SCOPES, 'offline_access'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: [...GRANTS.keys()],

@@ -11,7 +11,7 @@ import { InvalidToken } from '../../oauth/errors';
 const tokenInfoSchema = {
   type: 'object',
   properties: {
-    resource_owner_id: { type: 'integer' },
+    resource_owner_id: { type: ['integer', 'null'] },
     scope: { type: 'array', items: { type: 'string' } },
     expires_in: { type: 'integer' },
     application: {
@@ -43,9 +43,10 @@ export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) 
   app.get('/oauth/token/info', { schema: { response: { 200: tokenInfoSchema } } }, async (request, reply) => {
     const token = bearerToken(request.headers.authorization, request.query);
     // The same look-up as API authentication, and its blocked-user rule (the API answers 403):
-    // a blocked user's token is not valid here either.
+    // a blocked user's token is not valid here either. An application's own token
+    // (client_credentials) has no resource owner: null, as Doorkeeper answers.
     const row = token ? await findTokenRecord(db, 'oauth_access_token', token) : undefined;
-    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked || row.user.state !== 'active') {
+    if (row?.kind !== 'oauth_access_token' || row.expired || row.revoked || (row.user && row.user.state !== 'active')) {
       const err = new InvalidToken();
       err.headers['WWW-Authenticate'] =
         'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
@@ -55,7 +56,7 @@ export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) 
     const remaining = Math.max(0, Math.round((row.expiresAt.getTime() - Date.now()) / 1000));
     const scopes = sortScopes(row.scopes);
     return reply.header('cache-control', 'no-store').send({
-      resource_owner_id: row.user.id,
+      resource_owner_id: row.user?.id ?? null,
       scope: scopes,
       expires_in: remaining,
       application: { uid: application?.uid ?? null },

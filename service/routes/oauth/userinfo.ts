@@ -36,13 +36,14 @@ export async function userinfoRoutes(app: FastifyInstance, { db, config }: OAuth
     if (inspected.status === 'expired') throw invalidToken(INVALID.expired);
     if (inspected.status === 'revoked') throw invalidToken(INVALID.revoked);
     if (inspected.status !== 'live' || !inspected.token) throw invalidToken(INVALID.unknown);
-    if (!inspected.token.scopes.includes('openid')) {
+    const { user, scopes } = inspected.token;
+    // An application's own token never holds openid (client_credentials refuses it), nor a user.
+    if (!scopes.includes('openid') || !user) {
       const err = new OAuthError('insufficient_scope', 403, INSUFFICIENT_SCOPE);
       err.headers['WWW-Authenticate'] =
         `Bearer realm="${REALM}", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="openid"`;
       throw err;
     }
-    const { user, scopes } = inspected.token;
     return reply.send(await userClaims(db, user, scopes, config.publicUrl, 'userinfo'));
   }
   app.get('/oauth/userinfo', handler);

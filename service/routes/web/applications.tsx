@@ -25,6 +25,7 @@ import {
   CheckboxGroup,
   CsrfField,
   type FieldError,
+  fieldErrorOf,
   type Flash,
   LinkButton,
   ShownOnce,
@@ -71,7 +72,7 @@ const BUTTON_FORM = formRouteOptions({ strings: [] }, uidParams);
 
 export async function applicationRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   async function listPage(
     reply: FastifyReply,
@@ -306,12 +307,10 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       return redirectWithFlash(app, reply, r.session, BASE, { notice: 'The application was created.' }, shown);
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid') {
-        const field = /scope/.test(err.message)
-          ? 'app_scopes'
-          : /redirect|uri/i.test(err.message)
-            ? 'app_redirect_uri'
-            : 'app_name';
-        return listPage(reply, r, { status: 422, errors: [{ field, message: err.message }], values });
+        const errors = [
+          fieldErrorOf(err, { name: 'app_name', redirect_uri: 'app_redirect_uri', scopes: 'app_scopes' }),
+        ];
+        return listPage(reply, r, { status: 422, errors, values });
       }
       throw err;
     }

@@ -1,27 +1,31 @@
 // Server-rendered pages: sign-in and sign-out, the account pages (applications, access tokens,
-// two-factor, password, notifications) and the stylesheet. (The consent page is
+// two-factor, password, notifications, e-mails), the forgotten-password pages and the stylesheet. (The consent page is
 // GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
+import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from '../../pages/current-user';
 import { redirect } from '../../pages/layout';
 import { applicationRoutes } from './applications';
 import { assetRoutes } from './assets';
+import { emailRoutes } from './emails';
 import { notificationRoutes } from './notifications';
 import { passwordRoutes } from './password';
+import { passwordResetRoutes } from './password-reset';
 import { personalAccessTokenRoutes } from './personal-access-tokens';
 import { twoFactorRoutes } from './two-factor';
-import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from './current-user';
 import { signInRoutes } from './sign-in';
 
 export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await assetRoutes(app);
   await signInRoutes(app, ctx);
+  await passwordResetRoutes(app, ctx);
   await applicationRoutes(app, ctx);
   await personalAccessTokenRoutes(app, ctx);
   await twoFactorRoutes(app, ctx);
   await passwordRoutes(app, ctx);
   await notificationRoutes(app, ctx);
+  await emailRoutes(app, ctx);
   app.get('/', async (request, reply) =>
-    redirect(reply, (await currentUser(app, ctx.db, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
+    redirect(reply, (await currentUser(app.sessions, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
   );
 };

@@ -5,18 +5,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { NotificationLevel } from '../../db/schema';
 import { DomainError } from '../../domain/errors';
-import { findGroupById, findProjectById } from '../../domain/namespaces';
 import {
   getNotificationSettings,
-  listNotificationTargets,
   NOTIFICATION_LEVELS,
   type NotificationSettingsUpdate,
   type NotificationSource,
-  type NotificationTarget,
   updateNotificationSettingsAudited,
-} from '../../domain/notification-settings';
+} from '../../domain/notifications/settings';
+import { listNotificationTargets, type NotificationTarget } from '../../domain/notifications/targets';
 import { verifiedEmails } from '../../domain/users';
-import { canSeeGroup, canSeeProject } from '../../domain/visibility';
+import { findVisibleGroup, findVisibleProject } from '../../domain/visibility';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, Select } from '../../pages/components';
@@ -208,7 +206,8 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
         },
       );
     } catch (err) {
-      if (err instanceof DomainError && err.kind === 'invalid')
+      // The domain error names its field: the e-mail is the only one this form can get wrong there.
+      if (err instanceof DomainError && err.details?.notification_email)
         return page(reply, r, {
           status: 422,
           errors: [
@@ -230,12 +229,8 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
       const kind = request.params.kind === 'groups' ? 'group' : 'project';
       const visible =
         kind === 'group'
-          ? await findGroupById(db, id).then(async (g) =>
-              g && (await canSeeGroup(db, r.user, g)) ? g.full_path : undefined,
-            )
-          : await findProjectById(db, id).then(async (p) =>
-              p && (await canSeeProject(db, r.user, p)) ? p.path_with_namespace : undefined,
-            );
+          ? (await findVisibleGroup(db, r.user, String(id)))?.full_path
+          : (await findVisibleProject(db, r.user, String(id)))?.path_with_namespace;
       if (!visible) return page(reply, r, { status: 404, flash: { alert: `That ${kind} was not found.` } });
       const level = stringParam((request.body ?? {}) as Record<string, unknown>, 'level') ?? '';
       if (!(NOTIFICATION_LEVELS as readonly string[]).includes(level))

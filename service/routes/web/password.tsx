@@ -14,6 +14,7 @@ import {
   accountGuardFor,
   auditActor,
   currentPasswordRefusal,
+  mailSettingsOf,
   pendingFlash,
   redirectWithFlash,
 } from './account';
@@ -24,7 +25,7 @@ const FORM = formRouteOptions({ strings: ['user[password]', 'user[new_password]'
 
 export async function passwordRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   async function page(
     reply: FastifyReply,
@@ -101,8 +102,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     // The form's own problems first: no password hash is spent on a form that cannot succeed.
     const errors: FieldError[] = [];
     const problem = passwordProblem(next);
-    if (problem)
-      errors.push({ field: 'user_new_password', message: `New password ${problem.replace(/^password /, '')}` });
+    if (problem) errors.push({ field: 'user_new_password', message: `New password ${problem}` });
     else if (next !== confirmation)
       errors.push({
         field: 'user_password_confirmation',
@@ -113,7 +113,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     if (refused) return page(reply, r, refused);
     // Ends every session of the user, this one too, in the password's own transaction; the fresh
     // session below keeps this browser signed in.
-    await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor);
+    await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor, mailSettingsOf(context.config));
     const session = await app.sessions.signIn(request, reply, r.user.id);
     return redirectWithFlash(app, reply, session, EDIT, {
       notice: 'Password was successfully updated. Other sessions have been signed out.',

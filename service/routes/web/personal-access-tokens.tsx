@@ -11,7 +11,7 @@ import {
   revokePersonalAccessToken,
   selfServiceExpiryProblem,
 } from '../../domain/personal-access-tokens';
-import { ALL_SCOPES, isScope, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
+import { ALL_SCOPES, isScope, SCOPE_DESCRIPTIONS, userGrantableScopes } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import {
@@ -19,6 +19,7 @@ import {
   CheckboxGroup,
   CsrfField,
   type FieldError,
+  fieldErrorOf,
   type Flash,
   formatDate,
   LinkButton,
@@ -28,7 +29,14 @@ import {
 } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
+import {
+  type AccountRequest,
+  accountGuardFor,
+  auditActor,
+  mailSettingsOf,
+  pendingFlash,
+  redirectWithFlash,
+} from './account';
 
 const BASE = '/-/user_settings/personal_access_tokens';
 const F = 'personal_access_token';
@@ -116,7 +124,11 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
               id="token_scopes"
               name={`${F}[scopes][]`}
               legend="Scopes"
-              options={ALL_SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_DESCRIPTIONS[s] }))}
+              options={userGrantableScopes(ALL_SCOPES).map((s) => ({
+                value: s,
+                label: s,
+                hint: SCOPE_DESCRIPTIONS[s],
+              }))}
               checked={values.scopes}
               error={err('token_scopes')}
             />
@@ -170,7 +182,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
     );
   }
 
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
   const notFound = (reply: FastifyReply, r: AccountRequest) =>
     page(reply, r, { status: 404, flash: { alert: 'That personal access token was not found.' } });
 
@@ -208,6 +220,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
         scopes: values.scopes,
         expiresAt: values.expiresAt,
         actor: auditActor(r.user, request).actor,
+        mail: mailSettingsOf(context.config),
       });
       return redirectWithFlash(
         app,
@@ -219,7 +232,11 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return page(reply, r, { status: 422, errors: [{ field: 'token_name', message: err.message }], values });
+        return page(reply, r, {
+          status: 422,
+          errors: [fieldErrorOf(err, { name: 'token_name', expires_at: 'token_expires_at', scopes: 'token_scopes' })],
+          values,
+        });
       throw err;
     }
   });

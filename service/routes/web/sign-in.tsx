@@ -9,9 +9,11 @@ import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, TextField } from '../../pages/components';
+import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from '../../pages/current-user';
+import { takeFlash } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, redirect, sendPage } from '../../pages/layout';
-import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from './current-user';
+import { NEW_PASSWORD_PATH } from './password-reset';
 
 /** How long the TOTP step may follow the password step. */
 const OTP_STEP_SECONDS = 300;
@@ -28,10 +30,12 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   const sessions = app.sessions;
 
   async function passwordForm(reply: FastifyReply, session: WebSession, status = 200, error?: string, login = '') {
+    // A message left by the page before (e.g. "check your e-mail" after a password reset request).
+    const flash = error ? { alert: error } : (await takeFlash(sessions, session, SIGN_IN_PATH, reply)).flash;
     return sendPage(
       reply,
       status,
-      <Layout title="Sign in" variant="card" flash={error ? { alert: error } : undefined}>
+      <Layout title="Sign in" variant="card" flash={flash}>
         <form method="post" action={SIGN_IN_PATH}>
           <CsrfField token={await sessions.csrfToken(session)} />
           <TextField
@@ -53,6 +57,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
           />
           <div class="actions">
             <Button>Sign in</Button>
+            <a href={NEW_PASSWORD_PATH}>Forgot your password?</a>
           </div>
         </form>
       </Layout>,
@@ -115,12 +120,10 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   }
 
   app.get(SIGN_IN_PATH, async (request, reply) => {
-    const signedIn = await currentUser(app, db, request);
-    const existing = signedIn ? await sessions.read(request) : undefined;
+    const signedIn = await currentUser(sessions, request);
     // prompt=login / max_age asked for a fresh sign-in: show the form to the signed-in user too.
-    if (signedIn && existing && !existing.data.reauthenticate) {
-      const session = existing;
-      return redirect(reply, safeReturnTo(session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN);
+    if (signedIn && !signedIn.session.data.reauthenticate) {
+      return redirect(reply, safeReturnTo(signedIn.session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN);
     }
     const session = await sessions.ensure(request, reply);
     return passwordForm(reply, session);
@@ -162,9 +165,9 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
   });
 
   app.get('/users/sign_out', async (request, reply) => {
-    const user = await currentUser(app, db, request);
-    if (!user) return redirect(reply, SIGN_IN_PATH);
-    const session = (await sessions.read(request))!;
+    const current = await currentUser(sessions, request);
+    if (!current) return redirect(reply, SIGN_IN_PATH);
+    const { user, session } = current;
     const csrf = await sessions.csrfToken(session);
     return sendPage(
       reply,

@@ -24,6 +24,7 @@ import {
   accountGuardFor,
   auditActor,
   currentPasswordRefusal,
+  mailSettingsOf,
   pendingFlash,
   redirectWithFlash,
 } from './account';
@@ -37,7 +38,7 @@ const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
 
 export async function twoFactorRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
-  const guard = accountGuardFor(app, context);
+  const guard = accountGuardFor(app);
 
   /** The secret being enrolled: the one in the session, or a new one kept there. */
   async function pendingSecret(r: AccountRequest): Promise<string> {
@@ -227,7 +228,10 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     if (!twoFactorEnabled(r.user))
       return page(reply, r, { status: 409, flash: { alert: 'Enable two-factor authentication first.' } });
     if (!(await passwordOk(request, reply, r, 'regenerate_current_password'))) return reply;
-    const codes = await regenerateRecoveryCodes(db, r.user.id, auditActor(r.user, request));
+    const codes = await regenerateRecoveryCodes(db, r.user.id, {
+      ...auditActor(r.user, request),
+      mail: mailSettingsOf(context.config),
+    });
     return redirectWithFlash(app, reply, r.session, BASE, { notice: 'New recovery codes were generated.' }, codes);
   });
 
@@ -237,7 +241,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     if (!twoFactorEnabled(r.user))
       return page(reply, r, { status: 409, flash: { alert: 'Two-factor authentication is not enabled.' } });
     if (!(await passwordOk(request, reply, r, 'disable_current_password'))) return reply;
-    await disableTwoFactor(db, r.user.id, auditActor(r.user, request));
+    await disableTwoFactor(db, r.user.id, { ...auditActor(r.user, request), mail: mailSettingsOf(context.config) });
     return redirectWithFlash(app, reply, r.session, BASE, { notice: 'Two-factor authentication has been disabled.' });
   });
 }

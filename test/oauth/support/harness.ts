@@ -6,7 +6,7 @@ import type { Config } from '../../../service/config';
 import type { Db } from '../../../service/db/schema';
 import { registerApplication, type RegisterApplicationInput } from '../../../service/domain/applications';
 import { setTwoFactor, createUser, setUserState } from '../../../service/domain/users';
-import { totp } from '../../../service/domain/totp';
+import { totp } from '../../support/totp';
 import { testConfig, testKeyRing } from '../../support/app';
 import { createTestDatabase, type TestDatabase } from '../../support/db';
 

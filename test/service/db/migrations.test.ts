@@ -1,18 +1,21 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateDownToEmpty, migrateToLatest, migrationStatus } from '../../../service/db/migrator';
+import { migrateToLatest, migrationStatus } from '../../../service/db/migrator';
+import { migrateDownToEmpty } from '../../support/db';
 import { migrations } from '../../../migrations';
 import { createTestDatabase } from '../../support/db';
 
 const TABLES = [
   'audit_events',
   'groups',
+  'mail_outbox',
   'members',
   'notification_settings',
   'oauth_access_tokens',
   'oauth_applications',
   'oauth_authorization_codes',
   'oauth_device_grants',
+  'password_reset_tokens',
   'personal_access_tokens',
   'projects',
   'rate_limit_counters',
@@ -57,6 +60,9 @@ describe('migrations', () => {
       'oauth_authorization_codes.code_digest',
       'oauth_device_grants.device_code_digest',
       'oauth_device_grants.user_code_digest',
+      'password_reset_tokens.token_digest',
+      // A link to the token a rotation replaced (an id, not a secret).
+      'personal_access_tokens.previous_personal_access_token_id',
       'personal_access_tokens.token_digest',
       'user_recovery_codes.code_digest',
       'users.otp_secret',
@@ -74,6 +80,7 @@ describe('migrations', () => {
       'oauth_access_tokens USING btree (token_digest)',
       'oauth_authorization_codes USING btree (code_digest)',
       'oauth_device_grants USING btree (device_code_digest)',
+      'password_reset_tokens USING btree (token_digest)',
       'personal_access_tokens USING btree (token_digest)',
       'user_recovery_codes USING btree (user_id, code_digest)',
     ]);

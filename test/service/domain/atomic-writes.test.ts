@@ -7,7 +7,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   registerApplication,
   rotateApplicationSecret,
-  verifyApplicationSecret,
+  checkApplicationSecret,
 } from '../../../service/domain/applications';
 import { createGroup } from '../../../service/domain/namespaces';
 import { createPersonalAccessToken } from '../../../service/domain/personal-access-tokens';
@@ -41,7 +41,10 @@ describe('a domain write whose audit event fails changes nothing', () => {
     });
     await breakAudit();
     await expect(rotateApplicationSecret(db, application.uid, 'user:alice')).rejects.toThrow(/audit log unavailable/);
-    expect(await verifyApplicationSecret(db, application.uid, secret)).toMatchObject({ uid: application.uid });
+    expect(await checkApplicationSecret(db, { uid: application.uid, secret, address: '192.0.2.1' })).toMatchObject({
+      ok: true,
+      application: { uid: application.uid },
+    });
   });
 
   it('registerApplication, createUser, createGroup: no row is left behind', async () => {

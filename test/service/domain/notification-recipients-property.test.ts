@@ -5,11 +5,8 @@ import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import type { Db } from '../../../service/db/schema';
 import { NOTIFICATION_EVENTS } from '../../../service/db/schema';
-import {
-  explainRecipient,
-  resolveRecipients,
-  type RecipientTarget,
-} from '../../../service/domain/notification-recipients';
+import { explainRecipient } from '../../../service/domain/notifications/explain';
+import { resolveRecipients, type RecipientTarget } from '../../../service/domain/notifications/recipients';
 import { createTestDatabase, resetDatabase } from '../../support/db';
 import { referenceRecipients, type Level } from '../../support/recipients-reference';
 import { insertWorld, type WorldSpec } from '../../support/recipients-world';

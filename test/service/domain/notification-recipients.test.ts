@@ -4,12 +4,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Group, NotificationLevel, Project, User } from '../../../service/db/schema';
 import { NOTIFICATION_EVENTS } from '../../../service/db/schema';
+import { effectiveSettings } from '../../../service/domain/notifications/effective';
 import {
-  effectiveSettings,
   parseRecipientsRequest,
   type RecipientTarget,
   resolveRecipients,
-} from '../../../service/domain/notification-recipients';
+} from '../../../service/domain/notifications/recipients';
 import { addMember, createGroup, createProject, makeUser } from '../../support/api-fixtures';
 import { createTestDatabase } from '../../support/db';
 

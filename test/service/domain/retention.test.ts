@@ -238,6 +238,7 @@ describe('pruneExpiredData', () => {
       oauth_device_grants: 0,
       rate_limit_counters: 1,
       audit_events: 0,
+      mail_outbox: 0,
     };
     expect(dry).toEqual({ dryRun: true, deleted: expected, total: 5 });
     expect(await fingerprint(db)).toEqual(before);
@@ -265,9 +266,46 @@ describe('pruneExpiredData', () => {
             oauth_device_grants: 0,
             rate_limit_counters: 0,
             audit_events: 0,
+            mail_outbox: 0,
           },
         },
       },
     ]);
+  });
+});
+
+describe('mail', () => {
+  async function mail(name: string, status: 'pending' | 'sending' | 'sent' | 'failed', settledDaysAgo: number) {
+    await db
+      .insertInto('mail_outbox')
+      .values({
+        message_id: `<${name}@id.example.org>`,
+        kind: 'test',
+        to_address: 'a@example.com',
+        from_address: null,
+        subject: name,
+        text_body: 't',
+        html_body: 'h',
+        status,
+        updated_at: at(-settledDaysAgo * DAY),
+        created_at: at(-settledDaysAgo * DAY - HOUR),
+      })
+      .execute();
+  }
+  const left = async () =>
+    (await db.selectFrom('mail_outbox').select('subject').orderBy('subject').execute()).map((r) => r.subject);
+
+  it('prunes sent and failed messages past the mail retention, never pending or in-flight ones', async () => {
+    await mail('sent-31d', 'sent', 31);
+    await mail('failed-31d', 'failed', 31);
+    await mail('sent-29d', 'sent', 29);
+    await mail('failed-1d', 'failed', 1);
+    await mail('pending-90d', 'pending', 90);
+    await mail('sending-90d', 'sending', 90);
+    const report = await pruneExpiredData(db);
+    expect(report.deleted.mail_outbox).toBe(2);
+    expect(await left()).toEqual(['failed-1d', 'pending-90d', 'sending-90d', 'sent-29d']);
+    expect((await pruneExpiredData(db, { mailRetentionDays: 2 })).deleted.mail_outbox).toBe(1);
+    expect(await left()).toEqual(['failed-1d', 'pending-90d', 'sending-90d']);
   });
 });

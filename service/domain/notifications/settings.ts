@@ -3,38 +3,31 @@
 // `custom`. All validation lives here, shared by the API and the admin CLI. An update is
 // validated completely before anything is written, then written as one upsert statement, so a
 // rejected update changes nothing and concurrent updates never interleave.
-import type { DbOrTrx, NotificationLevel, NotificationSettingsTable, User } from '../db/schema';
-import { NOTIFICATION_EVENTS, type NotificationEvent } from '../db/schema';
+import type { DbOrTrx, NotificationLevel, NotificationSettingsTable, User } from '../../db/schema';
+import { NOTIFICATION_EVENTS, type NotificationEvent } from '../../db/schema';
 import { type Selectable, sql } from 'kysely';
-import { withTransaction } from '../db/transaction';
-import { recordAudit } from './audit';
-import { parseBoolean } from './booleans';
-import { DomainError, invalid } from './errors';
-import { verifiedEmails } from './users';
-import { visibleNamespaceIds } from './visibility';
+import { withTransaction } from '../../db/transaction';
+import { type AuditActor, auditInsertFrom, recordAudit } from '../audit';
+import { parseBoolean } from '../booleans';
+import { DomainError, invalid } from '../errors';
+import { verifiedEmails } from '../users';
+import { visibleNamespaceIds } from '../visibility';
+import { addressOf } from './address';
+import { DEFAULT_LEVEL, INHERIT, NOTIFICATION_LEVELS } from './levels';
 
-export { NOTIFICATION_EVENTS, type NotificationEvent };
-
-export const NOTIFICATION_LEVELS: readonly NotificationLevel[] = [
-  'disabled',
-  'participating',
-  'watch',
-  'global',
-  'mention',
-  'custom',
-];
+export { NOTIFICATION_EVENTS, NOTIFICATION_LEVELS };
 
 /** Where a setting applies: the user's global setting, or one group's or project's. */
 export type NotificationSource = { kind: 'global' } | { kind: 'group'; id: number } | { kind: 'project'; id: number };
 
 /** GitLab's defaults: participating globally; a group or project follows the global setting. */
-export const defaultLevel = (source: NotificationSource): NotificationLevel =>
-  source.kind === 'global' ? 'participating' : 'global';
+const defaultLevel = (source: NotificationSource): NotificationLevel =>
+  source.kind === 'global' ? DEFAULT_LEVEL : INHERIT;
 
-export type NotificationEvents = Record<NotificationEvent, boolean>;
+type NotificationEvents = Record<NotificationEvent, boolean>;
 
 /** The wire shape (GitLab's NotificationSetting / GlobalNotificationSetting entities). */
-export interface NotificationSettingsView {
+interface NotificationSettingsView {
   level: NotificationLevel;
   /** Only with level `custom`: every flag, as a boolean. */
   events?: NotificationEvents;
@@ -51,20 +44,20 @@ export interface NotificationSettingsUpdate {
 }
 
 /** A parameter that cannot be coerced to its type (GitLab answers `{"error":"<param> is invalid"}`). */
-export class InvalidParameterError extends DomainError {
+class InvalidParameterError extends DomainError {
   constructor(readonly parameter: string) {
-    super('invalid', `${parameter} is invalid`);
+    super('invalid', `${parameter} is invalid`, undefined, 'error');
     this.name = 'InvalidParameterError';
   }
 }
 
-export const NOTIFICATION_EMAIL_NOT_VERIFIED = { notification_email: ['must be an email you have verified'] };
+const NOTIFICATION_EMAIL_NOT_VERIFIED = { notification_email: ['must be an email you have verified'] };
 
 const isLevel = (v: unknown): v is NotificationLevel =>
   typeof v === 'string' && (NOTIFICATION_LEVELS as string[]).includes(v);
 
 /** Rails' enum message for an unknown level, byte-for-byte: `'x' is not a valid level`. */
-export function parseNotificationLevel(value: unknown): NotificationLevel {
+function parseNotificationLevel(value: unknown): NotificationLevel {
   if (isLevel(value)) return value;
   throw invalid(`'${typeof value === 'string' ? value : JSON.stringify(value)}' is not a valid level`);
 }
@@ -99,7 +92,7 @@ export function parseNotificationSettingsUpdate(
  * The notification e-mail must be the primary or a verified secondary e-mail of the user.
  * Returns the address as the user registered it (matched case-insensitively).
  */
-export async function requireVerifiedNotificationEmail(
+async function requireVerifiedNotificationEmail(
   db: DbOrTrx,
   user: Pick<User, 'id' | 'email'>,
   email: string,
@@ -120,7 +113,8 @@ function toView(
   if (view.level === 'custom') {
     view.events = Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, row?.[e] ?? false])) as NotificationEvents;
   }
-  if (source.kind === 'global') view.notification_email = row?.notification_email ?? user.email;
+  if (source.kind === 'global')
+    view.notification_email = addressOf({ group: null, global: row?.notification_email, primary: user.email });
   else if (source.kind === 'group' && row?.notification_email) view.notification_email = row.notification_email;
   return view;
 }
@@ -170,9 +164,21 @@ function changeSet(update: NotificationSettingsUpdate, notificationEmail: string
  */
 export async function updateNotificationSettings(
   db: DbOrTrx,
+  user: Pick<User, 'id' | 'email' | 'username'>,
+  source: NotificationSource,
+  update: NotificationSettingsUpdate,
+  /** Who changed it (default: the user themselves); every path records the same audit event. */
+  audit: AuditActor = { actor: `user:${user.username}` },
+): Promise<NotificationSettingsView> {
+  return withTransaction(db, (trx) => writeNotificationSettings(trx, user, source, update, audit));
+}
+
+async function writeNotificationSettings(
+  db: DbOrTrx,
   user: Pick<User, 'id' | 'email'>,
   source: NotificationSource,
   update: NotificationSettingsUpdate,
+  audit: AuditActor,
 ): Promise<NotificationSettingsView> {
   let notificationEmail = update.notificationEmail;
   if (source.kind === 'project' && notificationEmail !== undefined)
@@ -202,133 +208,23 @@ export async function updateNotificationSettings(
     })
     .returning(SETTINGS_COLUMNS)
     .executeTakeFirstOrThrow();
+  await recordAudit(db, notificationSettingsAudit(audit, user, source, update));
   return toView(row, source, user);
 }
 
-/** One link of the inheritance chain: a project's or group's own level, nearest first. */
-export interface ChainLink<S> {
-  level: NotificationLevel;
-  source: S;
-}
-
-/**
- * The level that really applies (gitlab#222840): a project's or group's `global` defers to the
- * nearest ancestor group with a level of its own, and only then to the user's global level.
- * `chain` runs nearest first (the project, its group, that group's parent, …).
- */
-export function effectiveLevel<S>(
-  chain: readonly ChainLink<S>[],
-  globalLevel: NotificationLevel,
-): { level: NotificationLevel; from: S | 'global' } {
-  const own = chain.find((link) => link.level !== 'global');
-  // A global setting of `global` itself means the default, participating (as the recipients engine reads it).
-  if (own) return { level: own.level, from: own.source };
-  return { level: globalLevel === 'global' ? 'participating' : globalLevel, from: 'global' };
-}
-
-export interface NotificationTarget {
-  kind: 'group' | 'project';
-  id: number;
-  name: string;
-  fullPath: string;
-  /** The target's own level (`global` when it has none). */
-  level: NotificationLevel;
-  effective: NotificationLevel;
-  /** Where the effective level comes from: this target, an ancestor group's path, or global. */
-  from: { kind: 'self' } | { kind: 'group'; fullPath: string } | { kind: 'global' };
-}
-
-/**
- * The groups and projects on the user's notifications page (as GitLab's: those they are a member
- * of, directly or through an ancestor group, and any they set a level on), each with its own and
- * its effective level. Three queries: the targets, the ancestor groups, the user's settings.
- */
-export async function listNotificationTargets(
-  db: DbOrTrx,
-  user: Pick<User, 'id' | 'email'>,
-): Promise<{ global: NotificationLevel; groups: NotificationTarget[]; projects: NotificationTarget[] }> {
-  const { rows: groups } = await sql<{ id: number; parent_id: number | null; name: string; full_path: string }>`
-    with recursive member_groups as (
-      select group_id as id from members where user_id = ${user.id} and group_id is not null
-      union select group_id from notification_settings where user_id = ${user.id} and group_id is not null
-      union select g.id from groups g join member_groups mg on g.parent_id = mg.id
-    ), chain as (
-      select id from member_groups
-      union select group_id from projects where id in (select project_id from members where user_id = ${user.id})
-      union select group_id from projects where id in (
-        select project_id from notification_settings where user_id = ${user.id} and project_id is not null)
-      union select g.parent_id from groups g join chain c on g.id = c.id where g.parent_id is not null
-    )
-    select g.id::int as id, g.parent_id::int as parent_id, g.name, g.full_path,
-      g.id in (select id from member_groups) as listed
-    from groups g where g.id in (select id from chain) order by g.full_path
-  `.execute(db);
-  const listedGroupIds = new Set(
-    (groups as Array<(typeof groups)[number] & { listed?: boolean }>).filter((g) => g.listed).map((g) => g.id),
-  );
-  const { rows: projects } = await sql<{ id: number; group_id: number; name: string; path_with_namespace: string }>`
-    select id::int as id, group_id::int as group_id, name, path_with_namespace from projects
-    where group_id = any(${[...listedGroupIds]}::bigint[])
-      or id in (select project_id from members where user_id = ${user.id} and project_id is not null)
-      or id in (select project_id from notification_settings where user_id = ${user.id} and project_id is not null)
-    order by path_with_namespace
-  `.execute(db);
-  const settings = await db
-    .selectFrom('notification_settings')
-    .select(['group_id', 'project_id', 'level'])
-    .where('user_id', '=', user.id)
-    .execute();
-  const globalLevel =
-    settings.find((s) => s.group_id === null && s.project_id === null)?.level ?? defaultLevel({ kind: 'global' });
-  const groupLevel = new Map(settings.filter((s) => s.group_id !== null).map((s) => [Number(s.group_id), s.level]));
-  const projectLevel = new Map(
-    settings.filter((s) => s.project_id !== null).map((s) => [Number(s.project_id), s.level]),
-  );
-  const byId = new Map(groups.map((g) => [g.id, g]));
-  const groupChain = (groupId: number | null): ChainLink<string>[] => {
-    const links: ChainLink<string>[] = [];
-    for (
-      let g = groupId === null ? undefined : byId.get(groupId);
-      g;
-      g = g.parent_id ? byId.get(g.parent_id) : undefined
-    )
-      links.push({ level: groupLevel.get(g.id) ?? 'global', source: g.full_path });
-    return links;
-  };
-  const target = (
-    kind: 'group' | 'project',
-    id: number,
-    name: string,
-    fullPath: string,
-    chain: ChainLink<string>[],
-  ): NotificationTarget => {
-    const { level, from } = effectiveLevel(chain, globalLevel);
-    return {
-      kind,
-      id,
-      name,
-      fullPath,
-      level: chain[0]?.level ?? 'global',
-      effective: level,
-      from:
-        from === 'global'
-          ? { kind: 'global' }
-          : from === fullPath
-            ? { kind: 'self' }
-            : { kind: 'group', fullPath: from },
-    };
-  };
+/** The one audit event of a notification settings change, whichever path made it. */
+function notificationSettingsAudit(
+  audit: AuditActor,
+  user: Pick<User, 'id'>,
+  source: NotificationSource,
+  update: NotificationSettingsUpdate,
+) {
   return {
-    global: globalLevel,
-    groups: groups
-      .filter((g) => listedGroupIds.has(g.id))
-      .map((g) => target('group', g.id, g.name, g.full_path, groupChain(g.id))),
-    projects: projects.map((p) =>
-      target('project', p.id, p.name, p.path_with_namespace, [
-        { level: projectLevel.get(p.id) ?? 'global', source: p.path_with_namespace },
-        ...groupChain(p.group_id),
-      ]),
-    ),
+    ...audit,
+    action: 'notification_settings.update',
+    targetType: source.kind === 'global' ? 'user' : source.kind,
+    targetId: source.kind === 'global' ? user.id : source.id,
+    details: { level: update.level },
   };
 }
 
@@ -365,10 +261,11 @@ export async function getVisibleNotificationSettings(
  */
 export async function updateVisibleNotificationSettings(
   db: DbOrTrx,
-  user: Pick<User, 'id' | 'email' | 'is_admin'>,
+  user: Pick<User, 'id' | 'email' | 'is_admin' | 'username'>,
   kind: 'group' | 'project',
   idOrPath: string,
   update: NotificationSettingsUpdate,
+  audit: AuditActor = { actor: `user:${user.username}` },
 ): Promise<NotificationSettingsView | undefined> {
   const visible = visibleNamespaceIds(user, kind, idOrPath);
   if (!visible) return undefined;
@@ -394,10 +291,15 @@ export async function updateVisibleNotificationSettings(
       project_id: number | null;
     }
   >`
-    insert into notification_settings (${sql.join(columns.map((c) => sql.ref(c)))})
-    select ${sql.join(columns.map((c) => values[c]))} from (${visible}) v
-    on conflict ${target} do update set ${sql.join(set)}
-    returning ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id
+    with changed as (
+      insert into notification_settings (${sql.join(columns.map((c) => sql.ref(c)))})
+      select ${sql.join(columns.map((c) => values[c]))} from (${visible}) v
+      on conflict ${target} do update set ${sql.join(set)}
+      returning ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id
+    ), audited as (
+      ${auditInsertFrom('changed', { ...notificationSettingsAudit(audit, user, { kind, id: 0 }, update), targetId: sql.ref(`changed.${kind}_id`) })}
+    )
+    select ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id from changed
   `.execute(db);
   const row = rows[0];
   if (!row) return undefined;
@@ -409,21 +311,12 @@ export async function updateVisibleNotificationSettings(
  * The account page's change: the update and its `notification_settings.update` audit event in one
  * transaction (a refused e-mail rolls both back).
  */
-export function updateNotificationSettingsAudited(
+export async function updateNotificationSettingsAudited(
   db: DbOrTrx,
-  user: Pick<User, 'id' | 'email'>,
+  user: Pick<User, 'id' | 'email' | 'username'>,
   source: NotificationSource,
   update: NotificationSettingsUpdate,
-  audit: { actor: string; ipAddress?: string },
+  audit: AuditActor,
 ): Promise<void> {
-  return withTransaction(db, async (trx) => {
-    await updateNotificationSettings(trx, user, source, update);
-    await recordAudit(trx, {
-      ...audit,
-      action: 'notification_settings.update',
-      targetType: source.kind === 'global' ? 'user' : source.kind,
-      targetId: source.kind === 'global' ? user.id : source.id,
-      details: { level: update.level },
-    });
-  });
+  await updateNotificationSettings(db, user, source, update, audit);
 }

@@ -1,0 +1,247 @@
+// The mail outbox (table mail_outbox): enqueueMail writes a message in the caller's transaction, so
+// a rolled-back change sends nothing and a committed one always has its message. The Message-ID is
+// fixed here, once: every attempt, a retry after a crash included, sends the same id, so delivery
+// is at-least-once and a duplicate is recognisable by its id (RFC 5322 §3.6.4).
+import { randomUUID } from 'node:crypto';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema';
+import { isSingleMailbox } from '../email-address';
+import { invalid } from '../errors';
+
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /** Extra headers; the ones the outbox sets itself (From, To, Message-ID, …) are refused. */
+  headers?: Record<string, string>;
+  /** What the message is for ("password_reset", "test", …): listed by `mail list`. */
+  kind: string;
+  /** The From header (buildMessage sets MAIL_FROM); unset, the sender's MAIL_FROM when it sends. */
+  from?: string;
+  /** Message-ID's right-hand side (buildMessage sets PUBLIC_URL's host). */
+  messageIdDomain?: string;
+}
+
+/** Used only when the caller gives neither `messageIdDomain` nor `from` (buildMessage gives both). */
+const FALLBACK_MESSAGE_ID_DOMAIN = 'lanyard.invalid';
+
+/** Headers the renderer writes from the row's columns, or on every message: never from `headers`. */
+const RESERVED_HEADERS = new Set([
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'sender',
+  'subject',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'auto-submitted',
+  'return-path',
+]);
+const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,75}$/;
+/** No line breaks or other control characters (header injection), and a sane length. */
+const ONE_LINE = /^[^\p{Cc}]*$/u;
+const MAX_HEADER_VALUE = 2000;
+const MAX_BODY = 1_000_000;
+const KIND = /^[a-z][a-z0-9_.-]{0,99}$/;
+const DOMAIN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+$|^\[[0-9A-Fa-f:.]+\]$/;
+
+/** The RFC 5322 msg-id for a new message: `<uuid@domain>`. */
+function newMessageId(mail: OutgoingMail): string {
+  const domain = mail.messageIdDomain ?? (mail.from && /@([^@>\s]+)>?\s*$/.exec(mail.from)?.[1]);
+  return `<${randomUUID()}@${domain || FALLBACK_MESSAGE_ID_DOMAIN}>`;
+}
+
+/** Every reason `mail` cannot be sent as given; empty when it can. */
+function mailProblems(mail: OutgoingMail): Record<string, string[]> {
+  const problems: Record<string, string[]> = {};
+  const add = (field: string, message: string) => {
+    problems[field] = [...(problems[field] ?? []), message];
+  };
+  if (typeof mail.to !== 'string' || !isSingleMailbox(mail.to)) add('to', 'must be one e-mail address');
+  if (typeof mail.subject !== 'string' || !mail.subject.trim()) add('subject', "can't be blank");
+  else if (!ONE_LINE.test(mail.subject) || mail.subject.length > 998) add('subject', 'must be one line of text');
+  for (const [field, body] of [
+    ['text', mail.text],
+    ['html', mail.html],
+  ] as const) {
+    if (typeof body !== 'string' || !body) add(field, "can't be blank");
+    else if (body.length > MAX_BODY) add(field, `is too long (maximum is ${MAX_BODY} characters)`);
+  }
+  if (typeof mail.kind !== 'string' || !KIND.test(mail.kind)) add('kind', 'must be a lowercase identifier');
+  if (mail.from !== undefined && (!ONE_LINE.test(mail.from) || !mail.from.includes('@'))) {
+    add('from', 'must be an address');
+  }
+  if (mail.messageIdDomain !== undefined && !DOMAIN.test(mail.messageIdDomain))
+    add('messageIdDomain', 'must be a domain');
+  for (const [name, value] of Object.entries(mail.headers ?? {})) {
+    if (!HEADER_NAME.test(name)) add('headers', `${JSON.stringify(name)} is not a header name`);
+    else if (RESERVED_HEADERS.has(name.toLowerCase())) add('headers', `${name} is set by the outbox`);
+    else if (typeof value !== 'string' || !ONE_LINE.test(value) || value.length > MAX_HEADER_VALUE) {
+      add('headers', `${name} must be one line of text`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Queue one message, in `db`'s transaction when it is one (pass the `trx` of the change that causes
+ * the message). Returns the row id and the Message-ID it will carry on every attempt. Invalid mail
+ * (an address that is not one mailbox, a header with a line break, …) is refused with the field.
+ */
+export async function enqueueMail(
+  db: Kysely<Database> | Transaction<Database>,
+  mail: OutgoingMail,
+): Promise<{ id: string; messageId: string }> {
+  const problems = mailProblems(mail);
+  if (Object.keys(problems).length) {
+    const [field, [message]] = Object.entries(problems)[0];
+    throw invalid(`${field} ${message}`, problems);
+  }
+  const row = await db
+    .insertInto('mail_outbox')
+    .values({
+      message_id: newMessageId(mail),
+      kind: mail.kind,
+      to_address: mail.to,
+      from_address: mail.from ?? null,
+      subject: mail.subject,
+      text_body: mail.text,
+      html_body: mail.html,
+      headers: JSON.stringify(mail.headers ?? {}),
+    })
+    .returning(['id', 'message_id'])
+    .executeTakeFirstOrThrow();
+  return { id: String(row.id), messageId: row.message_id };
+}
+
+/** A claimed message: what the sender needs to render and send it. */
+export interface ClaimedMail {
+  id: number;
+  message_id: string;
+  kind: string;
+  to_address: string;
+  from_address: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  headers: Record<string, string>;
+  raw: string | null;
+  attempts: number;
+  created_at: Date;
+}
+
+/**
+ * Claim up to `limit` due messages for `leaseSeconds`: pending ones whose time has come, and ones a
+ * sender claimed and never finished (it crashed: its lease lapsed). FOR UPDATE SKIP LOCKED: two
+ * senders never claim the same row, and neither waits for the other. The claim commits before any
+ * send, so `attempts` counts every try, a crashed one included; a lapsed claim that was already the
+ * last attempt is marked failed instead of being tried again (a message that kills its sender
+ * cannot keep killing it).
+ */
+export async function claimDueMail(
+  db: Kysely<Database> | Transaction<Database>,
+  options: { limit: number; leaseSeconds: number; maxAttempts: number; ids?: readonly number[] },
+): Promise<ClaimedMail[]> {
+  const only = options.ids ? sql`and id = any(${[...options.ids]}::bigint[])` : sql``;
+  const { rows } = await sql<ClaimedMail & { status: string }>`
+    with due as (
+      select id from mail_outbox
+       where ((status = 'pending' and next_attempt_at <= now())
+          or (status = 'sending' and locked_until < now())) ${only}
+       order by next_attempt_at, id
+       limit ${options.limit}
+       for update skip locked
+    )
+    update mail_outbox o
+       set status = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts} then 'failed' else 'sending' end,
+           attempts = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts} then o.attempts else o.attempts + 1 end,
+           last_error = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts}
+                             then 'the sender stopped during the last attempt' else o.last_error end,
+           locked_until = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts}
+                               then null else now() + make_interval(secs => ${options.leaseSeconds}) end,
+           updated_at = now()
+      from due
+     where o.id = due.id
+    returning o.id, o.message_id, o.kind, o.to_address, o.from_address, o.subject, o.text_body, o.html_body,
+              o.headers, o.raw, o.attempts, o.created_at, o.status`.execute(db);
+  return rows
+    .filter((r) => r.status === 'sending')
+    .map(({ status: _, ...row }) => row)
+    .sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Keep the rendered message of claimed rows that had none, before the first send: a later attempt
+ * sends these same bytes. `raw is null` keeps the first rendering should two ever race.
+ */
+export async function saveRenderedMail(
+  db: Kysely<Database> | Transaction<Database>,
+  rendered: ReadonlyArray<{ id: number; raw: string }>,
+): Promise<void> {
+  if (!rendered.length) return;
+  await sql`
+    update mail_outbox o set raw = r.raw
+      from unnest(${rendered.map((r) => r.id)}::bigint[], ${rendered.map((r) => r.raw)}::text[]) as r(id, raw)
+     where o.id = r.id and o.raw is null`.execute(db);
+}
+
+/** The transport accepted the message. */
+export async function markMailSent(
+  db: Kysely<Database> | Transaction<Database>,
+  id: number,
+  response: string,
+): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({
+      status: 'sent',
+      sent_at: sql<Date>`now()`,
+      updated_at: sql<Date>`now()`,
+      locked_until: null,
+      last_error: null,
+      transport_response: response.slice(0, 1000),
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'sending')
+    .execute();
+}
+
+/**
+ * An attempt failed: back to pending after `retryInSeconds`, or `failed` when the error is
+ * permanent or this was the last attempt. Returns the status the row is left in.
+ */
+export async function markMailAttemptFailed(
+  db: Kysely<Database> | Transaction<Database>,
+  id: number,
+  failure: { error: string; permanent: boolean; retryInSeconds: number; maxAttempts: number },
+): Promise<'pending' | 'failed' | undefined> {
+  const row = await sql<{ status: 'pending' | 'failed' }>`
+    update mail_outbox
+       set status = case when ${failure.permanent} or attempts >= ${failure.maxAttempts} then 'failed' else 'pending' end,
+           next_attempt_at = now() + make_interval(secs => ${failure.retryInSeconds}),
+           locked_until = null, updated_at = now(), last_error = ${failure.error.slice(0, 1000)}
+     where id = ${id} and status = 'sending'
+    returning status`.execute(db);
+  return row.rows[0]?.status;
+}
+
+/**
+ * Seconds before attempt `attempt + 1` (attempt ≥ 1): exponential from `baseSeconds`, capped at
+ * `maxSeconds`, with "equal jitter" (half fixed, half random) so that messages failing together
+ * (an SMTP server down) do not all come back at the same instant.
+ */
+export function retryDelaySeconds(
+  attempt: number,
+  options: { baseSeconds?: number; maxSeconds?: number; random?: () => number } = {},
+): number {
+  const base = options.baseSeconds ?? 30;
+  const cap = options.maxSeconds ?? 3600;
+  const ceiling = Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
+  return ceiling / 2 + (options.random ?? Math.random)() * (ceiling / 2);
+}

@@ -1,0 +1,168 @@
+// The sender: drains the outbox through a transport. Each round claims a batch (SKIP LOCKED, so
+// several senders share the work), renders the messages that have never been sent and keeps those
+// bytes before the first send, then hands them to the transport with at most `concurrency` in
+// flight. A message is marked sent only after the transport accepted it: a sender killed in
+// between leaves it claimed, and once the claim lapses another round sends the same bytes, same
+// Message-ID, again (at-least-once; a duplicate is recognisable). A failure goes back to pending
+// after an exponential backoff with jitter, until the last attempt, which leaves it failed.
+import type { Db } from '../db/schema';
+import {
+  type ClaimedMail,
+  claimDueMail,
+  markMailAttemptFailed,
+  markMailSent,
+  retryDelaySeconds,
+  saveRenderedMail,
+} from '../domain/mail/outbox';
+import { envelopeAddress, renderMail } from '../domain/mail/render';
+import { type MailTransport, TransportError } from './transport';
+
+export interface SenderOptions {
+  db: Db;
+  transport: MailTransport;
+  /** MAIL_FROM: the From of messages queued without one. */
+  from: string;
+  maxAttempts: number;
+  /** Messages in the transport's hands at once. */
+  concurrency: number;
+  /** Messages claimed per round (default 8 × concurrency). */
+  batchSize?: number;
+  /** How long a claim holds before another sender may take the message over (default 300 s). */
+  leaseSeconds?: number;
+  retry?: { baseSeconds?: number; maxSeconds?: number };
+  /** One line per outcome, for the logs: ids and the transport's answer, never a body or a credential. */
+  onResult?(result: SendResult): void;
+}
+
+export interface SendResult {
+  id: number;
+  messageId: string;
+  kind: string;
+  attempt: number;
+  outcome: 'sent' | 'retry' | 'failed';
+  /** The transport's answer (sent) or the error (retry, failed). */
+  detail: string;
+}
+
+export interface RoundReport {
+  claimed: number;
+  sent: number;
+  retried: number;
+  failed: number;
+}
+
+/** One round: claim, render what is new, send, record. `ids`: only these messages (`mail test`). */
+export async function drainOnce(options: SenderOptions, ids?: readonly number[]): Promise<RoundReport> {
+  const batchSize = options.batchSize ?? options.concurrency * 8;
+  const claimed = await claimDueMail(options.db, {
+    limit: batchSize,
+    leaseSeconds: options.leaseSeconds ?? 300,
+    maxAttempts: options.maxAttempts,
+    ids,
+  });
+  const report: RoundReport = { claimed: claimed.length, sent: 0, retried: 0, failed: 0 };
+  if (!claimed.length) return report;
+
+  const fresh = await Promise.all(
+    claimed.filter((m) => m.raw === null).map(async (m) => ({ id: m.id, raw: await renderMail(m, options.from) })),
+  );
+  await saveRenderedMail(options.db, fresh);
+  const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
+
+  let next = 0;
+  const worker = async () => {
+    while (next < claimed.length) {
+      const mail = claimed[next++];
+      const outcome = await sendOne(options, mail, mail.raw ?? rawOf.get(mail.id)!);
+      report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, claimed.length) }, worker));
+  return report;
+}
+
+async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): Promise<SendResult['outcome']> {
+  const result = (outcome: SendResult['outcome'], detail: string) => {
+    options.onResult?.({
+      id: mail.id,
+      messageId: mail.message_id,
+      kind: mail.kind,
+      attempt: mail.attempts,
+      outcome,
+      detail,
+    });
+    return outcome;
+  };
+  let response: string;
+  try {
+    response = await options.transport.send({
+      raw,
+      from: envelopeAddress(mail.from_address ?? options.from),
+      to: mail.to_address,
+      messageId: mail.message_id,
+      queuedAt: mail.created_at,
+    });
+  } catch (err) {
+    const error =
+      err instanceof TransportError ? err : new TransportError(`unexpected: ${(err as Error).message}`, false);
+    const status = await markMailAttemptFailed(options.db, mail.id, {
+      error: error.message,
+      permanent: error.permanent,
+      retryInSeconds: retryDelaySeconds(mail.attempts, options.retry),
+      maxAttempts: options.maxAttempts,
+    });
+    return result(status === 'failed' ? 'failed' : 'retry', error.message);
+  }
+  await markMailSent(options.db, mail.id, response);
+  return result('sent', response);
+}
+
+export interface MailSender {
+  /** Start a round now (after an enqueue, say) instead of at the next poll. */
+  wake(): void;
+  /** Stop polling and wait for the round in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Rounds until stopped: the next one at once while rounds come back full, else after `pollMs`.
+ * A failed round (database down) is reported and retried at the next poll.
+ */
+export function startMailSender(options: SenderOptions & { pollMs?: number; onError(err: unknown): void }): MailSender {
+  const pollMs = options.pollMs ?? 1000;
+  const batchSize = options.batchSize ?? options.concurrency * 8;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, ms);
+    timer.unref();
+  };
+  const run = () => {
+    if (running || stopped) return;
+    running = drainOnce({ ...options, batchSize })
+      .then((report) => report.claimed >= batchSize)
+      .catch((err) => {
+        options.onError(err);
+        return false;
+      })
+      .then((full) => {
+        running = undefined;
+        schedule(full ? 0 : pollMs);
+      });
+  };
+  schedule(0);
+  return {
+    wake: () => {
+      if (!running) schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      await options.transport.close();
+    },
+  };
+}

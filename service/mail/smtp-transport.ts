@@ -1,0 +1,73 @@
+// MAIL_URL=smtp://… / smtps://…: nodemailer's SMTP client, pooled (one connection per MAIL_CONCURRENCY
+// slot, reused across messages). nodemailer because it is the maintained, dependency-free SMTP
+// client of Node (STARTTLS, implicit TLS, AUTH PLAIN/LOGIN, pooling, raw messages with an explicit
+// envelope) and answers with the server's reply text and code, which the outbox keeps.
+// STARTTLS is used whenever the server offers it, with the certificate verified; smtps:// is TLS
+// from the first byte. The password is read from the URL here and nowhere else, and every error is
+// redacted (redact.ts) before it leaves this module.
+import nodemailer from 'nodemailer';
+import { redact, secretForms } from './redact';
+import { type MailTransport, TransportError } from './transport';
+
+export interface SmtpTransportOptions {
+  url: string;
+  /** Connections kept open at once (the sender's concurrency). */
+  maxConnections: number;
+  /** Socket timeouts in ms (connect, greeting, idle): a hung server fails the attempt, not the sender. */
+  timeoutMs?: number;
+}
+
+interface SmtpError extends Error {
+  code?: string;
+  responseCode?: number;
+  command?: string;
+  response?: string;
+}
+
+export function smtpTransport(options: SmtpTransportOptions): MailTransport {
+  const url = new URL(options.url);
+  const user = decodeURIComponent(url.username);
+  const pass = decodeURIComponent(url.password);
+  const secure = url.protocol === 'smtps:';
+  const port = Number(url.port || (secure ? 465 : 587));
+  const forms = [...secretForms(user, pass), ...(url.password ? [url.password] : [])];
+  const timeout = options.timeoutMs ?? 30_000;
+  const transporter = nodemailer.createTransport({
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    secure,
+    auth: user ? { user, pass } : undefined,
+    pool: true,
+    maxConnections: options.maxConnections,
+    maxMessages: 1000,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout,
+    logger: false,
+    debug: false,
+  });
+  const description = `${url.protocol}//${url.host}`;
+  return {
+    description,
+    async send(message) {
+      try {
+        const info = await transporter.sendMail({
+          envelope: { from: message.from, to: [message.to] },
+          raw: message.raw,
+        });
+        return redact(String(info.response ?? 'accepted'), forms);
+      } catch (err) {
+        const e = err as SmtpError;
+        const what = [e.code, e.command && `at ${e.command}`].filter(Boolean).join(' ');
+        const text = redact(`${description}: ${what ? `${what}: ` : ''}${e.message}`, forms);
+        // 5xx to RCPT TO or DATA: this server will never take this message (RFC 5321 §4.2.1).
+        // A 5xx to AUTH or MAIL FROM is about our configuration: retried, so fixing it loses nothing.
+        const permanent = (e.responseCode ?? 0) >= 500 && (e.command === 'RCPT TO' || e.command === 'DATA');
+        throw new TransportError(text, permanent);
+      }
+    },
+    async close() {
+      transporter.close();
+    },
+  };
+}
