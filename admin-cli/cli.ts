@@ -5,7 +5,8 @@ import os from 'node:os';
 import type { Argv } from 'yargs';
 import packageJson from '../package.json';
 import { migrationStatus } from '../service/db/migrator';
-import { loadSessionKeyRing, rotateSessionKey } from '../service/domain/service-keys';
+import { rotateSessionKey } from '../service/domain/service-keys';
+import { fileKeyRingSource, migrateLocalDatabase, serviceKeyFileStore } from '../service/local/service-key-file';
 import { loadConfig, signingKeyPolicy } from '../service/config';
 import { createMailTransport } from '../service/mail/transports';
 import { fileSigningKeyService } from './function/signing-keys';
@@ -37,13 +38,14 @@ export interface RunCliOptions {
 
 type Outcome = { result: Result } | { remote: { exitCode: number; stdout: string; stderr: string } };
 
-/** Local services: the session key ring in the database, the signing key file under LANYARD_HOME. */
+/** Local services: the service key ring and the signing key files under LANYARD_HOME. */
 const localServices = (env: NodeJS.ProcessEnv): AdminServices => ({
-  rotateSessionKey: (db, actor) => rotateSessionKey(db, actor),
-  keyRing: (db) => loadSessionKeyRing(db),
-  rotateSigningKey: (db, actor) => {
+  rotateSessionKey: (db, actor) => rotateSessionKey(db, serviceKeyFileStore(loadConfig(env).home), actor),
+  keyRing: () => fileKeyRingSource(loadConfig(env).home).load(),
+  migrate: (db) => migrateLocalDatabase(db, loadConfig(env).home, () => undefined),
+  rotateSigningKey: (db, actor, activateAfterSeconds) => {
     const config = loadConfig(env);
-    return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor);
+    return fileSigningKeyService(config.home, signingKeyPolicy(config))(db, actor, activateAfterSeconds);
   },
   mail: () => {
     const config = loadConfig(env);

@@ -10,13 +10,20 @@ import type { MailTransport } from '../service/mail/transport';
 import type { Result } from './output';
 
 /** What a command needs beyond the database, swapped where it runs (the admin Lambda keeps the
- *  session key ring in Secrets Manager, a local run in the database). */
+ *  service key ring in Secrets Manager, a local run in a file under LANYARD_HOME). */
 export interface AdminServices {
   rotateSessionKey(db: DbOrTrx, actor: string): Promise<{ rotated: true }>;
   /** The OpenID Connect signing key: a file under LANYARD_HOME locally, Secrets Manager deployed. */
-  rotateSigningKey(db: DbOrTrx, actor: string): Promise<{ rotated: true; kid: string }>;
-  /** The service key ring (it seals TOTP secrets): the database's locally, Secrets Manager's deployed. */
+  rotateSigningKey(
+    db: DbOrTrx,
+    actor: string,
+    /** Seconds until a newly staged key signs; default: the JWKS cache age plus the key cache. */
+    activateAfterSeconds?: number,
+  ): Promise<{ rotated: true; kid: string; step: 'staged' | 'activated'; activates_at: string }>;
+  /** The service key ring (it seals TOTP secrets): LANYARD_HOME's file locally, Secrets Manager's deployed. */
   keyRing(db: DbOrTrx): Promise<KeyRing>;
+  /** `db migrate`: locally the service keys move out of the database first (migrateLocalDatabase). */
+  migrate(db: Db): Promise<{ applied: string[]; pending: string[]; newlyApplied: string[] }>;
   /** The mail configuration (MAIL_URL, MAIL_FROM, …) and its transport, for `mail …` and `db prune`. */
   mail(): MailServices;
 }

@@ -3,9 +3,9 @@
 // first use (the embedded one also migrated); progress goes to stderr so --json output stays one
 // document.
 import { loadConfig } from '../service/config';
-import { migrateToLatest } from '../service/db/migrator';
 import { openDatabase, type OpenDatabase } from '../service/db/open';
 import type { Db } from '../service/db/schema';
+import { migrateLocalDatabase } from '../service/local/service-key-file';
 import type { Target } from './command';
 
 export function localTarget(env: NodeJS.ProcessEnv, log: (line: string) => void): Target {
@@ -26,7 +26,7 @@ export function localTarget(env: NodeJS.ProcessEnv, log: (line: string) => void)
         // operator's: there, pending migrations stay an explicit step (the command refuses).
         if (database.local) {
           try {
-            const { newlyApplied } = await migrateToLatest(database.db);
+            const { newlyApplied } = await migrateLocalDatabase(database.db, config.home, log);
             if (newlyApplied.length) log(`Applied migrations to the local database: ${newlyApplied.join(', ')}`);
           } catch (err) {
             await database.close();

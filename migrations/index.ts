@@ -12,6 +12,7 @@ import * as m0008 from './0008-retention-indexes';
 import * as m0009 from './0009-application-tokens';
 import * as m0010 from './0010-personal-access-token-rotation';
 import * as m0011 from './0011-attempt-reservations';
+import * as m0012 from './0012-keys-out-of-database-visibility-by-parent';
 import * as m0013 from './0013-notification-holder-indexes';
 import * as m0014 from './0014-mail-outbox';
 import * as m0015 from './0015-account-emails';
@@ -29,6 +30,7 @@ export const migrations: Record<string, Migration> = {
   '0009-application-tokens': m0009,
   '0010-personal-access-token-rotation': m0010,
   '0011-attempt-reservations': m0011,
+  '0012-keys-out-of-database-visibility-by-parent': m0012,
   '0013-notification-holder-indexes': m0013,
   '0014-mail-outbox': m0014,
   '0015-account-emails': m0015,

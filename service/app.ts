@@ -13,6 +13,7 @@ import { rejectNulBytes } from './http/reject-nul';
 import { sessionPlugin } from './http/session';
 import type { KeyRingSource } from './domain/service-keys';
 import type { SigningKeySource } from './domain/signing-keys';
+import { fileKeyRingSource } from './local/service-key-file';
 import { fileSigningKeySource } from './local/signing-key-file';
 import { apiRoutes } from './routes/api';
 import { healthRoutes } from './routes/health';
@@ -24,7 +25,7 @@ export interface BuildAppOptions {
   config: Config;
   /** Override the logger (tests pass false or a stream). */
   logger?: FastifyServerOptions['logger'];
-  /** The session/CSRF key ring; default: the service_keys table (deployed: Secrets Manager). */
+  /** The service key ring; default: LANYARD_HOME/service-keys.json (deployed: Secrets Manager). */
   keyRing?: KeyRingSource;
   /** The OpenID Connect signing keys; default: LANYARD_HOME/signing-keys.json (deployed: Secrets Manager). */
   signingKeys?: SigningKeySource;
@@ -68,6 +69,15 @@ export async function buildApp({
       reply.send(body);
     },
     bodyLimit: 1024 * 1024,
+    // When listening (npm start): a request must be complete within REQUEST_TIMEOUT, its headers
+    // within 10 s of that, or Node answers 408 and closes the connection — a client trickling a
+    // body cannot hold connections open (issue 22). Checked every second, not Node's default 30 s.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: Math.min(config.requestTimeoutSeconds, 10) * 1000,
+      requestTimeout: config.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 1000,
+    },
   });
   registerErrorHandlers(app);
   apiJsonContentType(app);
@@ -75,7 +85,7 @@ export async function buildApp({
   rejectNulBytes(app);
   await app.register(formbody);
   await app.register(cookie);
-  await app.register(sessionPlugin, { db, config, keyRing });
+  await app.register(sessionPlugin, { db, config, keyRing: keyRing ?? fileKeyRingSource(config.home) });
 
   const ctx: AppContext = { db, config };
   await app.register(healthRoutes, { db });

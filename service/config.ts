@@ -40,6 +40,12 @@ export interface Config {
    * replay. 0 turns retries off.
    */
   refreshReuseLeeway: number;
+  /**
+   * REQUEST_TIMEOUT (seconds, 1–600, default 30): a request whose headers and body have not all
+   * arrived by then is answered 408 and its connection closed (a slow-body client cannot hold
+   * connections open; issue 22). Headers must arrive within the smaller of this and 10 s.
+   */
+  requestTimeoutSeconds: number;
   /** PRUNE_INTERVAL_SECONDS: how often `npm start` purges expired rows (default 3600; 0 = never). */
   pruneIntervalSeconds: number;
   /** AUDIT_RETENTION_DAYS: audit events older than this are purged; unset = kept forever. */
@@ -202,6 +208,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^\d+$/.test(leewayText) || Number(leewayText) > 60) {
     throw new ConfigError(`REFRESH_REUSE_LEEWAY must be a whole number of seconds from 0 to 60 (got "${leewayText}")`);
   }
+  const timeoutText = env.REQUEST_TIMEOUT?.trim() || '30';
+  if (!/^\d+$/.test(timeoutText) || Number(timeoutText) < 1 || Number(timeoutText) > 600) {
+    throw new ConfigError(`REQUEST_TIMEOUT must be a whole number of seconds from 1 to 600 (got "${timeoutText}")`);
+  }
   const pruneText = env.PRUNE_INTERVAL_SECONDS?.trim() || '3600';
   if (!/^\d+$/.test(pruneText) || Number(pruneText) > 7 * 24 * 3600) {
     throw new ConfigError(`PRUNE_INTERVAL_SECONDS must be a whole number of seconds up to 604800 (got "${pruneText}")`);
@@ -224,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,
     refreshReuseLeeway: Number(leewayText),
+    requestTimeoutSeconds: Number(timeoutText),
     pruneIntervalSeconds: Number(pruneText),
     auditRetentionDays: auditText ? Number(auditText) : undefined,
     mail: loadMailConfig(env, publicUrl, path.resolve(env.LANYARD_HOME?.trim() || '.lanyard')),

@@ -1,11 +1,9 @@
 // `npm start`: the whole service on HOST:PORT over DATABASE_URL or the local embedded PostgreSQL.
 import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';
-import { migrateToLatest } from './db/migrator';
 import { DatabaseUnavailableError, openDatabase } from './db/open';
 import { ensureRootUser } from './domain/bootstrap';
-import { loadSessionKeyRing } from './domain/service-keys';
-import { resealTotpSecrets } from './domain/totp-secrets';
+import { migrateLocalDatabase } from './local/service-key-file';
 import { type MailSender, startMailSender } from './mail/sender';
 import { createMailTransport } from './mail/transports';
 import { type RetentionTimer, startRetentionTimer } from './retention-timer';
@@ -51,12 +49,10 @@ async function main(): Promise<void> {
     }, 250).unref();
   }
   try {
-    const migrated = await migrateToLatest(database.db);
+    // The service keys live in LANYARD_HOME/service-keys.json (an older installation's move out of
+    // the database first); TOTP secrets still in clear are sealed under them.
+    const migrated = await migrateLocalDatabase(database.db, config.home, say);
     if (migrated.newlyApplied.length) say(`Applied migrations: ${migrated.newlyApplied.join(', ')}`);
-    // TOTP secrets still in clear (enrolled before they were encrypted, with no key ring yet for
-    // migration 0003 to use) are sealed now; one indexed query when there are none.
-    const sealed = await resealTotpSecrets(database.db, await loadSessionKeyRing(database.db));
-    if (sealed) say(`Encrypted ${sealed} TOTP secret(s) at rest.`);
     const rootPassword = await ensureRootUser(database.db);
     if (rootPassword) {
       say('Created the administrator account. Sign in with it now; this password is shown only once:');

@@ -1,5 +1,5 @@
 // `db migrate`: apply every pending migration (the same migrator as `npm start` and the deploy).
-import { migrateToLatest } from '../../service/db/migrator';
+import type { Db } from '../../service/db/schema';
 import { recordAudit } from '../../service/domain/audit';
 import { defineCommand } from '../command';
 
@@ -10,8 +10,9 @@ export default defineCommand({
   // The migrator takes its own lock and transaction; it must see the database as it is.
   transaction: false,
   needsSchema: false,
-  async run(_args, { db, actor }) {
-    const { applied, pending, newlyApplied } = await migrateToLatest(db);
+  async run(_args, { db, actor, services }) {
+    // Locally the service keys first move out of the database into LANYARD_HOME (migration 0012).
+    const { applied, pending, newlyApplied } = await services.migrate(db as Db);
     // After the migration: the audit table may only exist from now on.
     if (newlyApplied.length)
       await recordAudit(db, { actor, action: 'database.migrate', details: { migrations: newlyApplied } });

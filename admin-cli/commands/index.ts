@@ -12,6 +12,7 @@ import dbMigrate from './db-migrate';
 import dbPrune from './db-prune';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
+import groupsSetVisibility from './groups-set-visibility';
 import mailList from './mail-list';
 import mailRetry from './mail-retry';
 import mailShow from './mail-show';
@@ -26,6 +27,7 @@ import notifyRecipients from './notify-recipients';
 import projectsCreate from './projects-create';
 import projectsDelete from './projects-delete';
 import projectsList from './projects-list';
+import projectsSetVisibility from './projects-set-visibility';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
 import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
@@ -64,9 +66,11 @@ export const COMMANDS: readonly AdminCommand[] = [
   groupsCreate,
   groupsList,
   groupsDelete,
+  groupsSetVisibility,
   projectsCreate,
   projectsList,
   projectsDelete,
+  projectsSetVisibility,
   membersAdd,
   membersList,
   membersRemove,

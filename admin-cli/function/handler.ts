@@ -5,6 +5,7 @@
 import { openLambdaDatabase } from '../../service/aws/database';
 import { secretsManagerOptions, secretsManagerStore } from '../../service/aws/secret-store';
 import { loadConfig, signingKeyPolicy } from '../../service/config';
+import { migrateToLatest } from '../../service/db/migrator';
 import { createAdminHandler } from './admin-handler';
 import { secretKeyRingSource } from '../../service/aws/session-key-ring';
 import { secretSessionKeyService } from './session-keys';
@@ -24,6 +25,9 @@ export const handler = createAdminHandler({
     if (logs(level)) console.log(JSON.stringify({ level, ...entry }));
   },
   services: aws && {
+    // Deployed, the service keys are in Secrets Manager (the migration function seals TOTP secrets
+    // with them): nothing to move out of the database, and no LANYARD_HOME to move them to.
+    migrate: (db) => migrateToLatest(db),
     ...(aws.sessionKeysSecretArn && {
       rotateSessionKey: secretSessionKeyService(
         secretsManagerStore(secretsManagerOptions(aws)),

@@ -3,26 +3,34 @@
 import type { SecretStore } from '../../service/aws/secret-store';
 import { rotateSigningKeySecret } from '../../service/aws/signing-key-secret';
 import { recordAudit } from '../../service/domain/audit';
-import type { SigningKeyPolicy } from '../../service/domain/signing-keys';
+import {
+  defaultActivateAfterSeconds,
+  type SigningKeyPolicy,
+  type SigningKeyRotation,
+} from '../../service/domain/signing-keys';
 import { rotateSigningKeyFile } from '../../service/local/signing-key-file';
 import type { AdminServices } from '../command';
 
 const audited =
-  (rotate: () => Promise<{ kid: string }>, store: string): AdminServices['rotateSigningKey'] =>
-  async (db, actor) => {
-    const { kid } = await rotate();
+  (
+    rotate: (activateAfterSeconds: number) => Promise<SigningKeyRotation>,
+    store: string,
+    policy: SigningKeyPolicy,
+  ): AdminServices['rotateSigningKey'] =>
+  async (db, actor, activateAfterSeconds) => {
+    const { kid, step, activatesAt } = await rotate(activateAfterSeconds ?? defaultActivateAfterSeconds(policy));
     await recordAudit(db, {
       actor,
-      action: 'signing_key.rotate',
+      action: step === 'staged' ? 'signing_key.stage' : 'signing_key.rotate',
       targetType: 'signing_key',
       targetId: kid,
-      details: { store },
+      details: { store, activates_at: activatesAt },
     });
-    return { rotated: true, kid };
+    return { rotated: true, kid, step, activates_at: activatesAt };
   };
 
 export const fileSigningKeyService = (home: string, policy: SigningKeyPolicy) =>
-  audited(() => rotateSigningKeyFile(home, policy), 'file');
+  audited((after) => rotateSigningKeyFile(home, policy, after), 'file', policy);
 
 export const secretSigningKeyService = (store: SecretStore, arn: string, policy: SigningKeyPolicy) =>
-  audited(() => rotateSigningKeySecret(store, arn, policy), 'secretsmanager');
+  audited((after) => rotateSigningKeySecret(store, arn, policy, after), 'secretsmanager', policy);

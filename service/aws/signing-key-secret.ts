@@ -7,6 +7,7 @@ import {
   parseSigningKeyDocument,
   rotateSigningKeyDocument,
   type SigningKeyPolicy,
+  type SigningKeyRotation,
   type SigningKeySource,
 } from '../domain/signing-keys';
 import type { SecretStore } from './secret-store';
@@ -28,15 +29,16 @@ export async function ensureSigningKeySecret(
   return 'created';
 }
 
-/** `secrets rotate signing-key` against the deployed secret: a new key signs, the old ones stay published. */
+/** `secrets rotate signing-key` against the deployed secret: stage a key, or activate the staged one. */
 export async function rotateSigningKeySecret(
   store: SecretStore,
   arn: string,
   policy: SigningKeyPolicy,
-): Promise<{ kid: string }> {
-  const { document, kid } = await rotateSigningKeyDocument(await store.get(arn), policy);
-  await store.put(arn, document);
-  return { kid };
+  activateAfterSeconds = 0,
+): Promise<SigningKeyRotation> {
+  const rotation = await rotateSigningKeyDocument(await store.get(arn), policy, new Date(), activateAfterSeconds);
+  await store.put(arn, rotation.document);
+  return rotation;
 }
 
 /** The API's source over the secret: fetched at most once per `policy.cacheSeconds`. */

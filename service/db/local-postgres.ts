@@ -3,7 +3,7 @@
 // attach; whoever started it stops it on exit unless another Lanyard process is still connected.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -71,6 +71,58 @@ export async function postgresIds(): Promise<{ uid?: number; gid?: number }> {
     await run('groupadd', ['-f', 'postgres']).catch(() => undefined);
     await run('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
     return { uid: await id(['-u', 'postgres']), gid: await id(['-g', 'postgres']) };
+  }
+}
+
+interface DirectoryMode {
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The first folder on the way to `target` (from the root down, `target` included) that a process
+ * running as `uid`/`gid` cannot enter (no search permission), or undefined when it can reach it.
+ * Pure over `stat`, so it is testable without root.
+ */
+export function firstUnreachableFolder(
+  target: string,
+  ids: { uid: number; gid: number },
+  stat: (dir: string) => DirectoryMode | undefined,
+): { dir: string; mode: number } | undefined {
+  const parts = path.resolve(target).split(path.sep).filter(Boolean);
+  for (let i = 0; i <= parts.length; i++) {
+    const dir = path.sep + parts.slice(0, i).join(path.sep);
+    const s = stat(dir);
+    if (!s) return undefined; // not created yet: we create it, searchable
+    const bit = s.uid === ids.uid ? 0o100 : s.gid === ids.gid ? 0o010 : 0o001;
+    if ((s.mode & bit) === 0) return { dir, mode: s.mode & 0o777 };
+  }
+  return undefined;
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user: it must be able to reach the data folder and
+ * the binaries. A folder above LANYARD_HOME with mode 0700 (typically /root) made initdb fail with
+ * a bare "Permission denied" (issue 22); say which folder and how to fix it instead.
+ */
+function requireReachableByPostgres(paths: string[], ids: { uid: number; gid: number }): void {
+  const stat = (dir: string) => {
+    try {
+      const s = statSync(dir);
+      return { mode: s.mode, uid: s.uid, gid: s.gid };
+    } catch {
+      return undefined;
+    }
+  };
+  for (const target of paths) {
+    const blocked = firstUnreachableFolder(target, ids, stat);
+    if (!blocked) continue;
+    const mode = blocked.mode.toString(8).padStart(4, '0');
+    throw new Error(
+      `running as root, the embedded PostgreSQL runs as the postgres user, which cannot enter ${blocked.dir} (mode ${mode}) to reach ${target}: ` +
+        `let it through (chmod o+x ${blocked.dir}), or set LANYARD_HOME to a folder it can reach (e.g. /var/lib/lanyard), or set DATABASE_URL`,
+    );
   }
 }
 
@@ -150,6 +202,7 @@ export async function initCluster(dataDir: string, password: string): Promise<vo
   if (ids.uid !== undefined) {
     // Every ancestor the postgres user must traverse has to be searchable.
     await fs.chmod(path.dirname(dataDir), 0o755);
+    requireReachableByPostgres([path.dirname(dataDir), path.dirname(initdb)], { uid: ids.uid, gid: ids.gid! });
     await fs.chown(dataDir, ids.uid, ids.gid!);
   }
   const pwFile = path.join(os.tmpdir(), `lanyard-pw-${randomBytes(6).toString('hex')}`);
@@ -180,6 +233,8 @@ export async function initCluster(dataDir: string, password: string): Promise<vo
 export async function startCluster(dataDir: string, port: number, extraOptions: string[] = []): Promise<void> {
   const { pgCtl } = await binaries();
   const ids = await postgresIds();
+  if (ids.uid !== undefined)
+    requireReachableByPostgres([dataDir, path.dirname(pgCtl)], { uid: ids.uid, gid: ids.gid! });
   await run(
     pgCtl,
     [

@@ -202,14 +202,6 @@ export interface WebSessionsTable {
   expires_at: Timestamp;
 }
 
-export interface ServiceKeysTable {
-  id: Id;
-  purpose: 'session';
-  secret: string;
-  created_at: Timestamp;
-  retired_at: NullableTimestamp;
-}
-
 export interface RateLimitCountersTable {
   key: string;
   window_start: Timestamp;
@@ -281,7 +273,6 @@ export interface Database {
   members: MembersTable;
   notification_settings: NotificationSettingsTable;
   web_sessions: WebSessionsTable;
-  service_keys: ServiceKeysTable;
   rate_limit_counters: RateLimitCountersTable;
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;

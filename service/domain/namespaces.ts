@@ -17,6 +17,130 @@ function requireVisibility(v: string | undefined): Visibility {
   return v as Visibility;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Visibility by parent (issue 22; GitLab's Group#visibility_level_allowed_by_parent/_by_projects/
+// _by_sub_groups and Project#visibility_level_allowed_by_group): a group or project is never more
+// visible than the group it is in, so a public child cannot publish a private parent's name and
+// path. Checked on create and on every change, here only; messages are GitLab's full messages.
+
+const RANK: Record<Visibility, number> = { private: 0, internal: 10, public: 20 };
+const moreVisible = (a: Visibility, b: Visibility) => RANK[a] > RANK[b];
+
+const refused = (message: string) =>
+  invalid(message, { visibility_level: [message.replace(/^Visibility level /, '')] });
+
+/** A subgroup or project with `visibility` inside `parent`: refused when it would be more visible. */
+function requireAllowedByParent(kind: 'group' | 'project', visibility: Visibility, parent: Group | undefined): void {
+  if (!parent || !moreVisible(visibility, parent.visibility)) return;
+  throw refused(
+    kind === 'group'
+      ? `Visibility level ${visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`
+      : `Visibility level ${visibility} is not allowed in a ${parent.visibility} group.`,
+  );
+}
+
+/** Lowering a group: refused while a project or subgroup in it is more visible than the new level. */
+async function requireAllowedByChildren(db: DbOrTrx, group: Group, visibility: Visibility): Promise<void> {
+  const higher = VISIBILITIES.filter((v) => moreVisible(v, visibility));
+  if (!higher.length) return;
+  const project = await db
+    .selectFrom('projects')
+    .select('id')
+    .where('group_id', '=', group.id)
+    .where('visibility', 'in', higher)
+    .executeTakeFirst();
+  if (project)
+    throw refused(
+      `Visibility level ${visibility} is not allowed since this group contains projects with higher visibility.`,
+    );
+  const subgroup = await db
+    .selectFrom('groups')
+    .select('id')
+    .where('parent_id', '=', group.id)
+    .where('visibility', 'in', higher)
+    .executeTakeFirst();
+  if (subgroup)
+    throw refused(`Visibility level ${visibility} is not allowed since there are sub-groups with higher visibility.`);
+}
+
+/**
+ * The group row locked against a concurrent visibility change: `share` while a child is created
+ * under it, `update` while its own visibility changes (so a child created at the same moment is
+ * checked against the committed level, and a lowering sees every committed child).
+ */
+const lockGroup = (db: DbOrTrx, id: number, mode: 'share' | 'update') => {
+  const q = db.selectFrom('groups').select(GROUP_COLUMNS).where('id', '=', id);
+  return (mode === 'share' ? q.forShare() : q.forUpdate()).executeTakeFirst();
+};
+
+export interface SetVisibilityInput {
+  visibility: string;
+  actor?: string;
+}
+
+/** Change a group's visibility: never above its parent's, never below a project's or subgroup's in it. */
+export async function setGroupVisibility(db: DbOrTrx, fullPath: string, input: SetVisibilityInput): Promise<Group> {
+  return withTransaction(db, async (db) => {
+    const visibility = requireVisibility(input.visibility);
+    const found = await getGroupByFullPath(db, fullPath);
+    const parent = found.parent_id === null ? undefined : await lockGroup(db, found.parent_id, 'share');
+    const group = (await lockGroup(db, found.id, 'update'))!;
+    requireAllowedByParent('group', visibility, parent);
+    await requireAllowedByChildren(db, group, visibility);
+    const updated = await db
+      .updateTable('groups')
+      .set({ visibility, updated_at: new Date() })
+      .where('id', '=', group.id)
+      .returning(GROUP_COLUMNS)
+      .executeTakeFirstOrThrow();
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'group.update',
+      targetType: 'group',
+      targetId: group.id,
+      details: { full_path: group.full_path, visibility: { from: group.visibility, to: visibility } },
+    });
+    return updated;
+  });
+}
+
+/** Change a project's visibility: never above its group's. */
+export async function setProjectVisibility(
+  db: DbOrTrx,
+  pathWithNamespace: string,
+  input: SetVisibilityInput,
+): Promise<Project> {
+  return withTransaction(db, async (db) => {
+    const visibility = requireVisibility(input.visibility);
+    const found = await getProjectByPath(db, pathWithNamespace);
+    const group = await lockGroup(db, found.group_id, 'share');
+    const project = (await db
+      .selectFrom('projects')
+      .select(PROJECT_COLUMNS)
+      .where('id', '=', found.id)
+      .forUpdate()
+      .executeTakeFirst())!;
+    requireAllowedByParent('project', visibility, group);
+    const updated = await db
+      .updateTable('projects')
+      .set({ visibility, updated_at: new Date() })
+      .where('id', '=', project.id)
+      .returning(PROJECT_COLUMNS)
+      .executeTakeFirstOrThrow();
+    await recordAudit(db, {
+      actor: input.actor ?? 'system',
+      action: 'project.update',
+      targetType: 'project',
+      targetId: project.id,
+      details: {
+        path_with_namespace: project.path_with_namespace,
+        visibility: { from: project.visibility, to: visibility },
+      },
+    });
+    return updated;
+  });
+}
+
 function requirePath(path: string, what: string): string {
   if (!PATH_RE.test(path) || path.endsWith('.git') || path.endsWith('.atom')) {
     throw invalid(
@@ -86,8 +210,10 @@ export async function createGroup(db: DbOrTrx, input: CreateGroupInput): Promise
   return withTransaction(db, async (db) => {
     const path = requirePath(input.path?.trim() ?? '', 'group');
     const visibility = requireVisibility(input.visibility);
-    const parent = input.parent ? await findGroupByFullPath(db, input.parent) : undefined;
-    if (input.parent && !parent) throw invalid(`parent group "${input.parent}" not found`);
+    const found = input.parent ? await findGroupByFullPath(db, input.parent) : undefined;
+    if (input.parent && !found) throw invalid(`parent group "${input.parent}" not found`);
+    const parent = found && (await lockGroup(db, found.id, 'share'));
+    requireAllowedByParent('group', visibility, parent);
     const fullPath = parent ? `${parent.full_path}/${path}` : path;
     if (await findProjectByPath(db, fullPath)) throw conflict(`"${fullPath}" is already taken by a project`);
     try {
@@ -133,8 +259,10 @@ export async function createProject(db: DbOrTrx, input: CreateProjectInput): Pro
     const namespace = full.slice(0, slash);
     const path = requirePath(full.slice(slash + 1), 'project');
     const visibility = requireVisibility(input.visibility);
-    const group = await findGroupByFullPath(db, namespace);
-    if (!group) throw invalid(`group "${namespace}" not found`);
+    const found = await findGroupByFullPath(db, namespace);
+    if (!found) throw invalid(`group "${namespace}" not found`);
+    const group = (await lockGroup(db, found.id, 'share'))!;
+    requireAllowedByParent('project', visibility, group);
     const pathWithNamespace = `${group.full_path}/${path}`;
     if (await findGroupByFullPath(db, pathWithNamespace))
       throw conflict(`"${pathWithNamespace}" is already taken by a group`);
@@ -215,6 +343,13 @@ export async function addMember(db: DbOrTrx, input: AddMemberInput) {
   });
 }
 
+export const groupSummary = (g: Group) => ({
+  id: g.id,
+  full_path: g.full_path,
+  name: g.name,
+  visibility: g.visibility,
+  parent_id: g.parent_id,
+});
 export const projectSummary = (p: Project) => ({
   id: p.id,
   path_with_namespace: p.path_with_namespace,

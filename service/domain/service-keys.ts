@@ -1,10 +1,11 @@
-// The session/CSRF signing key ring. The newest key signs; every key that has not aged out still
-// verifies, so a rotation signs nobody out. Kept in `service_keys` locally, or supplied from
-// outside (Secrets Manager when deployed) through a KeyRingSource over the same JSON document.
-import { withTransaction } from '../db/transaction';
+// The service key ring: it signs session, CSRF and pending-TOTP cookies and seals TOTP seeds. The
+// newest key signs; every key that has not aged out still verifies, so a rotation signs nobody out.
+// Kept outside the database as a JSON document: a 0600 file under LANYARD_HOME locally
+// (local/service-key-file.ts), a Secrets Manager secret deployed (aws/session-key-ring.ts).
 import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../db/schema';
+import type { Db, DbOrTrx } from '../db/schema';
+import { withTransaction } from '../db/transaction';
 import { recordAudit } from './audit';
 import { safeEqual } from './secrets';
 import { resealTotpSecrets } from './totp-secrets';
@@ -36,6 +37,7 @@ export interface KeyRingSource {
 }
 
 const newSecret = (): string => randomBytes(32).toString('base64url');
+const newKeyId = (): string => randomBytes(8).toString('hex');
 
 function decodeSecret(text: string): Buffer {
   const buf = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64url');
@@ -55,97 +57,108 @@ export function makeKeyRing(keys: ServiceKey[], now = new Date()): KeyRing {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The database ring (service_keys)
+// Where the ring document is kept: never in the database (issue 22: a dump holding both the keys
+// and what they protect forged the pending-TOTP cookie and opened every TOTP seed). Locally a 0600
+// file under LANYARD_HOME (local/service-key-file.ts); deployed a Secrets Manager secret.
 
-async function selectKeys(db: DbOrTrx): Promise<ServiceKey[]> {
-  const cutoff = new Date(Date.now() - RETIRED_KEY_VERIFY_SECONDS * 1000);
-  const rows = await db
-    .selectFrom('service_keys')
-    .select(['id', 'secret', 'created_at', 'retired_at'])
-    .where('purpose', '=', 'session')
-    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', cutoff)]))
-    .orderBy('id', 'desc')
-    .execute();
-  return rows.map((r) => ({
-    id: String(r.id),
-    secret: decodeSecret(r.secret),
-    createdAt: r.created_at,
-    retiredAt: r.retired_at,
-  }));
-}
-
-/** The ring from `service_keys`; the first call on an empty table creates the first key. */
-export async function loadSessionKeyRing(db: DbOrTrx): Promise<KeyRing> {
-  const keys = await selectKeys(db);
-  if (keys.some((k) => k.retiredAt === null)) return makeKeyRing(keys);
-  return withTransaction(db, async (trx) => {
-    // Two instances starting at once on an empty table: one creates the key, the other reads it.
-    await sql`select pg_advisory_xact_lock(hashtext('lanyard.service_keys'))`.execute(trx);
-    const again = await selectKeys(trx);
-    if (again.some((k) => k.retiredAt === null)) return makeKeyRing(again);
-    await trx.insertInto('service_keys').values({ purpose: 'session', secret: newSecret() }).execute();
-    return makeKeyRing(await selectKeys(trx));
-  });
+export interface KeyRingDocumentStore {
+  /** The document, undefined when there is none yet. */
+  read(): Promise<string | undefined>;
+  /** Replace the document (atomically: a reader sees the old one or the new one). */
+  write(document: string): Promise<void>;
 }
 
 export interface RotationResult {
   rotated: true;
   /** The id of the new signing key (not secret). */
   keyId: string;
-  /** Keys that now only verify. */
-  retired: number;
-  /** Aged-out keys removed. */
-  removed: number;
   /** TOTP secrets re-encrypted under the new key. */
   resealedTotpSecrets: number;
 }
 
 /**
  * `secrets rotate session-key`: a new key signs from now on; the previous keys keep verifying
- * for RETIRED_KEY_VERIFY_SECONDS, so nobody is signed out. Aged-out keys are deleted.
+ * for RETIRED_KEY_VERIFY_SECONDS, so nobody is signed out, and aged-out keys are dropped. TOTP
+ * secrets follow the signing key, so no secret depends on a key that will age out.
  */
-export async function rotateSessionKey(db: DbOrTrx, actor = 'system'): Promise<RotationResult> {
-  const run = async (trx: DbOrTrx): Promise<RotationResult> => {
-    await sql`select pg_advisory_xact_lock(hashtext('lanyard.service_keys'))`.execute(trx);
-    const now = new Date();
-    const retired = await trx
-      .updateTable('service_keys')
-      .set({ retired_at: now })
-      .where('purpose', '=', 'session')
-      .where('retired_at', 'is', null)
-      .executeTakeFirst();
-    const removed = await trx
-      .deleteFrom('service_keys')
-      .where('purpose', '=', 'session')
-      .where('retired_at', '<=', new Date(now.getTime() - RETIRED_KEY_VERIFY_SECONDS * 1000))
-      .executeTakeFirst();
-    const key = await trx
-      .insertInto('service_keys')
-      .values({ purpose: 'session', secret: newSecret(), created_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    // TOTP secrets follow the signing key, so no secret depends on a key that will age out.
-    const resealed = await resealTotpSecrets(trx, makeKeyRing(await selectKeys(trx)));
-    const result: RotationResult = {
-      resealedTotpSecrets: resealed,
-      rotated: true,
-      keyId: String(key.id),
-      retired: Number(retired.numUpdatedRows),
-      removed: Number(removed.numDeletedRows),
-    };
-    await recordAudit(trx, {
-      actor,
-      action: 'service_key.rotate',
-      targetType: 'service_key',
-      targetId: result.keyId,
-      details: { purpose: 'session', retired: result.retired, resealed_totp_secrets: resealed },
-    });
-    return result;
-  };
-  return withTransaction(db, run);
+export async function rotateSessionKey(
+  db: DbOrTrx,
+  store: KeyRingDocumentStore,
+  actor = 'system',
+): Promise<RotationResult> {
+  const { document, keyId } = rotateKeyRingDocument(await store.read());
+  await store.write(document);
+  const resealed = await resealTotpSecrets(db, parseKeyRingDocument(document));
+  await recordAudit(db, {
+    actor,
+    action: 'service_key.rotate',
+    targetType: 'service_key',
+    targetId: keyId,
+    details: { purpose: 'session', resealed_totp_secrets: resealed },
+  });
+  return { rotated: true, keyId, resealedTotpSecrets: resealed };
 }
 
-export const dbKeyRingSource = (db: DbOrTrx): KeyRingSource => ({ load: () => loadSessionKeyRing(db) });
+export interface MovedKeys {
+  /** Keys taken out of the database's service_keys table. */
+  moved: number;
+  /** TOTP secrets sealed again under the store's signing key. */
+  resealedTotpSecrets: number;
+}
+
+/**
+ * Before migration 0012 a local installation kept its ring in the `service_keys` table. Move those
+ * keys into `store` (they keep verifying sessions and opening seeds: nobody is signed out, no
+ * account is lost) and retire them there in favour of a new key that has never been in the
+ * database; then seal every TOTP seed under the new key and delete the keys from the table, in one
+ * transaction. Safe to run again after a crash at any point (keys are merged by id, the document is
+ * written before the rows go). Nothing to do once the table is gone (0012 drops it).
+ */
+export async function moveDatabaseServiceKeys(
+  db: Db,
+  store: KeyRingDocumentStore,
+  now = new Date(),
+): Promise<MovedKeys> {
+  const table = await sql<{
+    present: boolean;
+  }>`select to_regclass('public.service_keys') is not null as present`.execute(db);
+  if (!table.rows[0]?.present) return { moved: 0, resealedTotpSecrets: 0 };
+  const { rows } = await sql<{ id: string; secret: string; created_at: Date; retired_at: Date | null }>`
+    select id::text as id, secret, created_at, retired_at from service_keys where purpose = 'session' order by id
+  `.execute(db);
+  if (!rows.length) return { moved: 0, resealedTotpSecrets: 0 };
+  const text = await store.read();
+  const doc: KeyRingDocument = text ? JSON.parse(text) : { keys: [] };
+  const known = new Set(doc.keys.map((k) => k.id));
+  for (const r of rows) {
+    if (known.has(r.id)) continue;
+    // A key that was in the database only verifies from now on.
+    doc.keys.push({
+      id: r.id,
+      secret: r.secret,
+      created_at: r.created_at.toISOString(),
+      retired_at: (r.retired_at ?? now).toISOString(),
+    });
+  }
+  if (!doc.keys.some((k) => k.retired_at === null)) {
+    doc.keys.unshift({ id: newKeyId(), secret: newSecret(), created_at: now.toISOString(), retired_at: null });
+  }
+  const document = JSON.stringify(doc);
+  await store.write(document);
+  const ring = parseKeyRingDocument(document, now);
+  return withTransaction(db, async (trx) => {
+    const resealed = await resealTotpSecrets(trx, ring);
+    await sql`delete from service_keys where purpose = 'session'`.execute(trx);
+    await recordAudit(trx, {
+      actor: 'system',
+      action: 'service_key.move_out_of_database',
+      targetType: 'service_key',
+      targetId: ring.signing.id,
+      details: { moved: rows.length, resealed_totp_secrets: resealed },
+    });
+    return { moved: rows.length, resealedTotpSecrets: resealed };
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // An externally kept ring (e.g. a Secrets Manager secret) as a JSON document:
@@ -185,7 +198,7 @@ export function rotateKeyRingDocument(text: string | undefined, now = new Date()
   const keep = (doc.keys ?? [])
     .map((k) => ({ ...k, retired_at: k.retired_at ?? now.toISOString() }))
     .filter((k) => new Date(k.retired_at).getTime() > cutoff);
-  const keyId = randomBytes(8).toString('hex');
+  const keyId = newKeyId();
   const next: KeyRingDocument = {
     keys: [{ id: keyId, secret: newSecret(), created_at: now.toISOString(), retired_at: null }, ...keep],
   };

@@ -12,7 +12,7 @@ import {
   settleSuccess,
   type Throttle,
 } from './rate-limit';
-import { loadSessionKeyRing, type KeyRing } from './service-keys';
+import type { KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { openTotpSecret, sealTotpSecret } from './totp-secrets';
@@ -89,7 +89,7 @@ export async function checkOtp(
   userId: number,
   code: string,
   address: string,
-  keys: KeyRingLoader = { load: () => loadSessionKeyRing(db) },
+  keys: KeyRingLoader,
 ): Promise<CredentialResult> {
   const user = await findUserById(db, userId);
   if (!user?.otp_secret) return { ok: false, reason: 'invalid' };

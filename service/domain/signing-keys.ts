@@ -7,10 +7,42 @@ import { calculateJwkThumbprint, type CryptoKey, exportJWK, generateKeyPair, imp
 export const SIGNING_ALG = 'RS256';
 const MODULUS_BITS = 2048;
 
-/** {"keys":[{kid, private_jwk, created_at, retired_at}]}: the newest unretired key signs. */
+/**
+ * {"keys":[{kid, private_jwk, created_at, retired_at, activates_at?}]}: the newest unretired key
+ * whose `activates_at` has come signs. A key with `activates_at` in the future is staged: published
+ * in the JWKS before it signs anything, so a client's cached JWKS already holds it (issue 22).
+ */
 export interface SigningKeyDocument {
-  keys: Array<{ kid: string; private_jwk: JWK; created_at: string; retired_at: string | null }>;
+  keys: Array<{
+    kid: string;
+    private_jwk: JWK;
+    created_at: string;
+    retired_at: string | null;
+    activates_at?: string | null;
+  }>;
 }
+type DocumentKey = SigningKeyDocument['keys'][number];
+
+/** How long a JWKS response may be cached (Cache-Control max-age): short, so a staged key is seen. */
+export const JWKS_MAX_AGE_SECONDS = 3600;
+
+/** A staged key's default wait: every cache of the JWKS has refetched, every instance has reloaded. */
+export const defaultActivateAfterSeconds = (policy: SigningKeyPolicy) => JWKS_MAX_AGE_SECONDS + policy.cacheSeconds;
+
+const activation = (k: DocumentKey) => Date.parse(k.activates_at ?? k.created_at);
+const isStaged = (k: DocumentKey, now: number) =>
+  k.retired_at === null && typeof k.activates_at === 'string' && Date.parse(k.activates_at) > now;
+
+/** The key that signs at `now`: the newest unretired one that has activated. */
+function signingKeyOf(keys: DocumentKey[], now: number): DocumentKey | undefined {
+  return keys
+    .filter((k) => k.retired_at === null && !isStaged(k, now))
+    .sort((a, b) => activation(b) - activation(a) || Date.parse(b.created_at) - Date.parse(a.created_at))[0];
+}
+
+/** When a key stopped signing: its retired_at, or (superseded by a staged key that activated) that activation. */
+const retiredAt = (k: DocumentKey, signing: DocumentKey): number =>
+  k.retired_at !== null ? Date.parse(k.retired_at) : activation(signing);
 
 /**
  * How long a retired key stays published: until every ID token it signed has expired. A token
@@ -35,7 +67,7 @@ export interface PublicJwk {
 export interface SigningKeySet {
   kid: string;
   privateKey: CryptoKey;
-  /** The signing key first, then every retired key whose ID tokens may still be unexpired. */
+  /** The signing key first, then a staged key, then every retired key whose ID tokens may still be unexpired. */
   jwks: PublicJwk[];
 }
 
@@ -66,28 +98,64 @@ function readDocument(text: string): SigningKeyDocument {
       throw new Error(`signing key #${i} is not an RSA private JWK with a kid`);
     if (
       Number.isNaN(new Date(k.created_at).getTime()) ||
-      (k.retired_at && Number.isNaN(new Date(k.retired_at).getTime()))
+      (k.retired_at && Number.isNaN(new Date(k.retired_at).getTime())) ||
+      (k.activates_at && Number.isNaN(new Date(k.activates_at).getTime()))
     )
       throw new Error(`signing key #${i} has an invalid date`);
   }
   return doc;
 }
 
+export interface SigningKeyRotation {
+  document: string;
+  kid: string;
+  /** staged: published now, signs from `activatesAt`; activated: signs from now. */
+  step: 'staged' | 'activated';
+  activatesAt: string;
+}
+
 /**
- * Rotate (pure: the caller stores the result): a new key signs from now on, the previous ones are
- * retired, and retired keys past their retention are dropped. No document yet: the first key.
+ * Rotate (pure: the caller stores the result), in two steps so the JWKS publishes a key before it
+ * signs: with no key staged, a new key is staged to sign `activateAfterSeconds` from now (0: at
+ * once); with one staged, it signs from now. Either way the keys that stop signing are retired,
+ * and retired keys past their retention are dropped. No document yet: the first key, at once.
  */
 export async function rotateSigningKeyDocument(
   text: string | undefined,
   policy: SigningKeyPolicy,
   now = new Date(),
-): Promise<{ document: string; kid: string }> {
+  activateAfterSeconds = 0,
+): Promise<SigningKeyRotation> {
+  const at = now.getTime();
   const previous = text ? readDocument(text).keys : [];
-  const keep = previous
-    .map((k) => ({ ...k, retired_at: k.retired_at ?? now.toISOString() }))
-    .filter((k) => new Date(k.retired_at).getTime() + retentionMs(policy) > now.getTime());
-  const key = await newKey(now);
-  return { document: JSON.stringify({ keys: [key, ...keep] } satisfies SigningKeyDocument), kid: key.kid };
+  const current = signingKeyOf(previous, at);
+  const staged = previous.find((k) => isStaged(k, at));
+  let next: DocumentKey;
+  let keys: DocumentKey[];
+  if (staged) {
+    next = { ...staged, activates_at: now.toISOString() };
+    keys = [next, ...previous.filter((k) => k !== staged)];
+  } else {
+    const delay = current ? activateAfterSeconds : 0;
+    next = { ...(await newKey(now)), activates_at: new Date(at + delay * 1000).toISOString() };
+    keys = [next, ...previous];
+  }
+  const signingFrom = Date.parse(next.activates_at!);
+  const stillSigning = signingFrom > at ? current : undefined;
+  const keep = keys
+    .map((k) => {
+      if (k === next || k === stillSigning || k.retired_at !== null) return k;
+      // Superseded: by an earlier staged key that activated, or by the one activating now.
+      const superseded = current && k !== current ? retiredAt(k, current) : at;
+      return { ...k, retired_at: new Date(Math.min(superseded, at)).toISOString() };
+    })
+    .filter((k) => k.retired_at === null || Date.parse(k.retired_at) + retentionMs(policy) > at);
+  return {
+    document: JSON.stringify({ keys: keep } satisfies SigningKeyDocument),
+    kid: next.kid,
+    step: signingFrom > at ? 'staged' : 'activated',
+    activatesAt: next.activates_at!,
+  };
 }
 
 const publicJwk = (jwk: JWK, kid: string): PublicJwk => ({
@@ -106,18 +174,18 @@ export async function parseSigningKeyDocument(
   now = new Date(),
 ): Promise<SigningKeySet> {
   const { keys } = readDocument(text);
-  const signing = keys
-    .filter((k) => k.retired_at === null)
-    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))[0];
+  const at = now.getTime();
+  const signing = signingKeyOf(keys, at);
   if (!signing) throw new Error('the signing key document has no active key');
+  const staged = keys.filter((k) => isStaged(k, at));
   const retired = keys.filter(
-    (k) => k !== signing && k.retired_at !== null && Date.parse(k.retired_at) + retentionMs(policy) > now.getTime(),
+    (k) => k !== signing && !isStaged(k, at) && retiredAt(k, signing) + retentionMs(policy) > at,
   );
   const privateKey = (await importJWK({ ...signing.private_jwk, alg: SIGNING_ALG }, SIGNING_ALG)) as CryptoKey;
   return {
     kid: signing.kid,
     privateKey,
-    jwks: [signing, ...retired].map((k) => publicJwk(k.private_jwk, k.kid)),
+    jwks: [signing, ...staged, ...retired].map((k) => publicJwk(k.private_jwk, k.kid)),
   };
 }
 

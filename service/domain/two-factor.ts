@@ -7,9 +7,11 @@ import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 import { conflict, invalid } from './errors';
 import { sha256Hex } from './secrets';
+import type { KeyRing } from './service-keys';
 import type { MailSettings } from './mail/account-messages';
 import { enqueueSecurityAlert } from './security-alerts';
 import { verifyTotp } from './totp';
+import { sealTotpSecret } from './totp-secrets';
 
 export const RECOVERY_CODE_COUNT = 10;
 export const INVALID_PIN = 'Invalid pin code.';
@@ -57,11 +59,35 @@ async function alert(
 }
 
 /**
+ * Enrol `secret` as the user's TOTP seed: the one way a seed reaches `users.otp_secret` (the account
+ * page and `users set-2fa on` both come here), so it is always sealed under the service key ring
+ * (AES-256-GCM, domain/totp-secrets.ts) and never stored in clear. `lastStep` is the step of the
+ * confirming code (it cannot be replayed), null when none was typed. With `onlyIfNotEnrolled`, a
+ * user who already has a seed keeps it and the answer is false.
+ */
+export async function storeTotpSecret(
+  db: DbOrTrx,
+  ring: KeyRing,
+  userId: number,
+  secret: string,
+  { lastStep, onlyIfNotEnrolled }: { lastStep: number | null; onlyIfNotEnrolled: boolean },
+): Promise<boolean> {
+  let update = db
+    .updateTable('users')
+    .set({ otp_secret: sealTotpSecret(ring, userId, secret), otp_last_step: lastStep, updated_at: new Date() })
+    .where('id', '=', userId);
+  if (onlyIfNotEnrolled) update = update.where('otp_secret', 'is', null);
+  return (await update.executeTakeFirst()).numUpdatedRows > 0n;
+}
+
+/**
  * Turn 2FA on with the secret the user's app was set up with, if `code` is a current TOTP code of
  * it. Returns the recovery codes (plaintext, to show once). A user already enrolled is refused.
+ * `ring` seals the secret at rest.
  */
 export async function enableTwoFactor(
   db: DbOrTrx,
+  ring: KeyRing,
   userId: number,
   secret: string,
   code: string,
@@ -70,13 +96,8 @@ export async function enableTwoFactor(
   const step = verifyTotp(secret, code.trim(), null);
   if (step === undefined) throw invalid(INVALID_PIN);
   return withTransaction(db, async (trx) => {
-    const updated = await trx
-      .updateTable('users')
-      .set({ otp_secret: secret, otp_last_step: step, updated_at: new Date() })
-      .where('id', '=', userId)
-      .where('otp_secret', 'is', null)
-      .executeTakeFirst();
-    if (updated.numUpdatedRows === 0n) throw conflict('Two-factor authentication is already enabled.');
+    const stored = await storeTotpSecret(trx, ring, userId, secret, { lastStep: step, onlyIfNotEnrolled: true });
+    if (!stored) throw conflict('Two-factor authentication is already enabled.');
     const codes = await replaceRecoveryCodes(trx, userId);
     await recordAudit(trx, { ...auditOf(audit), action: 'user.enable_2fa', targetType: 'user', targetId: userId });
     return codes;

@@ -6,10 +6,9 @@ import { recordAudit } from './audit';
 import { isValidEmail } from './email-address';
 import { invalid, invalidField, notFound, uniqueViolation } from './errors';
 import { hashPassword, passwordProblem } from './passwords';
-import { loadSessionKeyRing, type KeyRing } from './service-keys';
+import type { KeyRing } from './service-keys';
 import { newTotpSecret, otpauthUri } from './totp';
-import { sealTotpSecret } from './totp-secrets';
-import { disableTwoFactor } from './two-factor';
+import { disableTwoFactor, storeTotpSecret } from './two-factor';
 import { addEmail } from './emails';
 import type { MailSettings } from './mail/account-messages';
 import { enqueueSecurityAlert } from './security-alerts';
@@ -288,7 +287,7 @@ export async function setTwoFactor(
   username: string,
   on: boolean,
   actor = 'system',
-  /** The service key ring that seals the secret (default: the database's; deployed: Secrets Manager's). */
+  /** The service key ring that seals the secret (LANYARD_HOME's file locally; deployed: Secrets Manager's). */
   keyRing?: KeyRing,
   /** What the security alert needs, PUBLIC_URL and MAIL_FROM (turning 2FA off alerts the account). */
   mail?: MailSettings,
@@ -301,14 +300,11 @@ export async function setTwoFactor(
       return { user: await getUserByUsername(db, username) };
     }
     const secret = newTotpSecret();
-    // Only sealed at rest (AES-256-GCM); the clear secret is shown once, to the enrolling admin.
-    const stored = sealTotpSecret(keyRing ?? (await loadSessionKeyRing(db)), user.id, secret);
-    const updated = await db
-      .updateTable('users')
-      .set({ otp_secret: stored, otp_last_step: null, updated_at: new Date() })
-      .where('id', '=', user.id)
-      .returning(USER_COLUMNS)
-      .executeTakeFirstOrThrow();
+    // Sealed at rest by the same enrolment as the account page's; the clear secret is shown once,
+    // to the enrolling admin.
+    if (!keyRing) throw new Error('enrolling a TOTP secret needs the service key ring');
+    await storeTotpSecret(db, keyRing, user.id, secret, { lastStep: null, onlyIfNotEnrolled: false });
+    const updated = await getUserByUsername(db, username);
     await recordAudit(db, { actor, action: 'user.enable_2fa', targetType: 'user', targetId: user.id });
     return { user: updated, otpSecret: secret, otpauthUri: otpauthUri(secret, updated.email) };
   });

@@ -11,7 +11,29 @@ import { sendPlainPage } from './plain-page';
 
 const isOAuthPath = (url: string) => url.startsWith('/oauth/');
 
+/**
+ * An outage fails every request: one warning when it starts, then at most one a minute saying how
+ * many more were answered 503 (no stack, no per-request line: a full disk must not fill the logs).
+ */
+export const UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
+
 export function registerErrorHandlers(app: FastifyInstance): void {
+  let lastLogged = Number.NEGATIVE_INFINITY;
+  let suppressed = 0;
+  const logUnavailable = (request: FastifyRequest, err: Error) => {
+    const now = Date.now();
+    if (now - lastLogged < UNAVAILABLE_LOG_INTERVAL_MS) {
+      suppressed++;
+      return;
+    }
+    request.log.warn(
+      // Not under `err`: pino's error serializer would add a (here empty) stack.
+      { database: { code: (err as { code?: unknown }).code, message: err.message }, suppressed },
+      'database unavailable: answering 503',
+    );
+    lastLogged = now;
+    suppressed = 0;
+  };
   app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof OAuthError) {
       return reply
@@ -39,10 +61,7 @@ export function registerErrorHandlers(app: FastifyInstance): void {
       return reply.code(fe.statusCode).send(isApiPath(request.url) ? { error: message } : { message });
     }
     if (isDatabaseUnavailable(err)) {
-      request.log.warn(
-        { err: { message: err.message, code: (err as { code?: unknown }).code } },
-        'database unavailable',
-      );
+      logUnavailable(request, err);
       return sendUnavailable(request, reply);
     }
     request.log.error({ err }, 'unhandled error');
@@ -71,7 +90,7 @@ function sendUnavailable(request: FastifyRequest, reply: FastifyReply) {
     reply,
     503,
     'Service unavailable',
-    'Lanyard cannot reach its database right now. Please try again in a few seconds.',
+    'Lanyard cannot use its database right now. Please try again in a few seconds.',
   );
 }
 

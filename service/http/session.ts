@@ -11,7 +11,6 @@ import type { Config } from '../config';
 import type { Db, User } from '../db/schema';
 import {
   cachedKeyRingSource,
-  dbKeyRingSource,
   signWithRing,
   verifyWithRing,
   type KeyRing,
@@ -50,7 +49,7 @@ export class SessionManager {
   constructor(
     private readonly db: Db,
     private readonly config: Config,
-    keyRing: KeyRingSource = dbKeyRingSource(db),
+    keyRing: KeyRingSource,
   ) {
     // Reload at most once a second on a miss: a key rotated in elsewhere is picked up within a
     // second, and forged cookies cost at most one key-ring query per second per instance.
@@ -238,7 +237,8 @@ export class SessionManager {
 export interface SessionPluginOptions {
   db: Db;
   config: Config;
-  keyRing?: KeyRingSource;
+  /** The service key ring (LANYARD_HOME/service-keys.json locally, Secrets Manager deployed). */
+  keyRing: KeyRingSource;
 }
 
 /** Decorates the app with `sessions` (fastify-plugin: the decoration must reach the route plugins). */

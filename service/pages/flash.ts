@@ -10,6 +10,8 @@ import type { Flash } from './components';
 interface StoredFlash extends Flash {
   /** AES-256-GCM: iv.tag.ciphertext, base64url. */
   sealed?: string;
+  /** The page it is for (the redirect's target): only that page takes it. */
+  page?: string;
 }
 
 const keyFor = (session: WebSession) => createHash('sha256').update(`lanyard-flash\0${session.id}`).digest();
@@ -34,30 +36,39 @@ export function unseal(session: WebSession, sealed: string): unknown {
 }
 
 /**
- * Leave a message (and optionally a secret to reveal once) for the next page of this session. An
- * anonymous session (the forgotten-password pages) lives in its cookie: pass the reply.
+ * Leave a message (and optionally a secret to reveal once) for `page`, the page the post redirects
+ * to. Bound to it (issue 22): another page loaded first in between (a second tab, a prefetch) must
+ * not consume a token shown once, nor render another page's secret (recovery codes are not an
+ * application secret).
+ * An anonymous session (the forgotten-password pages) lives in its cookie: pass the reply.
  */
 export async function setFlash(
   sessions: SessionManager,
   session: WebSession,
+  page: string,
   flash: Flash,
   secret?: unknown,
   reply?: FastifyReply,
 ): Promise<void> {
-  const stored: StoredFlash = { ...flash };
+  const stored: StoredFlash = { ...flash, page };
   if (secret !== undefined) stored.sealed = seal(session, secret);
   session.data.flash = stored as Record<string, unknown>;
   await sessions.save(session, reply);
 }
 
-/** The pending message and secret, removed from the session: shown once, gone on reload. */
+/**
+ * The pending message and secret for `page`, removed from the session: shown once, gone on reload.
+ * A flash left for another page stays where it is, for that page.
+ */
 export async function takeFlash<S = unknown>(
   sessions: SessionManager,
   session: WebSession,
+  page: string,
   reply?: FastifyReply,
 ): Promise<{ flash?: Flash; secret?: S }> {
   const stored = session.data.flash as StoredFlash | undefined;
   if (!stored) return {};
+  if (typeof stored.page === 'string' && stored.page !== page) return {};
   delete session.data.flash;
   await sessions.save(session, reply);
   const flash: Flash = {};

@@ -8,13 +8,13 @@ import { migrateDownToEmpty } from '../support/db';
 import { checkApplicationSecret } from '../../service/domain/applications';
 import { verifyPassword } from '../../service/domain/passwords';
 import { sha256Hex } from '../../service/domain/secrets';
-import { loadSessionKeyRing } from '../../service/domain/service-keys';
 import { verifyTotp } from '../../service/domain/totp';
 import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { consumeRecoveryCode, regenerateRecoveryCodes, remainingRecoveryCodes } from '../../service/domain/two-factor';
 import { findUserByUsername, verifiedEmails } from '../../service/domain/users';
 import type { Db } from '../../service/db/schema';
+import { testKeyRing } from '../support/app';
 import { createTestDatabase, resetDatabase } from '../support/db';
 import { ACTOR, expectUserError, fingerprint, runIn } from './support';
 
@@ -338,7 +338,7 @@ describe('users', () => {
     );
     // Stored sealed (AES-256-GCM under the key ring's signing key), never in clear.
     const stored = (await findUserByUsername(db, 'alice'))!;
-    const ring = await loadSessionKeyRing(db);
+    const ring = await testKeyRing();
     expect(stored.otp_secret).toMatch(new RegExp(`^totp1\\.${ring.signing.id}\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]+$`));
     expect(stored.otp_secret).not.toContain(on.json.otp_secret);
     const opened = openTotpSecret(ring, stored.id, stored.otp_secret!);
@@ -692,14 +692,14 @@ describe('groups, projects, members', () => {
       '--name',
       'Platform API',
       '--visibility',
-      'public',
+      'private',
       '--json',
     ]);
     expect(project.json).toEqual({
       id: 1,
       path_with_namespace: 'acme/platform/api',
       name: 'Platform API',
-      visibility: 'public',
+      visibility: 'private',
     });
     const member = await run([
       'members',
@@ -937,11 +937,11 @@ describe('audit list', () => {
 
 describe('secrets rotate session-key', () => {
   it('adds a signing key; the previous key keeps verifying', async () => {
-    const before = await loadSessionKeyRing(db);
+    const before = await testKeyRing();
     const res = await run(['secrets', 'rotate', 'session-key', '--json']);
     expect(res).toMatchObject({ code: 0, err: '' });
     expect(res.json).toEqual({ rotated: true });
-    const after = await loadSessionKeyRing(db);
+    const after = await testKeyRing();
     expect(after.signing.id).not.toBe(before.signing.id);
     expect(after.verifying.map((k) => k.id)).toContain(before.signing.id);
     expect((await auditActions()).map((a) => [a.actor, a.action])).toEqual([[ACTOR, 'service_key.rotate']]);

@@ -11,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAdminHandler } from '../../admin-cli/function/admin-handler';
 import type { Db } from '../../service/db/schema';
 import { checkApplicationSecret } from '../../service/domain/applications';
-import { loadSessionKeyRing } from '../../service/domain/service-keys';
+import { fileKeyRingSource } from '../../service/local/service-key-file';
+import { testHome } from '../support/app';
 import { findUserByUsername } from '../../service/domain/users';
 import { createTestDatabase } from '../support/db';
 import { fingerprint, withJson } from './support';
@@ -33,7 +34,7 @@ function lanyardAdmin(args: string[], options: { stdin?: string; env?: NodeJS.Pr
     const env = {
       ...process.env,
       DATABASE_URL: url,
-      LANYARD_HOME: path.join(ROOT, '.tmp', 'no-local-db'),
+      LANYARD_HOME: testHome(),
       ...options.env,
     };
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -260,11 +261,11 @@ describe('lanyard-admin as a subprocess', () => {
   it(
     'groups, projects, members, secrets',
     async () => {
-      expect((await ok(['groups', 'create', '--path', 'acme', '--json'])).json).toEqual({
+      expect((await ok(['groups', 'create', '--path', 'acme', '--visibility', 'internal', '--json'])).json).toEqual({
         id: 1,
         full_path: 'acme',
         name: 'acme',
-        visibility: 'private',
+        visibility: 'internal',
       });
       await fails(['groups', 'create', '--path', 'sub', '--parent', 'missing'], /parent group "missing" not found/);
       expect(
@@ -279,9 +280,9 @@ describe('lanyard-admin as a subprocess', () => {
         /access level "superuser" is invalid/,
       );
 
-      const before = await loadSessionKeyRing(db);
+      const before = await fileKeyRingSource(testHome()).load();
       expect((await ok(['secrets', 'rotate', 'session-key', '--json'])).json).toEqual({ rotated: true });
-      expect((await loadSessionKeyRing(db)).verifying.map((k) => k.id)).toContain(before.signing.id);
+      expect((await fileKeyRingSource(testHome()).load()).verifying.map((k) => k.id)).toContain(before.signing.id);
 
       // Every change above was audited under the operator's OS identity.
       const actors = await db.selectFrom('audit_events').select('actor').distinct().execute();

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { expect } from 'vitest';
 import { runCli, type RunCliOptions } from '../../admin-cli/cli';
+import { testHome } from '../support/app';
 import { bufferedIo } from '../../admin-cli/io';
 import { databaseTarget } from '../../admin-cli/target';
 import type { Db } from '../../service/db/schema';
@@ -24,7 +25,9 @@ export async function runIn(
 ): Promise<CliRun> {
   const { stdin, answers, columns, ...rest } = options;
   const io = bufferedIo({ stdin, answers, columns });
-  const code = await runCli(argv, { io, target: databaseTarget(db), actor: ACTOR, ...rest });
+  // This file's LANYARD_HOME: the local service key ring and signing keys live there.
+  const env = { ...process.env, LANYARD_HOME: testHome(), ...rest.env };
+  const code = await runCli(argv, { io, target: databaseTarget(db), actor: ACTOR, ...rest, env });
   return withJson({ code, out: io.out, err: io.err });
 }
 

@@ -39,7 +39,7 @@ beforeAll(async () => {
   app = await buildTestApp(db);
   group = await createGroup(db, { path: 'my-group', visibility: 'public' });
   sub = await createGroup(db, { path: 'sub', parent: 'my-group', visibility: 'internal' });
-  project = await createProject(db, { path: 'my-group/sub/my-project', visibility: 'public' });
+  project = await createProject(db, { path: 'my-group/sub/my-project', visibility: 'internal' });
 });
 
 describe('global', () => {

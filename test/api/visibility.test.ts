@@ -16,8 +16,9 @@ type Relation = (typeof RELATIONS)[number];
 let db: Db;
 let app: FastifyInstance;
 const users = {} as Record<Relation | 'admin' | 'child member', { user: User; token: string }>;
-// For each visibility: a group `g-<v>/sub-<v>` of that visibility under a private top group, and a
-// project `p-<v>/mid/proj` of that visibility under two private groups.
+// For each visibility: a group `g-<v>/sub-<v>` of that visibility under a top group of the same
+// visibility, and a project `p-<v>/mid/proj` under two such groups (a child is never more visible
+// than its parent, issue 22).
 const groups = {} as Record<Visibility, Group>;
 const projects = {} as Record<Visibility, Project>;
 let topGroup: Group;
@@ -32,13 +33,13 @@ beforeAll(async () => {
   const member = users.member.user.username;
   const ancestor = users['ancestor member'].user.username;
   for (const v of VISIBILITIES) {
-    await createGroup(db, { path: `g-${v}`, visibility: 'private' });
+    await createGroup(db, { path: `g-${v}`, visibility: v });
     groups[v] = await createGroup(db, { path: `sub-${v}`, parent: `g-${v}`, visibility: v });
     await addMember(db, { group: `g-${v}/sub-${v}`, username: member, access: 'guest' });
     await addMember(db, { group: `g-${v}`, username: ancestor, access: 'developer' });
 
-    await createGroup(db, { path: `p-${v}`, visibility: 'private' });
-    await createGroup(db, { path: 'mid', parent: `p-${v}`, visibility: 'private' });
+    await createGroup(db, { path: `p-${v}`, visibility: v });
+    await createGroup(db, { path: 'mid', parent: `p-${v}`, visibility: v });
     projects[v] = await createProject(db, { path: `p-${v}/mid/proj`, visibility: v });
     await addMember(db, { project: `p-${v}/mid/proj`, username: member, access: 'reporter' });
     await addMember(db, { group: `p-${v}`, username: ancestor, access: 'maintainer' });

@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
 import { createDb, type DbHandle } from '../../service/db/create-db';
@@ -110,5 +111,139 @@ describe('with PostgreSQL down, the API answered 500', () => {
     expect((await requests.api()).statusCode).toBe(200);
     expect((await requests.token()).statusCode).toBe(200);
     expect((await requests.page()).statusCode).toBe(200);
+  });
+});
+
+describe('a database that answers but cannot write (issue 22: 500 with a stack per request)', () => {
+  /** An app of its own whose log lines are kept (JSON, one per line). */
+  async function loggedApp() {
+    const lines: Record<string, unknown>[] = [];
+    const logged = await buildApp({
+      db: handle.db,
+      config: testConfig(),
+      logger: {
+        level: 'info',
+        stream: { write: (line: string) => void lines.push(JSON.parse(line)) },
+      },
+    });
+    return { logged, lines };
+  }
+
+  async function scenario(name: string, breakWrites: () => Promise<void>, repair: () => Promise<void>, code: string) {
+    const username = `${name}-user`;
+    const { user } = await makeUser(handle.db, username);
+    const c = await makeApp(handle.db);
+    const pat = await makePat(handle.db, user, ['api']);
+    const { logged, lines } = await loggedApp();
+    const web = new WebClient(logged);
+    expect((await web.signIn(username, PASSWORD)).statusCode).toBe(302);
+    const patsPage = await web.get('/-/user_settings/personal_access_tokens');
+    expect(patsPage.statusCode).toBe(200);
+    const before = lines.length;
+    await breakWrites();
+    try {
+      // /oauth/token writes a token: the machine endpoint answers OAuth's JSON.
+      for (let i = 0; i < 5; i++) {
+        const token = await logged.inject({
+          method: 'POST',
+          url: '/oauth/token',
+          headers: { ...FORM, authorization: basic(c.clientId, c.secret) },
+          payload: form({ grant_type: 'password', username, password: PASSWORD }),
+        });
+        expect({ status: token.statusCode, body: token.json() }).toEqual({ status: 503, body: OAUTH_503 });
+        expect(token.headers['retry-after']).toBe('5');
+        expect(token.headers['cache-control']).toBe('no-store');
+      }
+      // The API: a write answers GitLab's JSON 503.
+      const put = await logged.inject({
+        method: 'PUT',
+        url: '/api/v4/notification_settings?level=watch',
+        headers: { 'private-token': pat },
+      });
+      expect({ status: put.statusCode, body: put.json() }).toEqual({
+        status: 503,
+        body: { message: '503 Service Unavailable' },
+      });
+      expect(put.headers['retry-after']).toBe('5');
+      expect(put.headers['content-type']).toBe('application/json');
+      // A page's form: an HTML page.
+      const created = await web.post('/-/user_settings/personal_access_tokens', {
+        authenticity_token: WebClient.csrf(patsPage.body),
+        'personal_access_token[name]': 'ci',
+        'personal_access_token[scopes][]': 'read_user',
+        'personal_access_token[expires_at]': new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
+      });
+      expect(created.statusCode).toBe(503);
+      expect(created.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(created.headers['retry-after']).toBe('5');
+      expect(created.body).toContain('<h1>Service unavailable</h1>');
+      expect(created.body).not.toContain(code);
+      // Logged once for the burst of seven refusals, with the SQLSTATE and no stack.
+      const warnings = lines.slice(before).filter((l) => l.msg === 'database unavailable: answering 503');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: 40, database: { code }, suppressed: 0 });
+      expect(JSON.stringify(lines.slice(before))).not.toMatch(/"stack"| {4}at /);
+      expect(lines.slice(before).filter((l) => Number(l.level) >= 50)).toEqual([]);
+    } finally {
+      await repair();
+    }
+    // Writable again: the same app serves the write.
+    const again = await web.get('/-/user_settings/personal_access_tokens');
+    const ok = await web.post('/-/user_settings/personal_access_tokens', {
+      authenticity_token: WebClient.csrf(again.body),
+      'personal_access_token[name]': 'ci',
+      'personal_access_token[scopes][]': 'read_user',
+      'personal_access_token[expires_at]': new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
+    });
+    expect(ok.statusCode).toBe(303);
+    await logged.close();
+  }
+
+  it('read-only (default_transaction_read_only, SQLSTATE 25006): 503 + Retry-After on every surface, one log line', async () => {
+    await scenario(
+      'readonly',
+      async () => {
+        await sql`alter system set default_transaction_read_only = on`.execute(handle.db);
+        await sql`select pg_reload_conf()`.execute(handle.db);
+        // The reload reaches every backend asynchronously: wait until a new statement sees it.
+        for (let i = 0; i < 50; i++) {
+          const { rows } = await sql<{ v: string }>`show default_transaction_read_only`.execute(handle.db);
+          if (rows[0].v === 'on') break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+      async () => {
+        await sql`alter system reset default_transaction_read_only`.execute(handle.db);
+        await sql`select pg_reload_conf()`.execute(handle.db);
+        for (let i = 0; i < 50; i++) {
+          const { rows } = await sql<{ v: string }>`show default_transaction_read_only`.execute(handle.db);
+          if (rows[0].v === 'off') break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+      '25006',
+    );
+  });
+
+  it('disk full (SQLSTATE 53100, raised by a trigger where a write would extend a file): the same', async () => {
+    await scenario(
+      'diskfull',
+      async () => {
+        await sql`
+          create function lanyard_test_disk_full() returns trigger language plpgsql as $$
+          begin
+            raise exception using errcode = '53100', message = 'could not extend file "base/5/16384": No space left on device';
+          end $$;
+          create trigger disk_full before insert or update on oauth_access_tokens for each statement execute function lanyard_test_disk_full();
+          create trigger disk_full before insert or update on notification_settings for each statement execute function lanyard_test_disk_full();
+          create trigger disk_full before insert or update on personal_access_tokens for each statement execute function lanyard_test_disk_full();
+          create trigger disk_full before insert or update on users for each statement execute function lanyard_test_disk_full();
+        `.execute(handle.db);
+      },
+      async () => {
+        await sql`drop function lanyard_test_disk_full() cascade`.execute(handle.db);
+      },
+      '53100',
+    );
   });
 });

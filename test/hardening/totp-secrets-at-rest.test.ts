@@ -6,7 +6,9 @@
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../service/db/migrator';
-import { loadSessionKeyRing, rotateSessionKey } from '../../service/domain/service-keys';
+import { parseKeyRingDocument, rotateSessionKey } from '../../service/domain/service-keys';
+import { serviceKeyFileStore } from '../../service/local/service-key-file';
+import { testKeyRing } from '../support/app';
 import { totp } from '../support/totp';
 import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { createTestDatabase, resetDatabase } from '../support/db';
@@ -14,7 +16,7 @@ import { WebClient } from '../oauth/support/browser-like';
 import { makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
 const f = useFixture();
-beforeEach(() => resetDatabase(f.db, ['service_keys']));
+beforeEach(() => resetDatabase(f.db));
 
 /** Every text-like column of every table that contains `needle`. */
 async function columnsContaining(db: typeof f.db, needle: string): Promise<string[]> {
@@ -47,7 +49,7 @@ async function signInWithTotp(username: string, code: string) {
 describe('TOTP secrets are stored in clear', () => {
   it('enrolment seals the secret; no column holds it; sign-in works before and after a key rotation', async () => {
     const { otpSecret } = await makeUser(f.db, 'alice', { twoFactor: true });
-    const ring = await loadSessionKeyRing(f.db);
+    const ring = await testKeyRing();
     const row = await storedSecret('alice');
     expect(row.otp_secret).toMatch(new RegExp(`^totp1\\.${ring.signing.id}\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{48,}$`));
     expect(await columnsContaining(f.db, otpSecret!)).toEqual([]);
@@ -58,7 +60,7 @@ describe('TOTP secrets are stored in clear', () => {
     expect(first.statusCode).toBe(302);
     expect(first.headers.location).toBe('/profile/applications');
 
-    const rotation = await rotateSessionKey(f.db, 'test');
+    const rotation = await rotateSessionKey(f.db, serviceKeyFileStore(f.config.home), 'test');
     expect(rotation.resealedTotpSecrets).toBe(1);
     const after = await storedSecret('alice');
     expect(after.otp_secret).toMatch(new RegExp(`^totp1\\.${rotation.keyId}\\.`));
@@ -81,14 +83,12 @@ describe('TOTP secrets are stored in clear', () => {
 });
 
 describe('migration 0003-encrypt-totp-secrets', () => {
-  it('seals the secrets in clear with the newest key of service_keys, readable by the app', async () => {
+  it('seals the secrets in clear with the newest key of service_keys (before 0012 moved the ring out)', async () => {
     const t = await createTestDatabase();
     const down = await createMigrator(t.db).migrateTo('0001-initial-schema');
     expect(down.error).toBeUndefined();
-    await t.db
-      .insertInto('service_keys')
-      .values({ purpose: 'session', secret: 'k'.repeat(43) })
-      .execute();
+    // Before 0012 a local installation kept its ring in service_keys.
+    await sql`insert into service_keys (purpose, secret) values ('session', ${'k'.repeat(43)})`.execute(t.db);
     const legacy = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
     const { id } = await t.db
       .insertInto('users')
@@ -99,12 +99,17 @@ describe('migration 0003-encrypt-totp-secrets', () => {
       .insertInto('users')
       .values({ username: 'dave', email: 'dave@example.com', name: 'Dave', otp_secret: null })
       .execute();
-    expect((await migrateToLatest(t.db)).newlyApplied).toContain('0003-encrypt-totp-secrets');
+    expect((await createMigrator(t.db).migrateTo('0003-encrypt-totp-secrets')).error).toBeUndefined();
     const rows = await t.db.selectFrom('users').select(['username', 'otp_secret']).orderBy('id').execute();
     expect(rows[1]).toEqual({ username: 'dave', otp_secret: null });
     expect(rows[0].otp_secret).toMatch(/^totp1\.\d+\./);
     expect(await columnsContaining(t.db, legacy)).toEqual([]);
-    const opened = openTotpSecret(await loadSessionKeyRing(t.db), id, rows[0].otp_secret!);
+    const databaseRing = parseKeyRingDocument(
+      JSON.stringify({
+        keys: [{ id: '1', secret: 'k'.repeat(43), created_at: '2026-01-01T00:00:00Z', retired_at: null }],
+      }),
+    );
+    const opened = openTotpSecret(databaseRing, id, rows[0].otp_secret!);
     expect(opened).toEqual({ secret: legacy, stale: false });
     // And back down: in clear again.
     expect((await createMigrator(t.db).migrateTo('0001-initial-schema')).error).toBeUndefined();

@@ -427,7 +427,7 @@ describe('the built functions against PostgreSQL', () => {
     // `lanyard-admin --stack … secrets rotate signing-key`: the admin function rotates the secret;
     // the API (cache 0 here) signs with the new key and still publishes the old one.
     const rotate = await loadBundle('admin', aws, true).handler({
-      argv: ['secrets', 'rotate', 'signing-key', '--json'],
+      argv: ['secrets', 'rotate', 'signing-key', '--activate-after', '0', '--json'],
     });
     expect(rotate).toMatchObject({ exitCode: 0, stderr: '' });
     const { kid } = JSON.parse(rotate.stdout);

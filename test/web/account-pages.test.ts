@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../../service/domain/oauth-tokens';
 import { sha256Hex } from '../../service/domain/secrets';
 import { totp } from '../support/totp';
+import { openTotpSecret } from '../../service/domain/totp-secrets';
 import { addMember, createGroup, createProject, makePat } from '../support/api-fixtures';
 import { resetDatabase } from '../support/db';
 import { WebClient } from '../oauth/support/browser-like';
@@ -191,7 +192,9 @@ describe('two-factor authentication', () => {
       .select('otp_secret')
       .where('id', '=', alice.id)
       .executeTakeFirstOrThrow();
-    expect(user.otp_secret).toBe(secret);
+    // Sealed at rest (issue 22: the page stored the seed in clear), and it opens to the shown seed.
+    expect(user.otp_secret).toMatch(/^totp1\./);
+    expect(openTotpSecret(await f.app.sessions.keyRing().load(), alice.id, user.otp_secret!).secret).toBe(secret);
     const stored = await f.db
       .selectFrom('user_recovery_codes')
       .select('code_digest')

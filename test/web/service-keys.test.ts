@@ -1,9 +1,11 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../service/db/schema';
 import {
   cachedKeyRingSource,
   documentKeyRingSource,
-  loadSessionKeyRing,
   parseKeyRingDocument,
   RETIRED_KEY_VERIFY_SECONDS,
   rotateKeyRingDocument,
@@ -11,52 +13,59 @@ import {
   signWithRing,
   verifyWithRing,
 } from '../../service/domain/service-keys';
+import { serviceKeyFilePath, fileKeyRingSource, serviceKeyFileStore } from '../../service/local/service-key-file';
 import { resetDatabase } from '../support/db';
 import { useFixture } from '../oauth/support/harness';
 
 const fixture = useFixture();
 let db: Db;
 
-describe('session key ring (service_keys)', () => {
+describe('the local service key ring (LANYARD_HOME/service-keys.json)', () => {
+  let home: string;
   beforeEach(async () => {
     db = fixture.db;
     await resetDatabase(db);
+    home = mkdtempSync(path.join(os.tmpdir(), 'lanyard-keys-'));
   });
 
-  it('creates the first key on demand, once, even when loaded concurrently', async () => {
-    const rings = await Promise.all([loadSessionKeyRing(db), loadSessionKeyRing(db), loadSessionKeyRing(db)]);
+  it('creates the first key on demand, once, even when loaded concurrently; the file is 0600', async () => {
+    const rings = await Promise.all([1, 2, 3].map(() => fileKeyRingSource(home).load()));
     expect(new Set(rings.map((r) => r.signing.id)).size).toBe(1);
-    const rows = await db.selectFrom('service_keys').select('id').execute();
-    expect(rows).toHaveLength(1);
+    expect(statSync(serviceKeyFilePath(home)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(serviceKeyFilePath(home), 'utf8')).keys).toHaveLength(1);
   });
 
   it('rotation: the new key signs, the old one still verifies (nobody is signed out)', async () => {
-    const before = await loadSessionKeyRing(db);
+    const before = await fileKeyRingSource(home).load();
     const sig = signWithRing(before, 'session', 'abc');
-    const result = await rotateSessionKey(db, 'cli:test');
-    expect(result).toMatchObject({ rotated: true, retired: 1, removed: 0 });
-    const after = await loadSessionKeyRing(db);
+    const result = await rotateSessionKey(db, serviceKeyFileStore(home), 'cli:test');
+    expect(result).toEqual({ rotated: true, keyId: expect.stringMatching(/^[0-9a-f]{16}$/), resealedTotpSecrets: 0 });
+    const after = await fileKeyRingSource(home).load();
     expect(after.signing.id).toBe(result.keyId);
     expect(after.signing.id).not.toBe(before.signing.id);
     expect(verifyWithRing(after, 'session', 'abc', sig)).toBe(true);
     expect(verifyWithRing(after, 'csrf', 'abc', sig)).toBe(false);
     expect(signWithRing(after, 'session', 'abc')).not.toBe(sig);
+    expect(statSync(serviceKeyFilePath(home)).mode & 0o777).toBe(0o600);
     const audit = await db.selectFrom('audit_events').select(['actor', 'action']).execute();
     expect(audit).toEqual([{ actor: 'cli:test', action: 'service_key.rotate' }]);
   });
 
-  it('keys retired longer ago than the longest session age out and are deleted by the next rotation', async () => {
-    await loadSessionKeyRing(db);
-    const old = new Date(Date.now() - (RETIRED_KEY_VERIFY_SECONDS + 60) * 1000);
-    await db.updateTable('service_keys').set({ retired_at: old }).execute();
-    await db
-      .insertInto('service_keys')
-      .values({ purpose: 'session', secret: 'a'.repeat(64) })
-      .execute();
-    const ring = await loadSessionKeyRing(db);
-    expect(ring.verifying).toHaveLength(1);
-    const r = await rotateSessionKey(db);
-    expect(r).toMatchObject({ retired: 1, removed: 1 });
+  it('keys retired longer ago than the longest session age out and are dropped by the next rotation', async () => {
+    const old = new Date(Date.now() - (RETIRED_KEY_VERIFY_SECONDS + 60) * 1000).toISOString();
+    writeFileSync(
+      serviceKeyFilePath(home),
+      JSON.stringify({
+        keys: [
+          { id: 'new', secret: 'a'.repeat(64), created_at: new Date().toISOString(), retired_at: null },
+          { id: 'old', secret: 'b'.repeat(64), created_at: old, retired_at: old },
+        ],
+      }),
+    );
+    expect((await fileKeyRingSource(home).load()).verifying.map((k) => k.id)).toEqual(['new']);
+    const r = await rotateSessionKey(db, serviceKeyFileStore(home));
+    const ids = JSON.parse(readFileSync(serviceKeyFilePath(home), 'utf8')).keys.map((k: { id: string }) => k.id);
+    expect(ids).toEqual([r.keyId, 'new']);
   });
 });
 

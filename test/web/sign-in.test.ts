@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
 import { sha256Hex } from '../../service/domain/secrets';
 import { rotateSessionKey } from '../../service/domain/service-keys';
+import { serviceKeyFileStore } from '../../service/local/service-key-file';
 import { safeReturnTo } from '../../service/pages/current-user';
 import { testConfig } from '../support/app';
 import { totp } from '../support/totp';
@@ -160,7 +161,7 @@ describe('sign-in form', () => {
     const web = new WebClient(f.app);
     await web.signIn('alice', PASSWORD);
     const page = await web.get('/users/sign_out');
-    await rotateSessionKey(f.db);
+    await rotateSessionKey(f.db, serviceKeyFileStore(f.config.home));
     // The app caches the ring: a value signed with the new key must still verify (refresh on miss).
     const fresh = new WebClient(f.app);
     expect((await fresh.signIn('alice', PASSWORD)).statusCode).toBe(302);
@@ -174,7 +175,7 @@ describe('sign-in form', () => {
     await makeUser(f.db, 'alice');
     const a = new WebClient(f.app);
     await a.get('/users/sign_in'); // instance A has loaded (and caches) the ring
-    await rotateSessionKey(f.db);
+    await rotateSessionKey(f.db, serviceKeyFileStore(f.config.home));
     await new Promise((r) => setTimeout(r, 1100)); // A reloads at most once a second
     const instanceB = await buildApp({ db: f.db, config: testConfig(), logger: false });
     try {

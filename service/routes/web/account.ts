@@ -109,8 +109,10 @@ export async function redirectWithFlash(
   flash: Flash,
   secret?: unknown,
 ) {
-  await setFlash(app.sessions, session, flash, secret);
+  await setFlash(app.sessions, session, location, flash, secret);
   return seeOther(reply, location);
 }
 
-export const pendingFlash = <S>(app: FastifyInstance, session: WebSession) => takeFlash<S>(app.sessions, session);
+/** What the post before left for this page (`page`: the path it redirected to). */
+export const pendingFlash = <S>(app: FastifyInstance, session: WebSession, page: string) =>
+  takeFlash<S>(app.sessions, session, page);

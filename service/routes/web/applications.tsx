@@ -80,7 +80,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
     { user, session, csrf }: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; values?: FormValues; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownSecret>(app, session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownSecret>(app, session, BASE);
     const shown = pending.secret;
     const apps = await listApplications(db, user.id);
     const authorized = await listAuthorizedApplications(db, user.id);

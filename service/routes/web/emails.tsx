@@ -73,7 +73,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
     r: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; flash?: Flash; value?: string } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
     const emails = await listAccountEmails(db, r.user);
     const error = opts.errors?.find((e) => e.field === 'email_email')?.message;
     return sendPage(

@@ -67,7 +67,7 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
     r: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
     const global = await getNotificationSettings(db, r.user, { kind: 'global' });
     const emails = await verifiedEmails(db, r.user);
     const { groups, projects } = await listNotificationTargets(db, r.user);

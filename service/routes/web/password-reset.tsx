@@ -158,7 +158,7 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
         </Layout>,
       );
     }
-    await setFlash(sessions, session, { notice: RESET_REQUESTED }, undefined, reply);
+    await setFlash(sessions, session, SIGN_IN_PATH, { notice: RESET_REQUESTED }, undefined, reply);
     return seeOther(reply, SIGN_IN_PATH);
   });
 
@@ -198,6 +198,7 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
     await setFlash(
       sessions,
       session,
+      SIGN_IN_PATH,
       { notice: 'Your password has been changed. Sign in with your new password.' },
       undefined,
       reply,

@@ -32,7 +32,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     r: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, EDIT);
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     return sendPage(
       reply,

@@ -67,7 +67,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
     { user, session, csrf }: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; values?: FormValues; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownToken>(app, session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownToken>(app, session, BASE);
     const tokens = await listActivePersonalAccessTokens(db, user.id);
     const values = opts.values ?? { name: '', expiresAt: defaultTokenExpiry(), scopes: [] };
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;

@@ -31,7 +31,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
 
   async function passwordForm(reply: FastifyReply, session: WebSession, status = 200, error?: string, login = '') {
     // A message left by the page before (e.g. "check your e-mail" after a password reset request).
-    const flash = error ? { alert: error } : (await takeFlash(sessions, session, reply)).flash;
+    const flash = error ? { alert: error } : (await takeFlash(sessions, session, SIGN_IN_PATH, reply)).flash;
     return sendPage(
       reply,
       status,

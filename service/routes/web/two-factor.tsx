@@ -56,7 +56,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     r: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session, BASE);
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     const enabled = twoFactorEnabled(r.user);
     let body: React.Html;
@@ -201,7 +201,8 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     const secret = await pendingSecret(r);
     const pin = stringParam((request.body ?? {}) as Record<string, unknown>, 'pin_code') ?? '';
     try {
-      const codes = await enableTwoFactor(db, r.user.id, secret, pin, auditActor(r.user, request));
+      const ring = await app.sessions.keyRing().load();
+      const codes = await enableTwoFactor(db, ring, r.user.id, secret, pin, auditActor(r.user, request));
       delete r.session.data.pending_otp;
       return redirectWithFlash(
         app,

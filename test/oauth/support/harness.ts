@@ -7,7 +7,7 @@ import type { Db } from '../../../service/db/schema';
 import { registerApplication, type RegisterApplicationInput } from '../../../service/domain/applications';
 import { setTwoFactor, createUser, setUserState } from '../../../service/domain/users';
 import { totp } from '../../support/totp';
-import { testConfig } from '../../support/app';
+import { testConfig, testKeyRing } from '../../support/app';
 import { createTestDatabase, type TestDatabase } from '../../support/db';
 
 export interface Fixture {
@@ -50,7 +50,7 @@ export async function makeUser(
   let user = await createUser(db, { username, email: `${username}@example.com`, password: opts.password ?? PASSWORD });
   let otpSecret: string | undefined;
   if (opts.twoFactor) {
-    const r = await setTwoFactor(db, username, true);
+    const r = await setTwoFactor(db, username, true, 'system', await testKeyRing());
     user = r.user;
     otpSecret = r.otpSecret;
   }

@@ -19,7 +19,6 @@ const TABLES = [
   'personal_access_tokens',
   'projects',
   'rate_limit_counters',
-  'service_keys',
   'user_emails',
   'user_recovery_codes',
   'users',
@@ -65,7 +64,6 @@ describe('migrations', () => {
       // A link to the token a rotation replaced (an id, not a secret).
       'personal_access_tokens.previous_personal_access_token_id',
       'personal_access_tokens.token_digest',
-      'service_keys.secret',
       'user_recovery_codes.code_digest',
       'users.otp_secret',
       'users.password_hash',
