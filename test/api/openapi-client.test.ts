@@ -128,6 +128,7 @@ describe('a client generated from /api/v4/openapi.json (swagger-typescript-api)'
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
       'Application',
       'ApplicationWithSecret',
+      'AuditEvent',
       'CurrentUser',
       'EffectiveNotificationSettings',
       'GlobalNotificationSettings',
@@ -139,7 +140,14 @@ describe('a client generated from /api/v4/openapi.json (swagger-typescript-api)'
       'NotificationRecipients',
       'NotificationSettings',
       'NotificationSource',
+      'PersonalAccessToken',
+      'PersonalAccessTokenWithLastUsedIps',
+      'PersonalAccessTokenWithToken',
       'Project',
+      'User',
+      'UserBasic',
+      'UserDetailsWithAdmin',
+      'UserWithAdmin',
     ]);
     expect(doc.paths['/api/v4/groups/{id}'].get.responses['200'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/Group',
