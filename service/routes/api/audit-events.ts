@@ -14,7 +14,7 @@ import {
 import { dateTimeParam, integerParam, invalidParam, notAValidValue } from '../../http/api-params';
 import { requireAdmin } from '../../http/authenticate';
 import { ApiError } from '../../http/errors';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
+import { fetchPage, parsePagination } from '../../http/pagination';
 import { authErrorResponses, badRequestResponse } from './schemas';
 
 const auditEventProperties = {
@@ -112,16 +112,16 @@ export const auditEventRoutes: FastifyPluginAsync<AppContext> = async (app, { db
       const createdAfter = dateTimeParam(q, 'created_after');
       const createdBefore = dateTimeParam(q, 'created_before');
       const pagination = parsePagination(q);
-      const page = await listAuditEvents(db, {
-        createdAfter,
-        createdBefore,
-        entityType: entityType as AuditEntityType | undefined,
-        entityId,
-        limit: pagination.limit,
-        offset: pagination.offset,
-      });
-      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
-      return page.rows.map(auditEventView);
+      const rows = await fetchPage(request, reply, config.publicUrl, pagination, (window) =>
+        listAuditEvents(db, {
+          createdAfter,
+          createdBefore,
+          entityType: entityType as AuditEntityType | undefined,
+          entityId,
+          ...window,
+        }),
+      );
+      return rows.map(auditEventView);
     },
   );
 

@@ -29,7 +29,7 @@ import {
 } from '../../http/api-params';
 import { apiAuditActor, principalOf, requireAdmin } from '../../http/authenticate';
 import { ApiError, apiNotFound, unauthorized } from '../../http/errors';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
+import { fetchPage, parsePagination } from '../../http/pagination';
 import { mergedParams } from '../../shared/params';
 import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse } from './schemas';
 
@@ -255,14 +255,10 @@ export const personalAccessTokenRoutes: FastifyPluginAsync<AppContext> = async (
         if (userId !== undefined && userId !== user.id) throw unauthorized();
         ownerId = user.id;
       }
-      const page = await listPersonalAccessTokensPage(db, {
-        ...filter,
-        userId: ownerId,
-        limit: pagination.limit,
-        offset: pagination.offset,
-      });
-      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
-      return page.rows.map(withLastUsedIps);
+      const rows = await fetchPage(request, reply, config.publicUrl, pagination, (window) =>
+        listPersonalAccessTokensPage(db, { ...filter, userId: ownerId, ...window }),
+      );
+      return rows.map(withLastUsedIps);
     },
   );
 

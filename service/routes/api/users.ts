@@ -16,7 +16,7 @@ import { setUserState } from '../../domain/users';
 import { booleanQueryParam, dateTimeParam, notAValidValue } from '../../http/api-params';
 import { apiAuditActor, principalOf, requireAdmin } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
+import { fetchPage, parsePagination } from '../../http/pagination';
 import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse } from './schemas';
 import { currentUserProperties, currentUserView } from './user';
 
@@ -197,9 +197,10 @@ export const usersRoutes: FastifyPluginAsync<AppContext> = async (app, { db, con
           : { orderBy: 'id' as const, sort: 'desc' as const }),
       };
       const pagination = parsePagination(q);
-      const page = await listDirectoryUsers(db, { ...filter, limit: pagination.limit, offset: pagination.offset });
-      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
-      return page.rows.map((u) =>
+      const rows = await fetchPage(request, reply, config.publicUrl, pagination, (window) =>
+        listDirectoryUsers(db, { ...filter, ...window }),
+      );
+      return rows.map((u) =>
         user.is_admin ? adminView(u, config.publicUrl) : only(currentUserView(u, config.publicUrl), BASIC_KEYS),
       );
     },
