@@ -11,9 +11,9 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
+import { CHROMIUM, launchChromium } from '../support/chromium';
 
 const HELPER = process.env.GIT_CREDENTIAL_OAUTH ?? '/usr/bin/git-credential-oauth';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const missing = [HELPER, CHROMIUM, '/usr/bin/git'].filter((p) => !fs.existsSync(p));
 if (missing.length) {
   console.warn(
@@ -39,13 +39,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
   f.config.publicUrl = base;
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'git-oauth-'));
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    timeout: 30_000,
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

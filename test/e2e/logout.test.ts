@@ -7,10 +7,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable as available, launchChromium } from '../support/chromium';
 import { basic, FORM, form, makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = fs.existsSync(CHROMIUM);
 const AXE_SOURCE = available ? fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') : '';
 
 const f = useFixture();
@@ -29,13 +28,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
   callbackBase = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    timeout: 30_000,
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
