@@ -84,16 +84,21 @@ async function endSessionUrl(app: Awaited<ReturnType<typeof makeApp>>, params: R
   return client.buildEndSessionUrl(config, params).href;
 }
 
+/** A trusted openid relying party: its callback and its post-logout page on the target server. */
+function makeRp(name: string) {
+  return makeApp(f.db, {
+    name,
+    scopes: 'openid',
+    trusted: true,
+    redirectUris: [`${callbackBase}/callback`],
+    postLogoutRedirectUris: [`${callbackBase}/bye`],
+  });
+}
+
 describe.skipIf(!available)('RP-initiated logout in chromium', () => {
   it('with id_token_hint: back at the registered URI with state, signed out of Lanyard', async () => {
     await makeUser(f.db, 'alice');
-    const app = await makeApp(f.db, {
-      name: 'RP one',
-      scopes: 'openid',
-      trusted: true,
-      redirectUris: [`${callbackBase}/callback`],
-      postLogoutRedirectUris: [`${callbackBase}/bye`],
-    });
+    const app = await makeRp('RP one');
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -116,13 +121,7 @@ describe.skipIf(!available)('RP-initiated logout in chromium', () => {
   });
 
   it('without a hint: "Sign out of Lanyard?" (axe-clean at 390 and 1280 px), then signed out', async () => {
-    const app = await makeApp(f.db, {
-      name: 'RP two',
-      scopes: 'openid',
-      trusted: true,
-      redirectUris: [`${callbackBase}/callback`],
-      postLogoutRedirectUris: [`${callbackBase}/bye`],
-    });
+    const app = await makeRp('RP two');
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
