@@ -7,11 +7,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
-import { CHROMIUM, launchChromium } from '../support/chromium';
+import { CHROMIUM, launchChromium, listenOnLoopback } from '../support/chromium';
 
 const HELPER = process.env.GIT_CREDENTIAL_OAUTH ?? '/usr/bin/git-credential-oauth';
 const missing = [HELPER, CHROMIUM, '/usr/bin/git'].filter((p) => !fs.existsSync(p));
@@ -35,9 +34,7 @@ beforeAll(async () => {
     const body = request.body as Record<string, unknown> | undefined;
     if (request.url === '/oauth/token' && typeof body?.code_verifier === 'string') verifiers.push(body.code_verifier);
   });
-  await f.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
-  f.config.publicUrl = base;
+  base = await listenOnLoopback(f);
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'git-oauth-'));
   browser = await launchChromium();
 }, 60_000);

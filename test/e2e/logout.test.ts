@@ -3,11 +3,15 @@
 // URL from discovery, Chromium follows it and lands back at the registered URI with state, signed
 // out of Lanyard. Without a hint: the "Sign out of Lanyard?" page, axe-clean at 390 and 1280 px.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable as available, launchChromium } from '../support/chromium';
+import {
+  chromiumAvailable as available,
+  launchChromium,
+  listenOnLoopback,
+  startLandingServer,
+} from '../support/chromium';
 import { basic, FORM, form, makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
 const AXE_SOURCE = available ? fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') : '';
@@ -20,14 +24,8 @@ let callbackBase: string;
 
 beforeAll(async () => {
   if (!available) return;
-  await f.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
-  f.config.publicUrl = base;
-  target = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><title>rp</title><p>ok</p>');
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  callbackBase = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(f);
+  ({ server: target, url: callbackBase } = await startLandingServer('rp'));
   browser = await launchChromium();
 }, 60_000);
 

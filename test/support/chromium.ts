@@ -2,7 +2,10 @@
 // how it is launched, and the check every page they show passes (axe-core, no sideways scrolling,
 // screenshots in test-artifacts/).
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -19,6 +22,28 @@ export async function launchChromium(): Promise<Browser> {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
     timeout: 30_000,
   });
+}
+
+/** The fixture's app on a loopback port, its public URL set to match; that URL. */
+export async function listenOnLoopback(fixture: {
+  app: FastifyInstance;
+  config: { publicUrl: string };
+}): Promise<string> {
+  await fixture.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(fixture.app.server.address() as AddressInfo).port}`;
+  fixture.config.publicUrl = base;
+  return base;
+}
+
+/** A relying party's pages on a loopback port: every request answered 200 with a small page titled `title`. */
+export async function startLandingServer(title: string): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer((_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!DOCTYPE html><title>${title}</title><p>ok</p>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 interface AxeResult {
