@@ -15,7 +15,7 @@ import { dateTimeParam, integerParam, invalidParam, notAValidValue } from '../..
 import { requireAdmin } from '../../http/authenticate';
 import { ApiError } from '../../http/errors';
 import { fetchPage, parsePagination } from '../../http/pagination';
-import { authErrorResponses, badRequestResponse } from './schemas';
+import { authErrorResponses, badRequestResponse, paginationParams } from './schemas';
 
 const auditEventProperties = {
   id: { type: 'integer' },
@@ -76,8 +76,7 @@ const listQuery = {
     created_before: { type: 'string', description: 'Created at or before this time (ISO 8601)' },
     entity_type: { type: 'string', description: `One of ${AUDIT_ENTITY_TYPES.join(', ')}` },
     entity_id: { type: 'string', description: 'The entity’s id (needs entity_type)' },
-    page: { type: 'integer', description: 'Current page number (default 1)' },
-    per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+    ...paginationParams,
   },
 } as const;
 

@@ -31,7 +31,7 @@ import { apiAuditActor, principalOf, requireAdmin } from '../../http/authenticat
 import { ApiError, apiNotFound, unauthorized } from '../../http/errors';
 import { fetchPage, parsePagination } from '../../http/pagination';
 import { mergedParams } from '../../shared/params';
-import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse } from './schemas';
+import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse, paginationParams } from './schemas';
 
 const tokenProperties = {
   id: { type: 'integer' },
@@ -120,8 +120,7 @@ const listQuery = {
     expires_after: { type: 'string', description: 'Expiring on or after this date (YYYY-MM-DD)' },
     search: { type: 'string', description: 'Only tokens whose name contains this (case-insensitive)' },
     sort: { type: 'string', description: `One of ${PERSONAL_ACCESS_TOKEN_SORTS.join(', ')} (default: by id)` },
-    page: { type: 'integer', description: 'Current page number (default 1)' },
-    per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+    ...paginationParams,
   },
 } as const;
 

@@ -17,7 +17,7 @@ import { booleanQueryParam, dateTimeParam, notAValidValue } from '../../http/api
 import { apiAuditActor, principalOf, requireAdmin } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
 import { fetchPage, parsePagination } from '../../http/pagination';
-import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse } from './schemas';
+import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse, paginationParams } from './schemas';
 import { currentUserProperties, currentUserView } from './user';
 
 const pick = <K extends keyof typeof currentUserProperties>(keys: readonly K[]) =>
@@ -131,8 +131,7 @@ const listQuery = {
     created_before: { type: 'string', description: 'Created at or before (ISO 8601; administrators only)' },
     order_by: { type: 'string', description: `One of ${USER_ORDERS.join(', ')} (default id; administrators only)` },
     sort: { type: 'string', description: 'asc or desc (default desc; administrators only)' },
-    page: { type: 'integer', description: 'Current page number (default 1)' },
-    per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+    ...paginationParams,
   },
 } as const;
 
