@@ -7,15 +7,13 @@
 // - baseline, same run: the same transport sending the same messages straight to the sink, no
 //   database, so the ratio shows what the outbox (claims, stored bytes, status writes) costs.
 // Run: npx tsx bench/mail.ts   (TEST_DATABASE_URL to use a server; else embedded PostgreSQL)
-import pg from 'pg';
-import { createDb } from '../service/db/create-db';
 import { migrateToLatest } from '../service/db/migrator';
 import { buildMessage } from '../service/domain/mail/message';
 import { enqueueMail } from '../service/domain/mail/outbox';
 import { renderMail } from '../service/domain/mail/render';
 import { startMailSender } from '../service/mail/sender';
 import { smtpTransport } from '../service/mail/smtp-transport';
-import { startTestPostgres } from '../test/support/postgres-server';
+import { startScratchDatabase } from './support/scratch-database';
 import { startSmtpSink } from '../test/support/smtp-sink';
 
 const N = Number(process.env.BENCH_MAIL_MESSAGES ?? 2000);
@@ -38,14 +36,7 @@ const message = (i: number) =>
 const idOf = (raw: string) => /^Message-ID: (<[^>]+>)/im.exec(raw)?.[1] ?? '';
 
 async function main() {
-  const server = await startTestPostgres();
-  const name = `lanyard_bench_mail_${process.pid}`;
-  const admin = new pg.Client({ connectionString: server.adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const url = new URL(server.adminUrl);
-  url.pathname = `/${name}`;
-  const handle = createDb({ connectionString: url.toString(), max: CONCURRENCY + 4 });
+  const handle = await startScratchDatabase('mail', CONCURRENCY + 4);
   const sink = await startSmtpSink();
   try {
     const db = handle.db;
@@ -130,7 +121,7 @@ async function main() {
     if (latencies.some(Number.isNaN)) throw new Error('a message arrived that was not queued in this run');
 
     console.log(
-      `${server.kind} PostgreSQL, local smtp-server sink, ${N} messages, ${CONCURRENCY} in flight (Node ${process.version})`,
+      `${handle.kind} PostgreSQL, local smtp-server sink, ${N} messages, ${CONCURRENCY} in flight (Node ${process.version})`,
     );
     console.log(`enqueue (one transaction each)      ${enqueueRate.toFixed(0).padStart(6)}/s`);
     console.log(`baseline: transport alone          ${baseRate.toFixed(0).padStart(6)}/s`);
@@ -146,10 +137,7 @@ async function main() {
     );
   } finally {
     await sink.close();
-    await handle.destroy();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-    await server.stop();
+    await handle.close();
   }
 }
 

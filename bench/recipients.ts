@@ -8,13 +8,11 @@
 // to that many members who set nothing (as most members of a real instance) and the engine is
 // measured again: the candidates stay the same, so the cost must too (the goal: within 2×).
 // Run: npx tsx bench/recipients.ts   (TEST_DATABASE_URL to use a server; else embedded PostgreSQL)
-import pg from 'pg';
 import { sql } from 'kysely';
-import { createDb } from '../service/db/create-db';
 import { migrateToLatest } from '../service/db/migrator';
 import type { Db } from '../service/db/schema';
 import { type RecipientTarget, resolveRecipients } from '../service/domain/notifications/recipients';
-import { startTestPostgres } from '../test/support/postgres-server';
+import { startScratchDatabase } from './support/scratch-database';
 
 const BASE_MEMBERS = 10_000;
 const MEMBERS = Math.max(BASE_MEMBERS, Number(process.env.BENCH_MEMBERS ?? BASE_MEMBERS));
@@ -142,14 +140,7 @@ async function throughput(run: (i: number) => Promise<unknown>) {
 }
 
 async function main() {
-  const server = await startTestPostgres();
-  const name = `lanyard_bench_recipients_${process.pid}`;
-  const admin = new pg.Client({ connectionString: server.adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const url = new URL(server.adminUrl);
-  url.pathname = `/${name}`;
-  const handle = createDb({ connectionString: url.toString(), max: CONCURRENCY + 1 });
+  const handle = await startScratchDatabase('recipients', CONCURRENCY + 1);
   try {
     const db = handle.db;
     await migrateToLatest(db);
@@ -193,7 +184,7 @@ async function main() {
     const engineRate = await throughput(resolve);
 
     console.log(
-      `${server.kind} PostgreSQL, ${BASE_MEMBERS} members in a 6-level tree (seeded in ${Date.now() - seeded} ms), ` +
+      `${handle.kind} PostgreSQL, ${BASE_MEMBERS} members in a 6-level tree (seeded in ${Date.now() - seeded} ms), ` +
         `${SAMPLES} sequential samples, ${CONCURRENCY} in flight for ${DURATION_MS} ms (Node ${process.version})`,
     );
     console.log(`event new_issue; last resolution: ${recipientsSeen} recipients`);
@@ -231,10 +222,7 @@ async function main() {
       );
     }
   } finally {
-    await handle.destroy();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-    await server.stop();
+    await handle.close();
   }
 }
 

@@ -105,6 +105,15 @@ network.restrictSecretsEndpoint('network-secretsmanager-policy', [
   secrets.sessionKeysSecretArn,
   secrets.signingKeysSecretArn,
 ]);
+// The mail relay and the purge reach the database directly (not through the proxy) as the app
+// role, and hold no keys.
+const directAppDbEnvironment = {
+  DB_SECRET_ARN: secrets.appDbSecretArn,
+  DB_HOST: database.address,
+  DB_PORT: database.port.apply(String),
+  DB_NAME: database.databaseName,
+  LOG_LEVEL: 'info',
+};
 const placement = { subnetIds: network.subnetIds, securityGroupId: network.functionSecurityGroupId };
 
 const migrations = new Migrations('migrations', {
@@ -158,13 +167,7 @@ const mail = config.mailDomain
       vpcId: network.vpcId,
       endpointSecurityGroupId: network.endpointSecurityGroupId,
       ...placement,
-      environment: {
-        DB_SECRET_ARN: secrets.appDbSecretArn,
-        DB_HOST: database.address,
-        DB_PORT: database.port.apply(String),
-        DB_NAME: database.databaseName,
-        LOG_LEVEL: 'info',
-      },
+      environment: directAppDbEnvironment,
       readSecretArns: [secrets.appDbSecretArn],
       logRetentionDays: config.logRetentionDays,
       tags,
@@ -202,11 +205,7 @@ const retention = new Retention('retention', {
   schedule: config.pruneSchedule,
   ...placement,
   environment: {
-    DB_SECRET_ARN: secrets.appDbSecretArn,
-    DB_HOST: database.address,
-    DB_PORT: database.port.apply(String),
-    DB_NAME: database.databaseName,
-    LOG_LEVEL: 'info',
+    ...directAppDbEnvironment,
     ...(config.auditEventRetentionDays > 0 ? { AUDIT_RETENTION_DAYS: String(config.auditEventRetentionDays) } : {}),
   },
   readSecretArns: [secrets.appDbSecretArn],

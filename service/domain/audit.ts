@@ -4,6 +4,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 import { invalid } from './errors';
+import { windowPage } from './listing';
 
 export interface AuditEntry {
   actor: string;
@@ -170,14 +171,12 @@ export async function listAuditEvents(
     select ${VIEW_COLUMNS}, count(*) over () as total from (${mapped}) v where ${where}
     order by v.id desc limit ${filter.limit} offset ${filter.offset}
   `.execute(db);
-  const total =
-    rows.length > 0
-      ? Number(rows[0].total)
-      : Number(
-          (await sql<{ n: string }>`select count(*) as n from (${mapped}) v where ${where}`.execute(db)).rows[0]?.n ??
-            0,
-        );
-  return { total, rows: rows.map(({ total: _total, ...row }) => normalise(row)) };
+  const page = await windowPage(
+    rows,
+    async () =>
+      (await sql<{ n: string }>`select count(*) as n from (${mapped}) v where ${where}`.execute(db)).rows[0]?.n ?? 0,
+  );
+  return { total: page.total, rows: page.rows.map(normalise) };
 }
 
 export async function findAuditEvent(db: DbOrTrx, id: number): Promise<AuditEventRow | undefined> {

@@ -104,7 +104,7 @@ export async function listVisibleGroups(
     order by ${order}
     limit ${filter.limit} offset ${filter.offset}
   `.execute(db);
-  return { total: await totalOf(rows, () => countGroups(db, viewer, filter, visible, search)), rows: rows.map(strip) };
+  return windowPage(rows, () => countGroups(db, viewer, filter, visible, search));
 }
 
 async function countGroups(
@@ -166,24 +166,25 @@ export async function listVisibleProjects(
     order by ${column} ${dir}, p.id ${dir}
     limit ${filter.limit} offset ${filter.offset}
   `.execute(db);
-  const total = await totalOf(rows, async () => {
+  return windowPage(rows, async () => {
     const counted = await sql<{ total: string }>`
       with recursive ${groupAccessCte(viewer.id)}
       select count(*) as total from ${from} where ${where}
     `.execute(db);
-    return Number(counted.rows[0]?.total ?? 0);
+    return counted.rows[0]?.total ?? 0;
   });
-  return { total, rows: rows.map(strip) };
 }
 
-/** The window count rides on the page's rows; an empty page (past the end) needs its own count. */
-async function totalOf(rows: Array<{ total: string }>, count: () => Promise<number>): Promise<number> {
-  return rows.length > 0 ? Number(rows[0].total) : count();
-}
-
-function strip<T extends { total: string }>(row: T): Omit<T, 'total'> {
-  const { total: _total, ...rest } = row;
-  return rest;
+/**
+ * A page from rows that carry the window count (`count(*) over ()` as `total`); an empty page
+ * (past the end) carries none, so `count` counts the matches on its own.
+ */
+export async function windowPage<T extends { total: string }>(
+  rows: T[],
+  count: () => Promise<number | string | bigint>,
+): Promise<Page<Omit<T, 'total'>>> {
+  const total = rows.length > 0 ? Number(rows[0].total) : Number(await count());
+  return { total, rows: rows.map(({ total: _total, ...row }) => row) };
 }
 
 /** A group's full_name ("Parent / Child"), from the names of its ancestors. */

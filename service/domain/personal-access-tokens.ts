@@ -6,6 +6,7 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { auditInsertFrom, recordAudit } from './audit';
 import { invalid, invalidField, notFound } from './errors';
+import { windowPage } from './listing';
 import { requireName } from './names';
 import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';
@@ -289,11 +290,7 @@ export async function listPersonalAccessTokensPage(
     .limit(filter.limit)
     .offset(filter.offset)
     .execute();
-  const total =
-    rows.length > 0
-      ? Number(rows[0].total)
-      : Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-  return { total, rows: rows.map(({ total: _total, ...row }) => row) };
+  return windowPage(rows, async () => (await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 }
 
 export interface RotateTokenInput {

@@ -3,6 +3,7 @@
 // (never a credential) and two_factor_enabled.
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
+import { windowPage } from './listing';
 import { PUBLIC_USER_COLUMNS } from './users';
 
 export type DirectoryUser = Pick<User, (typeof PUBLIC_USER_COLUMNS)[number]> & { two_factor_enabled: boolean };
@@ -83,11 +84,11 @@ export async function listDirectoryUsers(
     .limit(filter.limit)
     .offset(filter.offset)
     .execute();
-  const total =
-    rows.length > 0
-      ? Number(rows[0].total)
-      : Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-  return { total, rows: rows.map(({ total: _total, ...row }) => row as DirectoryUser) };
+  const page = await windowPage(
+    rows,
+    async () => (await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+  );
+  return { total: page.total, rows: page.rows as DirectoryUser[] };
 }
 
 /** One user with the API's columns, or undefined (ids beyond bigint name nobody). */

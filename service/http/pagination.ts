@@ -84,3 +84,19 @@ export function setPaginationHeaders(
     'x-total-pages': String(totalPages),
   });
 }
+
+/**
+ * One page of a list: `fetch` reads the page's limit and offset; GitLab's headers are set from the
+ * total it counts, and the page's rows are returned.
+ */
+export async function fetchPage<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  publicUrl: string,
+  pagination: Pagination,
+  fetch: (window: { limit: number; offset: number }) => Promise<{ total: number; rows: T[] }>,
+): Promise<T[]> {
+  const page = await fetch({ limit: pagination.limit, offset: pagination.offset });
+  setPaginationHeaders(request, reply, publicUrl, pagination, page.total);
+  return page.rows;
+}

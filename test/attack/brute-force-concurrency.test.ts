@@ -42,6 +42,28 @@ const account = (username: string) =>
     .executeTakeFirstOrThrow();
 
 /** The account holds exactly the 10 failures the lock allows, and is locked for 10 minutes. */
+/** The sign-in form posted from ADDRESS in this browser session. */
+const postSignIn = (web: WebClient, fields: Record<string, string>) =>
+  f.app.inject({
+    method: 'POST',
+    url: '/users/sign_in',
+    remoteAddress: ADDRESS,
+    headers: { ...FORM, cookie: web.cookieHeader },
+    payload: form(fields),
+  });
+
+/** A two-factor user's right password posted: the session now at the code step (200). */
+async function atTwoFactorStep(username: string) {
+  const web = new WebClient(f.app);
+  const step = await web.post('/users/sign_in', {
+    authenticity_token: WebClient.csrf((await web.get('/users/sign_in')).body),
+    'user[login]': username,
+    'user[password]': PASSWORD,
+  });
+  expect(step.statusCode).toBe(200);
+  return { web, step };
+}
+
 async function expectLockedAfterTen(username: string) {
   const row = await account(username);
   expect(row.failed_attempts).toBe(10);
@@ -75,16 +97,10 @@ describe(`${N} concurrent guesses on the account lock (10 consecutive failures)`
     const web = new WebClient(f.app);
     const csrf = WebClient.csrf((await web.get('/users/sign_in')).body);
     const responses = await atOnce((i, last) =>
-      f.app.inject({
-        method: 'POST',
-        url: '/users/sign_in',
-        remoteAddress: ADDRESS,
-        headers: { ...FORM, cookie: web.cookieHeader },
-        payload: form({
-          authenticity_token: csrf,
-          'user[login]': 'bob',
-          'user[password]': last ? PASSWORD : `wrong-${i}`,
-        }),
+      postSignIn(web, {
+        authenticity_token: csrf,
+        'user[login]': 'bob',
+        'user[password]': last ? PASSWORD : `wrong-${i}`,
       }),
     );
     const statuses = responses.map((r) => r.statusCode);
@@ -96,26 +112,14 @@ describe(`${N} concurrent guesses on the account lock (10 consecutive failures)`
 
   it('TOTP codes: 49 wrong and then the right code → never signed in; 10 failures evaluated', async () => {
     const carol = await makeUser(f.db, 'carol', { twoFactor: true });
-    const web = new WebClient(f.app);
-    const step = await web.post('/users/sign_in', {
-      authenticity_token: WebClient.csrf((await web.get('/users/sign_in')).body),
-      'user[login]': 'carol',
-      'user[password]': PASSWORD,
-    });
-    expect(step.statusCode).toBe(200);
+    const { web, step } = await atTwoFactorStep('carol');
     // The right password of a two-factor user is no success yet: it clears nothing, counts nothing.
     expect(await account('carol')).toEqual({ failed_attempts: 0, locked_until: null });
     const csrf = WebClient.csrf(step.body);
     const right = carol.otp();
     const wrong = (i: number) => String((Number(right) + 1 + i) % 1_000_000).padStart(6, '0');
     const responses = await atOnce((i, last) =>
-      f.app.inject({
-        method: 'POST',
-        url: '/users/sign_in',
-        remoteAddress: ADDRESS,
-        headers: { ...FORM, cookie: web.cookieHeader },
-        payload: form({ authenticity_token: csrf, 'user[otp_attempt]': last ? right : wrong(i) }),
-      }),
+      postSignIn(web, { authenticity_token: csrf, 'user[otp_attempt]': last ? right : wrong(i) }),
     );
     const statuses = responses.map((r) => r.statusCode);
     console.log(`[attack] TOTP codes ×${N}: ${JSON.stringify(tally(statuses))}`);
@@ -132,13 +136,7 @@ describe(`${N} concurrent guesses on the account lock (10 consecutive failures)`
 
   it('recovery codes: 49 wrong and then a real one → never signed in; the real code is not spent', async () => {
     await makeUser(f.db, 'dave', { twoFactor: true });
-    const web = new WebClient(f.app);
-    const step = await web.post('/users/sign_in', {
-      authenticity_token: WebClient.csrf((await web.get('/users/sign_in')).body),
-      'user[login]': 'dave',
-      'user[password]': PASSWORD,
-    });
-    expect(step.statusCode).toBe(200);
+    const { web, step } = await atTwoFactorStep('dave');
     // A recovery code of dave's, planted by digest (the CLI enrolment shows none).
     const { createHash } = await import('node:crypto');
     const realCode = '0123456789abcdef';
@@ -149,15 +147,9 @@ describe(`${N} concurrent guesses on the account lock (10 consecutive failures)`
       .execute();
     const csrf = WebClient.csrf(step.body);
     const responses = await atOnce((i, last) =>
-      f.app.inject({
-        method: 'POST',
-        url: '/users/sign_in',
-        remoteAddress: ADDRESS,
-        headers: { ...FORM, cookie: web.cookieHeader },
-        payload: form({
-          authenticity_token: csrf,
-          'user[otp_attempt]': last ? realCode : `ffff${String(i).padStart(12, '0')}`,
-        }),
+      postSignIn(web, {
+        authenticity_token: csrf,
+        'user[otp_attempt]': last ? realCode : `ffff${String(i).padStart(12, '0')}`,
       }),
     );
     const statuses = responses.map((r) => r.statusCode);

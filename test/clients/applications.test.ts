@@ -2,31 +2,13 @@
 // gl.applications create/list/delete, and raw gl.http_* calls for renew-secret and update) and
 // @gitbeaker/rest (Applications.create/all/remove). python-gitlab is skipped, with the reason,
 // where it is not installed.
-import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Gitlab } from '@gitbeaker/rest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, User } from '../../service/db/schema';
 import { makePat, makeUser, serveOnOwnUrl } from '../support/api-fixtures';
+import { execFileAsync as run, PYTHON, pythonGitlabVersion as version } from '../support/python-gitlab';
 import { createTestDatabase, resetDatabase } from '../support/db';
-
-const PYTHON = '/usr/bin/python3';
-const run = promisify(execFile);
-
-function pythonGitlabVersion(): string | undefined {
-  try {
-    return execFileSync(PYTHON, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
-}
-const version = pythonGitlabVersion();
-if (!version) {
-  console.warn(
-    `[python-gitlab] skipped: ${PYTHON} cannot import gitlab (install Debian's python3-gitlab; .ci/run does)`,
-  );
-}
 
 let db: Db;
 let url: string;

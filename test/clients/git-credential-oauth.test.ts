@@ -7,13 +7,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
+import { CHROMIUM, launchChromium, listenOnLoopback } from '../support/chromium';
 
 const HELPER = process.env.GIT_CREDENTIAL_OAUTH ?? '/usr/bin/git-credential-oauth';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const missing = [HELPER, CHROMIUM, '/usr/bin/git'].filter((p) => !fs.existsSync(p));
 if (missing.length) {
   console.warn(
@@ -35,17 +34,9 @@ beforeAll(async () => {
     const body = request.body as Record<string, unknown> | undefined;
     if (request.url === '/oauth/token' && typeof body?.code_verifier === 'string') verifiers.push(body.code_verifier);
   });
-  await f.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
-  f.config.publicUrl = base;
+  base = await listenOnLoopback(f);
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'git-oauth-'));
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    timeout: 30_000,
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

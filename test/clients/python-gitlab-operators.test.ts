@@ -3,27 +3,12 @@
 // (through the same session's gl.http_get/http_post, where 3.12 has no method) get, self and
 // rotate — the rotation chain rule included — and gl.audit_events. Skipped, with the reason,
 // where python-gitlab is not installed.
-import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, User } from '../../service/db/schema';
 import { makePat, makeUser, serveOnOwnUrl } from '../support/api-fixtures';
+import { execFileAsync as run, PYTHON, pythonGitlabVersion as version } from '../support/python-gitlab';
 import { createTestDatabase } from '../support/db';
-
-const PYTHON = '/usr/bin/python3';
-const run = promisify(execFile);
-
-function pythonGitlabVersion(): string | undefined {
-  try {
-    return execFileSync(PYTHON, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
-}
-
-const version = pythonGitlabVersion();
-if (!version) console.warn(`[python-gitlab] skipped: ${PYTHON} cannot import gitlab (install Debian's python3-gitlab)`);
 
 let db: Db;
 let url: string;

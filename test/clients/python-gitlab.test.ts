@@ -1,11 +1,9 @@
 // Debian's python-gitlab (3.12, and its CLI through `python3 -m gitlab`), unmodified, against a real
 // HTTP server: the client library people already have must work (it parses only an exact
 // `Content-Type: application/json`). Skipped, with the reason, where python-gitlab is not installed.
-import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Group, Project, User } from '../../service/db/schema';
 import {
@@ -17,25 +15,8 @@ import {
   makeUser,
   serveOnOwnUrl,
 } from '../support/api-fixtures';
+import { execFileAsync as run, PYTHON, pythonGitlabVersion as version } from '../support/python-gitlab';
 import { createTestDatabase } from '../support/db';
-
-const PYTHON = '/usr/bin/python3';
-const run = promisify(execFile);
-
-function pythonGitlabVersion(): string | undefined {
-  try {
-    return execFileSync(PYTHON, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
-}
-
-const version = pythonGitlabVersion();
-if (!version) {
-  console.warn(
-    `[python-gitlab] skipped: ${PYTHON} cannot import gitlab (install Debian's python3-gitlab; .ci/run does)`,
-  );
-}
 
 let db: Db;
 let url: string;

@@ -3,21 +3,20 @@
 // address → confirm it from the mail → make it the notification e-mail. Every page: axe-core with
 // 0 violations in light and dark, no sideways scrolling at 390 px, screenshots at 390 and 1280 px
 // in test-artifacts/.
-import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simpleParser } from 'mailparser';
 import { drainOnce } from '../../service/mail/sender';
 import { smtpTransport } from '../../service/mail/smtp-transport';
 import { makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
+import {
+  chromiumAvailable as available,
+  inspectPage as inspect,
+  launchChromium,
+  press,
+  listenOnLoopback,
+} from '../support/chromium';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = fs.existsSync(CHROMIUM);
-const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
-const AXE_SOURCE = available ? fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') : '';
 
 const f = useFixture();
 let browser: Browser;
@@ -26,56 +25,15 @@ let sink: SmtpSink;
 
 beforeAll(async () => {
   if (!available) return;
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   sink = await startSmtpSink();
-  await f.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
-  f.config.publicUrl = base;
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    timeout: 30_000,
-  });
+  base = await listenOnLoopback(f);
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   await sink?.close();
 });
-
-interface AxeResult {
-  violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
-}
-
-/** axe-core in light and dark (0 violations), no sideways scroll at 390 px, screenshots at 390 and 1280 px. */
-async function inspect(page: Page, name: string) {
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      if (width === 390) {
-        const { scrollWidth, innerWidth } = (await page.evaluate(
-          '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })',
-        )) as { scrollWidth: number; innerWidth: number };
-        expect(scrollWidth, `${name}: scrolls sideways at 390 px`).toBeLessThanOrEqual(innerWidth);
-      }
-      await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${width}-${colorScheme}.png`), fullPage: true });
-    }
-    if ((await page.evaluate('typeof window.axe')) !== 'object') await page.evaluate(AXE_SOURCE);
-    const result = (await page.evaluate('window.axe.run(document)')) as AxeResult;
-    const summary = result.violations.map(
-      (v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    );
-    expect(summary, `${name} (${colorScheme})`).toEqual([]);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
-
-async function press(page: Page, name: string) {
-  await Promise.all([page.waitForNavigation(), page.getByRole('button', { name, exact: true }).click()]);
-}
 
 /**
  * Deliver what the outbox holds through the real SMTP transport to the SMTP server started here, and

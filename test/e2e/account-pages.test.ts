@@ -3,20 +3,20 @@
 // access token and use it, authorize an application, revoke it (tokens die, consent returns),
 // change notification levels and the password. Every page: axe-core with 0 violations in light
 // and dark, no sideways scrolling at 390 px, screenshots at 390 and 1280 px in test-artifacts/.
-import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
+import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chromiumAvailable as available,
+  inspectPage,
+  launchChromium,
+  press,
+  listenOnLoopback,
+  startLandingServer,
+} from '../support/chromium';
 import { totp } from '../support/totp';
 import { addMember, createGroup, createProject } from '../support/api-fixtures';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = fs.existsSync(CHROMIUM);
-const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
-const AXE_SOURCE = available ? fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') : '';
 
 const f = useFixture();
 let browser: Browser;
@@ -27,22 +27,9 @@ const checkedPages: string[] = [];
 
 beforeAll(async () => {
   if (!available) return;
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  await f.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
-  f.config.publicUrl = base;
-  target = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><title>cb</title><p>ok</p>');
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  callbackBase = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    timeout: 30_000,
-  });
+  base = await listenOnLoopback(f);
+  ({ server: target, url: callbackBase } = await startLandingServer('cb'));
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -50,45 +37,10 @@ afterAll(async () => {
   await new Promise((r) => (target ? target.close(r) : r(undefined)));
 });
 
-interface AxeResult {
-  violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
-}
-
-/**
- * The page as it stands: axe-core in light and dark (0 violations), no sideways scroll at 390 px,
- * screenshots at 390 and 1280 px. Leaves the viewport at 1280 px.
- */
+/** The page checked (see inspectPage), counted. */
 async function inspect(page: Page, name: string) {
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      if (width === 390) {
-        const { scrollWidth, innerWidth } = (await page.evaluate(
-          '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })',
-        )) as { scrollWidth: number; innerWidth: number };
-        expect(scrollWidth, `${name}: scrolls sideways at 390 px`).toBeLessThanOrEqual(innerWidth);
-      }
-      await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${width}-${colorScheme}.png`), fullPage: true });
-    }
-    // Evaluated over the DevTools protocol: the page's own CSP (no scripts at all) stays in force.
-    if ((await page.evaluate('typeof window.axe')) !== 'object') await page.evaluate(AXE_SOURCE);
-    const result = (await page.evaluate('window.axe.run(document)')) as AxeResult;
-    const summary = result.violations.map(
-      (v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    );
-    expect(summary, `${name} (${colorScheme})`).toEqual([]);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  await inspectPage(page, name);
   checkedPages.push(name);
-}
-
-/** Submit the form holding this button and wait for the page that follows. */
-async function press(page: Page, name: string | RegExp) {
-  await Promise.all([
-    page.waitForNavigation(),
-    page.getByRole('button', { name, exact: typeof name === 'string' }).click(),
-  ]);
 }
 
 describe.skipIf(!available)('account pages in chromium', () => {

@@ -3,14 +3,17 @@
 // URL from discovery, Chromium follows it and lands back at the registered URI with state, signed
 // out of Lanyard. Without a hint: the "Sign out of Lanyard?" page, axe-clean at 390 and 1280 px.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chromiumAvailable as available,
+  launchChromium,
+  listenOnLoopback,
+  startLandingServer,
+} from '../support/chromium';
 import { basic, FORM, form, makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = fs.existsSync(CHROMIUM);
 const AXE_SOURCE = available ? fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') : '';
 
 const f = useFixture();
@@ -21,21 +24,9 @@ let callbackBase: string;
 
 beforeAll(async () => {
   if (!available) return;
-  await f.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
-  f.config.publicUrl = base;
-  target = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><title>rp</title><p>ok</p>');
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  callbackBase = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    timeout: 30_000,
-  });
+  base = await listenOnLoopback(f);
+  ({ server: target, url: callbackBase } = await startLandingServer('rp'));
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -91,16 +82,21 @@ async function endSessionUrl(app: Awaited<ReturnType<typeof makeApp>>, params: R
   return client.buildEndSessionUrl(config, params).href;
 }
 
+/** A trusted openid relying party: its callback and its post-logout page on the target server. */
+function makeRp(name: string) {
+  return makeApp(f.db, {
+    name,
+    scopes: 'openid',
+    trusted: true,
+    redirectUris: [`${callbackBase}/callback`],
+    postLogoutRedirectUris: [`${callbackBase}/bye`],
+  });
+}
+
 describe.skipIf(!available)('RP-initiated logout in chromium', () => {
   it('with id_token_hint: back at the registered URI with state, signed out of Lanyard', async () => {
     await makeUser(f.db, 'alice');
-    const app = await makeApp(f.db, {
-      name: 'RP one',
-      scopes: 'openid',
-      trusted: true,
-      redirectUris: [`${callbackBase}/callback`],
-      postLogoutRedirectUris: [`${callbackBase}/bye`],
-    });
+    const app = await makeRp('RP one');
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -123,13 +119,7 @@ describe.skipIf(!available)('RP-initiated logout in chromium', () => {
   });
 
   it('without a hint: "Sign out of Lanyard?" (axe-clean at 390 and 1280 px), then signed out', async () => {
-    const app = await makeApp(f.db, {
-      name: 'RP two',
-      scopes: 'openid',
-      trusted: true,
-      redirectUris: [`${callbackBase}/callback`],
-      postLogoutRedirectUris: [`${callbackBase}/bye`],
-    });
+    const app = await makeRp('RP two');
     const context = await browser.newContext();
     const page = await context.newPage();
     try {

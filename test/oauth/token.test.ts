@@ -58,6 +58,23 @@ beforeEach(async () => {
   ctx = await setup();
 });
 
+/** The public application's code for this challenge, exchanged with the verifier: read_user, refreshable. */
+async function publicPkceToken(method: string, challenge: string, verifier: string) {
+  const { pub, web } = ctx;
+  const code = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: method });
+  return expectTokenResponse(
+    await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: pub.clientId,
+      code_verifier: verifier,
+    }),
+    'read_user',
+    true,
+  );
+}
+
 describe('grant_type=authorization_code', () => {
   it('exchanges a code (Basic auth) for the contract body; omitted scope = all of the app scopes', async () => {
     const { confidential: c, web } = ctx;
@@ -194,54 +211,18 @@ describe('grant_type=authorization_code', () => {
   });
 
   it('public applications authenticate with client_id alone and must use PKCE (S256 and plain)', async () => {
-    const { pub, web } = ctx;
     const verifier = `${'v'.repeat(43)}-._~A1`;
-    const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const code = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: 'S256' });
-    expectTokenResponse(
-      await token({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: pub.clientId,
-        code_verifier: verifier,
-      }),
-      'read_user',
-      true,
-    );
-    const code2 = await obtainCode(web, pub.clientId, { codeChallenge: verifier, codeChallengeMethod: 'plain' });
-    expectTokenResponse(
-      await token({
-        grant_type: 'authorization_code',
-        code: code2,
-        redirect_uri: REDIRECT_URI,
-        client_id: pub.clientId,
-        code_verifier: verifier,
-      }),
-      'read_user',
-      true,
-    );
+    await publicPkceToken('S256', createHash('sha256').update(verifier).digest('base64url'), verifier);
+    await publicPkceToken('plain', verifier, verifier);
   });
 
   it('accepts a verifier of any alphabet whose transform is the challenge (standard base64, as git-credential-oauth sends)', async () => {
-    const { pub, web } = ctx;
     const verifier = randomBytes(32).toString('base64'); // `+`, `/` and a trailing `=`
     for (const [method, challenge] of [
       ['S256', createHash('sha256').update(verifier).digest('base64url')],
       ['plain', verifier],
     ]) {
-      const code = await obtainCode(web, pub.clientId, { codeChallenge: challenge, codeChallengeMethod: method });
-      expectTokenResponse(
-        await token({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: REDIRECT_URI,
-          client_id: pub.clientId,
-          code_verifier: verifier,
-        }),
-        'read_user',
-        true,
-      );
+      await publicPkceToken(method, challenge, verifier);
     }
   });
 
@@ -597,20 +578,9 @@ describe('grant_type=refresh_token', () => {
   });
 
   it('a public application refreshes with client_id only or nothing', async () => {
-    const { pub, web } = ctx;
+    const { pub } = ctx;
     const verifier = 'z'.repeat(50);
-    const code = await obtainCode(web, pub.clientId, { codeChallenge: verifier, codeChallengeMethod: 'plain' });
-    const first = expectTokenResponse(
-      await token({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: pub.clientId,
-        code_verifier: verifier,
-      }),
-      'read_user',
-      true,
-    );
+    const first = await publicPkceToken('plain', verifier, verifier);
     const second = expectTokenResponse(
       await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: pub.clientId }),
       'read_user',

@@ -14,8 +14,8 @@ import {
 import { dateTimeParam, integerParam, invalidParam, notAValidValue } from '../../http/api-params';
 import { requireAdmin } from '../../http/authenticate';
 import { ApiError } from '../../http/errors';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
-import { authErrorResponses, badRequestResponse } from './schemas';
+import { fetchPage, parsePagination } from '../../http/pagination';
+import { authErrorResponses, badRequestResponse, paginationParams } from './schemas';
 
 const auditEventProperties = {
   id: { type: 'integer' },
@@ -76,8 +76,7 @@ const listQuery = {
     created_before: { type: 'string', description: 'Created at or before this time (ISO 8601)' },
     entity_type: { type: 'string', description: `One of ${AUDIT_ENTITY_TYPES.join(', ')}` },
     entity_id: { type: 'string', description: 'The entity’s id (needs entity_type)' },
-    page: { type: 'integer', description: 'Current page number (default 1)' },
-    per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+    ...paginationParams,
   },
 } as const;
 
@@ -112,16 +111,16 @@ export const auditEventRoutes: FastifyPluginAsync<AppContext> = async (app, { db
       const createdAfter = dateTimeParam(q, 'created_after');
       const createdBefore = dateTimeParam(q, 'created_before');
       const pagination = parsePagination(q);
-      const page = await listAuditEvents(db, {
-        createdAfter,
-        createdBefore,
-        entityType: entityType as AuditEntityType | undefined,
-        entityId,
-        limit: pagination.limit,
-        offset: pagination.offset,
-      });
-      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
-      return page.rows.map(auditEventView);
+      const rows = await fetchPage(request, reply, config.publicUrl, pagination, (window) =>
+        listAuditEvents(db, {
+          createdAfter,
+          createdBefore,
+          entityType: entityType as AuditEntityType | undefined,
+          entityId,
+          ...window,
+        }),
+      );
+      return rows.map(auditEventView);
     },
   );
 

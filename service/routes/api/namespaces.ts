@@ -19,7 +19,14 @@ import { ApiError, apiNotFound } from '../../http/errors';
 import { parseBoolean } from '../../domain/booleans';
 import { type Pagination, parsePagination, setPaginationHeaders } from '../../http/pagination';
 import { groupView, projectView } from './namespace-entities';
-import { authErrorResponses, badRequestResponse, booleanParam, idParams, notFoundResponse } from './schemas';
+import {
+  authErrorResponses,
+  badRequestResponse,
+  booleanParam,
+  idParams,
+  notFoundResponse,
+  paginationParams,
+} from './schemas';
 
 const ACCESS_LEVELS = [10, 20, 30, 40, 50];
 
@@ -27,8 +34,7 @@ const listQuery = (orders: readonly string[], defaultOrder: string, defaultSort:
   ({
     type: 'object',
     properties: {
-      page: { type: 'integer', description: 'Current page number (default 1)' },
-      per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+      ...paginationParams,
       search: { type: 'string', description: 'Only those whose name or path contains this (case-insensitive)' },
       owned: booleanParam('Only those the user owns (access level Owner)'),
       membership: booleanParam('Only those the user is a member of (directly or through a parent group)'),

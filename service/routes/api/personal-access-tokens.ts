@@ -29,9 +29,9 @@ import {
 } from '../../http/api-params';
 import { apiAuditActor, principalOf, requireAdmin } from '../../http/authenticate';
 import { ApiError, apiNotFound, unauthorized } from '../../http/errors';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
+import { fetchPage, parsePagination } from '../../http/pagination';
 import { mergedParams } from '../../shared/params';
-import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse } from './schemas';
+import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse, paginationParams } from './schemas';
 
 const tokenProperties = {
   id: { type: 'integer' },
@@ -120,8 +120,7 @@ const listQuery = {
     expires_after: { type: 'string', description: 'Expiring on or after this date (YYYY-MM-DD)' },
     search: { type: 'string', description: 'Only tokens whose name contains this (case-insensitive)' },
     sort: { type: 'string', description: `One of ${PERSONAL_ACCESS_TOKEN_SORTS.join(', ')} (default: by id)` },
-    page: { type: 'integer', description: 'Current page number (default 1)' },
-    per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+    ...paginationParams,
   },
 } as const;
 
@@ -255,14 +254,10 @@ export const personalAccessTokenRoutes: FastifyPluginAsync<AppContext> = async (
         if (userId !== undefined && userId !== user.id) throw unauthorized();
         ownerId = user.id;
       }
-      const page = await listPersonalAccessTokensPage(db, {
-        ...filter,
-        userId: ownerId,
-        limit: pagination.limit,
-        offset: pagination.offset,
-      });
-      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
-      return page.rows.map(withLastUsedIps);
+      const rows = await fetchPage(request, reply, config.publicUrl, pagination, (window) =>
+        listPersonalAccessTokensPage(db, { ...filter, userId: ownerId, ...window }),
+      );
+      return rows.map(withLastUsedIps);
     },
   );
 

@@ -53,3 +53,9 @@ export const eventsSchema = {
   properties: Object.fromEntries(NOTIFICATION_EVENTS.map((e) => [e, { type: 'boolean' }])),
   required: [...NOTIFICATION_EVENTS],
 } as const;
+
+/** GitLab's offset pagination parameters of a list (read by http/pagination.ts). */
+export const paginationParams = {
+  page: { type: 'integer', description: 'Current page number (default 1)' },
+  per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+} as const;

@@ -16,8 +16,8 @@ import { setUserState } from '../../domain/users';
 import { booleanQueryParam, dateTimeParam, notAValidValue } from '../../http/api-params';
 import { apiAuditActor, principalOf, requireAdmin } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
-import { parsePagination, setPaginationHeaders } from '../../http/pagination';
-import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse } from './schemas';
+import { fetchPage, parsePagination } from '../../http/pagination';
+import { authErrorResponses, badRequestResponse, booleanParam, notFoundResponse, paginationParams } from './schemas';
 import { currentUserProperties, currentUserView } from './user';
 
 const pick = <K extends keyof typeof currentUserProperties>(keys: readonly K[]) =>
@@ -131,8 +131,7 @@ const listQuery = {
     created_before: { type: 'string', description: 'Created at or before (ISO 8601; administrators only)' },
     order_by: { type: 'string', description: `One of ${USER_ORDERS.join(', ')} (default id; administrators only)` },
     sort: { type: 'string', description: 'asc or desc (default desc; administrators only)' },
-    page: { type: 'integer', description: 'Current page number (default 1)' },
-    per_page: { type: 'integer', description: 'Number of items per page (default 20, at most 100)' },
+    ...paginationParams,
   },
 } as const;
 
@@ -197,9 +196,10 @@ export const usersRoutes: FastifyPluginAsync<AppContext> = async (app, { db, con
           : { orderBy: 'id' as const, sort: 'desc' as const }),
       };
       const pagination = parsePagination(q);
-      const page = await listDirectoryUsers(db, { ...filter, limit: pagination.limit, offset: pagination.offset });
-      setPaginationHeaders(request, reply, config.publicUrl, pagination, page.total);
-      return page.rows.map((u) =>
+      const rows = await fetchPage(request, reply, config.publicUrl, pagination, (window) =>
+        listDirectoryUsers(db, { ...filter, ...window }),
+      );
+      return rows.map((u) =>
         user.is_admin ? adminView(u, config.publicUrl) : only(currentUserView(u, config.publicUrl), BASIC_KEYS),
       );
     },
