@@ -801,7 +801,8 @@ describe('groups, projects, members: list, delete, remove', () => {
     for (const argv of [
       ['groups', 'create', '--path', 'acme', '--name', 'ACME Corp'],
       ['groups', 'create', '--path', 'platform', '--parent', 'acme'],
-      ['groups', 'create', '--path', 'other'],
+      // A public project needs a public group (a child is never more visible than its parent).
+      ['groups', 'create', '--path', 'other', '--visibility', 'public'],
       ['projects', 'create', '--path', 'acme/platform/api'],
       ['projects', 'create', '--path', 'other/site', '--visibility', 'public'],
       ['members', 'add', '--group', 'acme', '--user', 'alice', '--access', 'maintainer'],
@@ -814,10 +815,10 @@ describe('groups, projects, members: list, delete, remove', () => {
     expect(groups.json).toEqual([
       { id: 1, full_path: 'acme', name: 'ACME Corp', visibility: 'private' },
       { id: 2, full_path: 'acme/platform', name: 'platform', visibility: 'private' },
-      { id: 3, full_path: 'other', name: 'other', visibility: 'private' },
+      { id: 3, full_path: 'other', name: 'other', visibility: 'public' },
     ]);
     expect((await run(['groups', 'list'])).out).toBe(
-      'ID  FULL PATH      NAME       VISIBILITY\n1   acme           ACME Corp  private\n2   acme/platform  platform   private\n3   other          other      private\n',
+      'ID  FULL PATH      NAME       VISIBILITY\n1   acme           ACME Corp  private\n2   acme/platform  platform   private\n3   other          other      public\n',
     );
     expect((await run(['projects', 'list', '--json'])).json).toEqual([
       { id: 1, path_with_namespace: 'acme/platform/api', name: 'api', visibility: 'private' },
