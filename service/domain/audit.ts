@@ -4,7 +4,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 import { invalid } from './errors';
-import { windowPage } from './listing';
+import { windowPage } from './page';
 
 export interface AuditEntry {
   actor: string;

@@ -4,6 +4,7 @@
 // Also the display names GitLab derives from the tree: a group's `full_name` ("Parent / Child").
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx, Group, Project } from '../db/schema';
+import { type Page, windowPage } from './page';
 import { type Viewer, viewerSql, visibleSql } from './visibility';
 
 export const GROUP_ORDERS = ['name', 'path', 'id', 'similarity'] as const;
@@ -30,11 +31,6 @@ export interface ListFilter {
   sort: 'asc' | 'desc';
   limit: number;
   offset: number;
-}
-
-export interface Page<T> {
-  total: number;
-  rows: T[];
 }
 
 export type GroupRow = Group & { full_name: string };
@@ -173,18 +169,6 @@ export async function listVisibleProjects(
     `.execute(db);
     return counted.rows[0]?.total ?? 0;
   });
-}
-
-/**
- * A page from rows that carry the window count (`count(*) over ()` as `total`); an empty page
- * (past the end) carries none, so `count` counts the matches on its own.
- */
-export async function windowPage<T extends { total: string }>(
-  rows: T[],
-  count: () => Promise<number | string | bigint>,
-): Promise<Page<Omit<T, 'total'>>> {
-  const total = rows.length > 0 ? Number(rows[0].total) : Number(await count());
-  return { total, rows: rows.map(({ total: _total, ...row }) => row) };
 }
 
 /** A group's full_name ("Parent / Child"), from the names of its ancestors. */

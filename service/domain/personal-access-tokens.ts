@@ -6,7 +6,7 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { auditInsertFrom, recordAudit } from './audit';
 import { invalid, invalidField, notFound } from './errors';
-import { windowPage } from './listing';
+import { windowPage } from './page';
 import { requireName } from './names';
 import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';

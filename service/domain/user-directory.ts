@@ -3,7 +3,7 @@
 // (never a credential) and two_factor_enabled.
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
-import { windowPage } from './listing';
+import { windowPage } from './page';
 import { PUBLIC_USER_COLUMNS } from './users';
 
 export type DirectoryUser = Pick<User, (typeof PUBLIC_USER_COLUMNS)[number]> & { two_factor_enabled: boolean };

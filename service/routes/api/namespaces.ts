@@ -11,8 +11,8 @@ import {
   PROJECT_ORDERS,
   projectWithNamespace,
   type ListFilter,
-  type Page,
 } from '../../domain/listing';
+import type { Page } from '../../domain/page';
 import { findVisibleGroup, findVisibleProject, type Viewer } from '../../domain/visibility';
 import { principalOf } from '../../http/authenticate';
 import { ApiError, apiNotFound } from '../../http/errors';
