@@ -212,6 +212,9 @@ async function main(): Promise<void> {
       .insertInto('personal_access_tokens')
       .values({ user_id: user.id, name: 'bench', token_digest: sha256Hex(pat), scopes: ['api', 'read_user'] })
       .execute();
+    for (let i = 0; i < CONNECTIONS; i++) {
+      await createUser(db, { username: `signer${i}`, email: `signer${i}@example.com`, password: PASSWORD });
+    }
     await createGroup(db, { path: 'bench-group', visibility: 'public' });
     const project = await createProject(db, { path: 'bench-group/bench-project', visibility: 'public' });
     const { application, secret } = await registerApplication(db, {
@@ -438,11 +441,21 @@ async function main(): Promise<void> {
     }
 
     const userRequest = { path: '/api/v4/user', headers: { 'private-token': pat } };
+    // Sign-ins by CONNECTIONS different people, in turn: one account signing in 50 times at once
+    // is what the brute-force limits refuse (every attempt is reserved before it is checked).
+    let signer = 0;
     const passwordRequest = {
-      method: 'POST',
-      path: '/oauth/token',
-      headers: FORM,
-      body: form({ grant_type: 'password', username: 'bench', password: PASSWORD }),
+      requests: [
+        {
+          method: 'POST',
+          path: '/oauth/token',
+          headers: FORM,
+          setupRequest: (request: autocannon.Request) => ({
+            ...request,
+            body: form({ grant_type: 'password', username: `signer${signer++ % CONNECTIONS}`, password: PASSWORD }),
+          }),
+        },
+      ],
     };
     const settingsPath = `/api/v4/projects/${project.id}/notification_settings`;
     const getSettings = { path: settingsPath, headers: { 'private-token': pat } };
@@ -516,7 +529,7 @@ async function main(): Promise<void> {
           cannon(base, server.pid!, userRequest, PROBE_CONNECTIONS),
           autocannon({
             ...passwordRequest,
-            url: base + passwordRequest.path,
+            url: base,
             connections: CONNECTIONS,
             duration: SECONDS,
           }),
