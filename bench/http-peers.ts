@@ -1,11 +1,21 @@
-// The HTTP benchmark's baselines and peer, in their own process (bench/http.ts starts it): a bare
-// Fastify route, a hand-written Fastify + pg route doing GET /api/v4/user's SQL and answering the
-// same bytes (one query, no framework of ours), and node-oidc-provider 9 (in memory) for the refresh grant. Prints one
-// JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token (its
-// in-memory adapter is a 1000-entry LRU that evicts tokens under load).
+// The HTTP benchmark's baselines and peer, in their own process (bench/http.ts starts it), each
+// answering the same bytes as the service (bench/http.ts compares them before timing), with no
+// framework of ours:
+// - a bare Fastify route;
+// - hand-written Fastify + pg routes: GET /api/v4/user's SQL, and GET|PUT a project's notification
+//   settings running the very statements the service sends (recorded by bench/http.ts from the
+//   domain code and passed in BENCH_STATEMENTS, so they cannot drift);
+// - POST /verify: one argon2id verification of the bench user's password hash (BENCH_PASSWORD_HASH,
+//   the production parameters) straight through @node-rs/argon2: the password grant's limit;
+// - node-oidc-provider 9 (in memory) for the refresh grant and the code flow (a signed-in session
+//   with a standing grant, as the service's trusted application: authorize answers the code).
+// Prints one JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token
+// (its in-memory adapter is a 1000-entry LRU that evicts tokens under load).
 // Run by bench/http.ts: DATABASE_URL=… PUBLIC_URL=<the service's> node --import tsx bench/http-peers.ts
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import readline from 'node:readline';
+import { verify as argon2Verify } from '@node-rs/argon2';
 import Fastify from 'fastify';
 import pg from 'pg';
 
@@ -19,6 +29,18 @@ const USER_SQL = `select t.id as token_id, t.scopes, t.expires_at, t.revoked_at,
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const unauthorized = '{"message":"401 Unauthorized"}';
+
+/** A statement as the service sent it: its text and parameters (the token digest is first). */
+interface Statement {
+  text: string;
+  values: unknown[];
+}
+/** What bench/http.ts recorded: the token lookup, then each settings route's own statement. */
+interface RecordedStatements {
+  lookup: Statement;
+  getProjectSettings: Statement;
+  putProjectSettings: Statement;
+}
 
 async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -93,6 +115,51 @@ async function main(): Promise<void> {
     );
   });
 
+  // GET|PUT /api/v4/projects/:id/notification_settings: the service's two round trips (the token
+  // with its owner, then the settings statement), its checks, its view (level; events if custom).
+  const recorded = JSON.parse(process.env.BENCH_STATEMENTS ?? 'null') as RecordedStatements | null;
+  if (recorded) {
+    const settingsRoute =
+      (statement: Statement, scopes: readonly string[], name: string) =>
+      async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
+        reply.header('content-type', 'application/json');
+        const token = request.headers['private-token'];
+        if (typeof token !== 'string') return reply.code(401).send(Buffer.from(unauthorized));
+        const digest = createHash('sha256').update(token).digest('hex');
+        const lookup = await pool.query({ name: 'lookup', text: recorded.lookup.text, values: [digest] });
+        const t = lookup.rows[0];
+        const live =
+          t && !t.revoked_at && (t.expires_at === null || new Date().toISOString().slice(0, 10) <= t.expires_at);
+        if (!live || !t.scopes.some((s: string) => scopes.includes(s))) {
+          return reply.code(401).send(Buffer.from(unauthorized));
+        }
+        if (t.state !== 'active') return reply.code(403).send(Buffer.from('{"message":"403 Forbidden"}'));
+        const { rows } = await pool.query({ name, text: statement.text, values: statement.values });
+        const row = rows[0];
+        if (!row) return reply.code(404).send(Buffer.from('{"message":"404 Project Not Found"}'));
+        const level = row.found === false ? 'global' : row.level;
+        return reply.send(Buffer.from(JSON.stringify(level === 'custom' ? { level, events: {} } : { level })));
+      };
+    baseline.get(
+      '/api/v4/projects/:id/notification_settings',
+      settingsRoute(recorded.getProjectSettings, ['api', 'read_api'], 'get-settings'),
+    );
+    baseline.put(
+      '/api/v4/projects/:id/notification_settings',
+      settingsRoute(recorded.putProjectSettings, ['api'], 'put-settings'),
+    );
+  }
+
+  // POST /verify: the raw argon2id rate, through the same libuv pool the service's grants use.
+  const passwordHash = process.env.BENCH_PASSWORD_HASH ?? '';
+  baseline.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, new URLSearchParams(body as string)),
+  );
+  baseline.post('/verify', async (request, reply) => {
+    const ok = await argon2Verify(passwordHash, (request.body as URLSearchParams).get('password') ?? '');
+    return reply.code(ok ? 200 : 400).send(Buffer.from(ok ? '{}' : '{"error":"invalid_grant"}'));
+  });
+
   // ESM-only; warns "Unsupported runtime" on Node 20 and runs.
   const { default: Provider } = await import('oidc-provider');
   const provider = new Provider('http://127.0.0.1', {
@@ -106,6 +173,7 @@ async function main(): Promise<void> {
     ],
     scopes: ['openid', 'offline_access', 'api'],
     features: { devInteractions: { enabled: false } },
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
   });
   const client = await provider.Client.find('bench');
   async function mint(): Promise<string> {
@@ -122,7 +190,23 @@ async function main(): Promise<void> {
     });
     return token.save();
   }
-  const peerServer = provider.listen(0, '127.0.0.1');
+  // The interaction (sign-in and consent) answered at once for the bench user, with a grant of
+  // openid: the session cookie it leaves makes every later authorize answer the code directly.
+  const callback = provider.callback();
+  const peerServer = http.createServer((req, res) => {
+    if (!req.url?.startsWith('/interaction/')) return void callback(req, res);
+    (async () => {
+      const details = await provider.interactionDetails(req, res);
+      const grant = new provider.Grant({ accountId: 'bench-user', clientId: details.params.client_id as string });
+      grant.addOIDCScope('openid');
+      const grantId = await grant.save();
+      await provider.interactionFinished(req, res, { login: { accountId: 'bench-user' }, consent: { grantId } });
+    })().catch((err) => {
+      res.statusCode = 500;
+      res.end(String(err));
+    });
+  });
+  peerServer.listen(0, '127.0.0.1');
   await new Promise((resolve) => peerServer.once('listening', resolve));
 
   await bare.listen({ host: '127.0.0.1', port: 0 });

@@ -70,6 +70,9 @@ export class MissingEntryError extends Error {}
  * - pgpass (+ split2, 4 KB): pg's fallback to ~/.pgpass when no password is configured
  *   (deprecated in pg). A Lambda has no such file and always gets its password from the secret;
  *   the stub answers exactly what pgpass answers without a file: no password.
+ * - node:http2: Fastify requires it when it loads, for its `http2` option, which no function
+ *   uses (API Gateway speaks to Lambda in events). Loading the built-in cost ~4 % of a cold start
+ *   (bench/cold-start.ts, profiled); the stand-in loads it on first use instead.
  */
 export const STUBBED_MODULES: Record<string, string> = {
   yaml: `const unavailable = () => { throw new Error('YAML is not included in the Lambda bundle (infra/build/bundle.ts); use GET /api/v4/openapi.json'); };
@@ -81,6 +84,7 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
   'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); the Lambda functions trust no proxy'); };
 module.exports = { isValid: unavailable, parse: unavailable };`,
+  'node:http2': `let http2; module.exports = new Proxy({}, { get: (_, key) => (http2 ??= require('http2'))[key] });`,
   // @node-rs/argon2's generated loader (29 KB) tries every platform napi-rs builds for; the bundle
   // runs on Linux glibc only (Lambda arm64; x64 where it was built), whose packages sit beside it.
   '@node-rs/argon2': `module.exports = process.arch === 'arm64' ? require('@node-rs/argon2-linux-arm64-gnu') : require('@node-rs/argon2-linux-x64-gnu');`,

@@ -21,12 +21,13 @@ export const DEFAULT_PARAMS: PasswordParams = { memoryCost: 19456, timeCost: 2, 
 const KEY_LENGTH = 32;
 // Algorithm.Argon2id in @node-rs/argon2 (a const enum, which isolated modules cannot import).
 const ARGON2ID = 2 as Argon2Options['algorithm'];
-// One core fewer than the machine has (at least one): hashes never take every core, so the event
-// loop and the database keep one for other requests (bench/http.ts: on 2 cores, one hash at a time
-// gave 85 sign-ins/s with GET /user's p99 at ×1.3 of idle, two gave 115/s at ×1.6 and 20 MB more
-// RSS). A Lambda instance serves one request at a time, so it hashes one at a time anyway. More
-// would only queue on the thread pool and hold more memory (19 MiB each).
-const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
+// As many hashes at once as the machine has cores, and no more: more would only queue on the
+// thread pool and hold more memory (19 MiB each). Issue 30 holds the password grant to ≥ 0.8× the
+// raw argon2id rate of the same machine at the same concurrency, with GET /user's p99 during
+// sign-ins ≤ 2× idle; on 2 cores one hash at a time reached half that rate (85 sign-ins/s, p99
+// ×1.3), two reached 115/s at ×1.6 (bench/http.ts). A Lambda instance serves one request at a
+// time, so it hashes one at a time anyway.
+const MAX_CONCURRENT = Math.max(1, availableParallelism());
 
 let active = 0;
 const waiting: Array<() => void> = [];
