@@ -9,7 +9,9 @@ import type { Database, DbOrTrx, MailStatus, NotificationEvent, NotificationTarg
 import { withTransaction } from '../../db/transaction';
 import { DomainError, notFound } from '../errors';
 import type { MailSettings } from '../mail/message';
+import { getProjectByPath } from '../namespaces';
 import { sha256Hex } from '../secrets';
+import { getUserByUsername } from '../users';
 import type { RecipientReason } from './levels';
 import {
   EVENT_KINDS,
@@ -100,6 +102,35 @@ export function parseNotificationEvent(
   const summary = present(body.summary) ? text('summary', body.summary, MAX_SUMMARY, false) : null;
   const idempotencyKey = text('idempotency_key', body.idempotency_key, MAX_KEY, true);
   return { request, target: { type, ref, title, url }, summary, idempotencyKey };
+}
+
+/** The admin CLI's form of an event (`notify send`): a project path and usernames, checked as the API checks ids. */
+export async function eventFromNames(
+  db: DbOrTrx,
+  input: {
+    project: string;
+    event: string;
+    target: { type: string; id: string; title: string; url: string };
+    author?: string;
+    participants?: string[];
+    mentioned?: string[];
+    summary?: string;
+    idempotencyKey: string;
+  },
+): Promise<{ target: EventTarget; input: NotificationEventInput }> {
+  const project = await getProjectByPath(db, input.project);
+  const idOf = async (username: string) => (await getUserByUsername(db, username)).id;
+  const refName = input.target.type === 'issue' || input.target.type === 'merge_request' ? 'iid' : 'id';
+  const body = {
+    event: input.event,
+    target: { type: input.target.type, [refName]: input.target.id, title: input.target.title, url: input.target.url },
+    author_id: input.author ? await idOf(input.author) : undefined,
+    participant_ids: await Promise.all((input.participants ?? []).map(idOf)),
+    mentioned_ids: await Promise.all((input.mentioned ?? []).map(idOf)),
+    summary: input.summary,
+    idempotency_key: input.idempotencyKey,
+  };
+  return { target: { kind: 'project', project }, input: parseNotificationEvent(body, 'project') };
 }
 
 /** What the intake answers (the same for a retry with the same key). */
