@@ -379,14 +379,18 @@ describe('idempotency', () => {
           return r;
         }),
       );
-      await new Promise((r) => setTimeout(r, 300));
-      // All five are in flight: the first inside its transaction, the others waiting on its key.
+      // Wait until all five are in flight: the first inside its transaction (its recipient links wait
+      // for carol's row), the other four waiting on its idempotency key.
+      let waiting = 0;
+      for (let i = 0; i < 200 && waiting < 5; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+           where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
+        waiting = rows[0].n;
+      }
+      expect(waiting).toBe(5);
       expect(settled).toBe(0);
-      const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(
-        db,
-      );
-      expect(rows[0].n).toBe(5);
       await sql`commit`.execute(conn);
       return Promise.all(racing);
     });

@@ -9,6 +9,7 @@ import type { Database, DbOrTrx, MailStatus, NotificationEvent, NotificationTarg
 import { withTransaction } from '../../db/transaction';
 import { DomainError, notFound } from '../errors';
 import type { MailSettings } from '../mail/message';
+import { assertSendable } from '../mail/outbox';
 import { getProjectByPath } from '../namespaces';
 import { sha256Hex } from '../secrets';
 import { getUserByUsername } from '../users';
@@ -267,8 +268,13 @@ async function queueEventMail(
   recipients: readonly Recipient[],
 ): Promise<number> {
   const shared = { subject: notificationSubject(ctx), paragraphs: eventParagraphs(ctx) };
-  const messages = recipients.map((r) => recipientMessage(mail, ctx, r, shared));
   const kind = `notification.${ctx.event}`;
+  const messages = recipients.map((r) => {
+    const message = recipientMessage(mail, ctx, r, shared);
+    // The outbox's own rules (one mailbox, one-line headers, none it sets itself), as enqueueMail's.
+    assertSendable({ ...message, kind });
+    return message;
+  });
   const { rows } = await sql<{ recipient_count: number }>`
     with r as materialized (
       select * from unnest(
