@@ -14,14 +14,7 @@ import { getProjectByPath } from '../namespaces';
 import { sha256Hex } from '../secrets';
 import { getUserByUsername } from '../users';
 import type { RecipientReason } from './levels';
-import {
-  EVENT_KINDS,
-  type EventMessageContext,
-  type EventScope,
-  eventParagraphs,
-  notificationSubject,
-  recipientMessage,
-} from './messages';
+import { EVENT_KINDS, type EventMessageContext, type EventScope, eventMessages } from './messages';
 import {
   parseRecipientsRequest,
   type Recipient,
@@ -257,9 +250,10 @@ async function earlierAnswer(
 
 /**
  * Queue the event's e-mails and link each recipient to theirs, in ONE statement whatever their
- * number (the rows travel as arrays). Every resolved recipient is linked (with a null mail_id when
- * no message was queued for them); the event's recipient_count is the number of messages queued.
- * The `where` of the outbox insert is where a filter on the addresses belongs (e.g. suppressed ones).
+ * number: the per-recipient values travel as arrays, the bodies once per reason (`bodies`, indexed
+ * by `r.body`). Every resolved recipient is linked (with a null mail_id when no message was queued
+ * for them); the event's recipient_count is the number of messages queued. The `where` of the
+ * outbox insert is where a filter on the addresses belongs (e.g. suppressed ones).
  */
 async function queueEventMail(
   trx: Transaction<Database>,
@@ -267,26 +261,36 @@ async function queueEventMail(
   ctx: EventMessageContext,
   recipients: readonly Recipient[],
 ): Promise<number> {
-  const shared = { subject: notificationSubject(ctx), paragraphs: eventParagraphs(ctx) };
+  const messages = eventMessages(mail, ctx);
   const kind = `notification.${ctx.event}`;
-  const messages = recipients.map((r) => {
-    const message = recipientMessage(mail, ctx, r, shared);
+  const reasons: RecipientReason[] = [];
+  const rows = recipients.map((r) => {
+    if (!reasons.includes(r.reason)) reasons.push(r.reason);
+    const row = {
+      userId: r.user_id,
+      reason: r.reason,
+      body: reasons.indexOf(r.reason) + 1,
+      messageId: messages.messageId(r),
+      to: r.email,
+      headers: messages.headers(r),
+    };
     // The outbox's own rules (one mailbox, one-line headers, none it sets itself), as enqueueMail's.
-    assertSendable({ ...message, kind });
-    return message;
+    assertSendable({ ...messages.body(r.reason), ...row, subject: messages.subject, kind, from: messages.from });
+    return row;
   });
-  const { rows } = await sql<{ recipient_count: number }>`
+  const bodies = reasons.map((reason) => messages.body(reason));
+  const { rows: updated } = await sql<{ recipient_count: number }>`
     with r as materialized (
       select * from unnest(
-        ${recipients.map((x) => x.user_id)}::bigint[], ${recipients.map((x) => x.reason)}::text[],
-        ${messages.map((m) => m.messageId)}::text[], ${messages.map((m) => m.to)}::text[],
-        ${messages.map((m) => m.subject)}::text[], ${messages.map((m) => m.text)}::text[],
-        ${messages.map((m) => m.html)}::text[], ${messages.map((m) => JSON.stringify(m.headers))}::text[]
-      ) as r(user_id, reason, message_id, to_address, subject, text_body, html_body, headers)
+        ${rows.map((x) => x.userId)}::bigint[], ${rows.map((x) => x.reason)}::text[], ${rows.map((x) => x.body)}::int[],
+        ${rows.map((x) => x.messageId)}::text[], ${rows.map((x) => x.to)}::text[],
+        ${rows.map((x) => JSON.stringify(x.headers))}::text[]
+      ) as r(user_id, reason, body, message_id, to_address, headers)
     ),
     queued as (
       insert into mail_outbox (message_id, kind, to_address, from_address, subject, text_body, html_body, headers)
-      select r.message_id, ${kind}, r.to_address, ${mail.from}, r.subject, r.text_body, r.html_body, r.headers::jsonb
+      select r.message_id, ${kind}, r.to_address, ${messages.from}, ${messages.subject},
+             (${bodies.map((b) => b.text)}::text[])[r.body], (${bodies.map((b) => b.html)}::text[])[r.body], r.headers::jsonb
         from r
        where true
       returning id, message_id
@@ -299,7 +303,7 @@ async function queueEventMail(
     update notification_events set recipient_count = (select count(mail_id) from linked)
      where id = ${ctx.eventId}::bigint
     returning recipient_count`.execute(trx);
-  return Number(rows[0].recipient_count);
+  return Number(updated[0].recipient_count);
 }
 
 /** One recipient of a recorded event, with the state of their message. */

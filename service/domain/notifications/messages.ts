@@ -134,7 +134,7 @@ function targetRef(ctx: EventMessageContext): string {
 }
 
 /** The subject, GitLab's `subject(…)`: "<project name> | <what>", "Re: " after the thread's first. */
-export function notificationSubject(ctx: EventMessageContext): string {
+function notificationSubject(ctx: EventMessageContext): string {
   const { type, ref, title } = ctx.target;
   const what = {
     issue: `${title} (#${ref})`,
@@ -151,7 +151,7 @@ export function notificationSubject(ctx: EventMessageContext): string {
 const hostOf = (settings: MailSettings) => new URL(settings.publicUrl).hostname;
 
 /** GitLab's List-Id: "<full/path> <id.path.reversed.host>", the id part at most 255 characters. */
-export function listId(scope: EventScope, host: string): string {
+function listId(scope: EventScope, host: string): string {
   const reversed = scope.fullPath
     .toLowerCase()
     .split('/')
@@ -167,25 +167,18 @@ export function listId(scope: EventScope, host: string): string {
 }
 
 /** The one Message-ID every e-mail about the target refers to: "<project-12-issue-4@host>". */
-export function threadId(ctx: EventMessageContext, host: string): string {
+function threadId(ctx: EventMessageContext, host: string): string {
   const { type, ref } = ctx.target;
   const at = `${ctx.scope.type}-${ctx.scope.id}`;
   return type === 'project' ? `<${at}@${host}>` : `<${at}-${type.replace('_', '-')}-${ref}@${host}>`;
 }
 
 /** This recipient's e-mail of this event: the same id on every attempt and every retry of the intake. */
-export const recipientMessageId = (ctx: EventMessageContext, userId: number, host: string) =>
+const recipientMessageId = (ctx: EventMessageContext, userId: number, host: string) =>
   `<notification-${ctx.eventId}-${userId}@${host}>`;
 
-/**
- * The headers of one recipient's e-mail: the one place they are built (add per-recipient headers,
- * such as List-Unsubscribe, here).
- */
-export function notificationHeaders(
-  ctx: EventMessageContext,
-  recipient: MessageRecipient,
-  host: string,
-): Record<string, string> {
+/** The headers every e-mail of the event carries (project, list, thread). */
+function eventHeaders(ctx: EventMessageContext, host: string): Record<string, string> {
   const thread = threadId(ctx, host);
   return {
     ...(ctx.scope.type === 'project'
@@ -196,15 +189,22 @@ export function notificationHeaders(
         }
       : { 'X-GitLab-Group': ctx.scope.name, 'X-GitLab-Group-Id': String(ctx.scope.id) }),
     'List-Id': listId(ctx.scope, host),
-    'X-GitLab-NotificationReason': recipient.reason,
     'X-Lanyard-Event': ctx.event,
     'In-Reply-To': thread,
     References: thread,
   };
 }
 
+/**
+ * The headers of one recipient's e-mail, given the event's (eventHeaders): the one place where
+ * per-recipient headers are built (add List-Unsubscribe here).
+ */
+function notificationHeaders(common: Record<string, string>, recipient: MessageRecipient): Record<string, string> {
+  return { ...common, 'X-GitLab-NotificationReason': recipient.reason };
+}
+
 /** The footer's sentence (EmailsHelper#notification_reason_text, with the engine's reasons). */
-export function reasonSentence(reason: RecipientReason, ctx: EventMessageContext, host: string): string {
+function reasonSentence(reason: RecipientReason, ctx: EventMessageContext, host: string): string {
   const where = `${ctx.scope.type} ${ctx.scope.fullPath}`;
   switch (reason) {
     case 'mentioned':
@@ -219,7 +219,7 @@ export function reasonSentence(reason: RecipientReason, ctx: EventMessageContext
 }
 
 /** The paragraphs every recipient of the event reads (before their own footer). */
-export function eventParagraphs(ctx: EventMessageContext): string[] {
+function eventParagraphs(ctx: EventMessageContext): string[] {
   const ref = targetRef(ctx);
   const summary = (ctx.summary ?? '')
     .split(/\r?\n\s*\r?\n/)
@@ -228,23 +228,42 @@ export function eventParagraphs(ctx: EventMessageContext): string[] {
   return [EVENT_KINDS[ctx.event].line(ctx.authorName ?? 'Someone', ref), ...summary, `View ${ref}: ${ctx.target.url}`];
 }
 
-/** One recipient's e-mail: subject, text and HTML parts, headers and the fixed Message-ID. */
-export function recipientMessage(
-  settings: MailSettings,
-  ctx: EventMessageContext,
-  recipient: MessageRecipient,
-  shared: { subject: string; paragraphs: readonly string[] } = {
-    subject: notificationSubject(ctx),
-    paragraphs: eventParagraphs(ctx),
-  },
-) {
+/** One composed body (text and HTML) of an event: the same for every recipient with that reason. */
+export interface EventBody {
+  text: string;
+  html: string;
+}
+
+/**
+ * The e-mails of one event. The body depends only on the recipient's reason (its footer), so it is
+ * composed once per reason, not once per recipient (10,000 recipients, at most four bodies); what
+ * differs per recipient is the address, the Message-ID and the headers (notificationHeaders).
+ */
+export function eventMessages(settings: MailSettings, ctx: EventMessageContext) {
   const host = hostOf(settings);
-  const composed = buildMessage(settings, {
-    name: '',
-    subject: shared.subject,
-    paragraphs: [...shared.paragraphs, reasonSentence(recipient.reason, ctx, host)],
-    action: { label: 'Manage your notification settings', path: NOTIFICATION_SETTINGS_PATH },
-    headers: notificationHeaders(ctx, recipient, host),
-  });
-  return { ...composed, to: recipient.email, messageId: recipientMessageId(ctx, recipient.user_id, host) };
+  const subject = notificationSubject(ctx);
+  const paragraphs = eventParagraphs(ctx);
+  const common = eventHeaders(ctx, host);
+  const bodies = new Map<RecipientReason, EventBody>();
+  return {
+    subject,
+    from: settings.from,
+    messageIdDomain: host,
+    body(reason: RecipientReason): EventBody {
+      let body = bodies.get(reason);
+      if (!body) {
+        const { text, html } = buildMessage(settings, {
+          name: '',
+          subject,
+          paragraphs: [...paragraphs, reasonSentence(reason, ctx, host)],
+          action: { label: 'Manage your notification settings', path: NOTIFICATION_SETTINGS_PATH },
+        });
+        body = { text, html };
+        bodies.set(reason, body);
+      }
+      return body;
+    },
+    headers: (recipient: MessageRecipient) => notificationHeaders(common, recipient),
+    messageId: (recipient: MessageRecipient) => recipientMessageId(ctx, recipient.user_id, host),
+  };
 }
