@@ -5,7 +5,15 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 // cold-start.ts before http.ts: http.ts prints every target line, cold start and bundle size included.
-const BENCHES = ['password-hash.ts', 'cold-start.ts', 'recipients.ts', 'mail.ts', 'http.ts', 'cost-model.ts'];
+const BENCHES = [
+  'password-hash.ts',
+  'cold-start.ts',
+  'recipients.ts',
+  'notification-intake.ts',
+  'mail.ts',
+  'http.ts',
+  'cost-model.ts',
+];
 const tsx = path.join(__dirname, '..', 'node_modules', '.bin', 'tsx');
 let failed = 0;
 for (const [i, file] of BENCHES.entries()) {

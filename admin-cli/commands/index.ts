@@ -22,8 +22,10 @@ import groupsList from './groups-list';
 import membersAdd from './members-add';
 import membersList from './members-list';
 import membersRemove from './members-remove';
+import notifyEventsShow from './notify-events-show';
 import notifyExplain from './notify-explain';
 import notifyRecipients from './notify-recipients';
+import notifySend from './notify-send';
 import projectsCreate from './projects-create';
 import projectsDelete from './projects-delete';
 import projectsList from './projects-list';
@@ -76,6 +78,8 @@ export const COMMANDS: readonly AdminCommand[] = [
   membersRemove,
   notifyRecipients,
   notifyExplain,
+  notifySend,
+  notifyEventsShow,
   secretsRotateSessionKey,
   secretsRotateSigningKey,
   mailList,
@@ -94,7 +98,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   groups: 'Groups: create, list, delete',
   projects: 'Projects: create, list, delete',
   members: 'Group and project members: add, list, remove',
-  notify: 'Notification recipients: who is notified of an event, and why',
+  notify: 'Notifications: who is notified of an event and why, sending events, what they sent',
+  'notify events': 'Notification events posted to the intake',
   mail: 'Outgoing mail: the outbox, resending, a test message',
   secrets: "The service's own secrets",
   audit: 'The audit trail: who did what, when',

@@ -252,6 +252,35 @@ export interface MailOutboxTable {
   sent_at: NullableTimestamp;
 }
 
+/** An event posted to the notification intake (migration 0017), unique per caller, scope and key. */
+export interface NotificationEventsTable {
+  id: Id;
+  caller: string;
+  project_id: number | null;
+  group_id: number | null;
+  event: NotificationEvent;
+  target_type: NotificationTargetType;
+  target_ref: number;
+  target_title: string;
+  target_url: string;
+  author_id: number | null;
+  summary: string | null;
+  idempotency_key: string;
+  request_digest: string;
+  recipient_count: Generated<number>;
+  created_at: Timestamp;
+}
+
+export type NotificationTargetType = 'issue' | 'merge_request' | 'pipeline' | 'release' | 'project';
+
+/** Who an event e-mailed, why (the engine's reason) and which outbox message carries it. */
+export interface NotificationEventRecipientsTable {
+  event_id: number;
+  user_id: number;
+  reason: string;
+  mail_id: number | null;
+}
+
 /** At most one live forgotten-password token per user: its SHA-256 digest and expiry. */
 export interface PasswordResetTokensTable {
   user_id: number;
@@ -277,6 +306,8 @@ export interface Database {
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;
   mail_outbox: MailOutboxTable;
+  notification_events: NotificationEventsTable;
+  notification_event_recipients: NotificationEventRecipientsTable;
   password_reset_tokens: PasswordResetTokensTable;
 }
 

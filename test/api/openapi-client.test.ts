@@ -136,6 +136,8 @@ describe('a client generated from /api/v4/openapi.json (swagger-typescript-api)'
       'GroupNotificationSettings',
       'Metadata',
       'Namespace',
+      'NotificationEventBody',
+      'NotificationEventReceipt',
       'NotificationEvents',
       'NotificationRecipients',
       'NotificationSettings',

@@ -89,6 +89,15 @@ function mailProblems(mail: OutgoingMail): Record<string, string[]> {
   return problems;
 }
 
+/** Refuse mail that cannot be sent as given, naming the field (the checks of enqueueMail). */
+export function assertSendable(mail: OutgoingMail): void {
+  const problems = mailProblems(mail);
+  if (Object.keys(problems).length) {
+    const [field, [message]] = Object.entries(problems)[0];
+    throw invalid(`${field} ${message}`, problems);
+  }
+}
+
 /**
  * Queue one message, in `db`'s transaction when it is one (pass the `trx` of the change that causes
  * the message). Returns the row id and the Message-ID it will carry on every attempt. Invalid mail
@@ -98,11 +107,7 @@ export async function enqueueMail(
   db: Kysely<Database> | Transaction<Database>,
   mail: OutgoingMail,
 ): Promise<{ id: string; messageId: string }> {
-  const problems = mailProblems(mail);
-  if (Object.keys(problems).length) {
-    const [field, [message]] = Object.entries(problems)[0];
-    throw invalid(`${field} ${message}`, problems);
-  }
+  assertSendable(mail);
   const row = await db
     .insertInto('mail_outbox')
     .values({

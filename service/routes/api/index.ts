@@ -9,6 +9,11 @@ import { rejectArraysForScalars } from '../../http/scalar-params';
 import { auditEventRoutes, auditEventSchema } from './audit-events';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
 import { metadataRoutes, metadataSchema } from './metadata';
+import {
+  notificationEventBodySchema,
+  notificationEventReceiptSchema,
+  notificationEventRoutes,
+} from './notification-events';
 import { namespaceRoutes } from './namespaces';
 import {
   effectiveNotificationSettingsSchema,
@@ -92,7 +97,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
               },
               clientCredentials: {
                 tokenUrl: `${config.publicUrl}/oauth/token`,
-                scopes: { notify: "An application's own token: the notification recipients API" },
+                scopes: { notify: "An application's own token: the notification recipients and events APIs" },
               },
             },
           },
@@ -120,6 +125,8 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     notificationSourceSchema,
     notificationRecipientsSchema,
     effectiveNotificationSettingsSchema,
+    notificationEventBodySchema,
+    notificationEventReceiptSchema,
     personalAccessTokenSchema,
     personalAccessTokenWithLastUsedIpsSchema,
     personalAccessTokenWithTokenSchema,
@@ -141,6 +148,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
     await authenticated.register(namespaceRoutes, ctx);
     await authenticated.register(metadataRoutes);
     await authenticated.register(notificationRecipientsRoutes, ctx);
+    await authenticated.register(notificationEventRoutes, ctx);
     await authenticated.register(personalAccessTokenRoutes, ctx);
     await authenticated.register(usersRoutes, ctx);
     await authenticated.register(auditEventRoutes, ctx);

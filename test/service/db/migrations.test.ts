@@ -10,6 +10,8 @@ const TABLES = [
   'groups',
   'mail_outbox',
   'members',
+  'notification_event_recipients',
+  'notification_events',
   'notification_settings',
   'oauth_access_tokens',
   'oauth_applications',
