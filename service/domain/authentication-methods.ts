@@ -16,7 +16,8 @@ const ORDER: readonly AuthenticationMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'use
 export function authenticationMethods(steps: readonly AuthenticationMethod[]): AuthenticationMethod[] {
   const set = new Set<AuthenticationMethod>(steps.filter((s) => s !== 'mfa'));
   const key = set.has('hwk') || set.has('swk');
-  const factors = (set.has('pwd') ? 1 : 0) + (set.has('otp') ? 1 : 0) + (key ? 1 : 0) + (key && set.has('user') ? 1 : 0);
+  const factors =
+    (set.has('pwd') ? 1 : 0) + (set.has('otp') ? 1 : 0) + (key ? 1 : 0) + (key && set.has('user') ? 1 : 0);
   if (factors >= 2) set.add('mfa');
   return ORDER.filter((m) => set.has(m));
 }

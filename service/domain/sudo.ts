@@ -1,7 +1,6 @@
 // The user a `Sudo` identifier names (GitLab's API::Helpers#find_user): all digits is an id,
 // anything else a username, matched case-insensitively. Only the columns the caller names are read
 // (the users table holds credentials).
-import { sql } from 'kysely';
 import type { DbOrTrx, UsersTable } from '../db/schema';
 import { twoFactorEnabledSql } from './users';
 

@@ -306,7 +306,13 @@ export async function renameWebAuthnCredential(
       if (known) throw invalidField('name', known.message);
       throw err;
     }
-    await recordAudit(trx, { ...audit, action: 'user.webauthn_rename', targetType: 'user', targetId: userId, details: { name } });
+    await recordAudit(trx, {
+      ...audit,
+      action: 'user.webauthn_rename',
+      targetType: 'user',
+      targetId: userId,
+      details: { name },
+    });
   });
 }
 
@@ -405,11 +411,22 @@ export type AssertionResult =
 export async function checkWebAuthnAssertion(
   db: DbOrTrx,
   rp: RelyingParty,
-  input: { purpose: 'second_factor' | 'passwordless'; userId: number | null; sessionId: string; response: string; address: string },
+  input: {
+    purpose: 'second_factor' | 'passwordless';
+    userId: number | null;
+    sessionId: string;
+    response: string;
+    address: string;
+  },
 ): Promise<AssertionResult> {
   const admission = await reserveAttempt(db, [addressLimit(input.address)]);
   if (!admission.ok)
-    return { ok: false, reason: 'rate_limited', retryAfter: admission.throttle.retryAfter, throttle: admission.throttle };
+    return {
+      ok: false,
+      reason: 'rate_limited',
+      retryAfter: admission.throttle.retryAfter,
+      throttle: admission.throttle,
+    };
   const reservation = admission.reservation;
   const parsed = parseResponse<AuthenticationResponseJSON>(input.response);
   if (!parsed) return { ok: false, reason: 'malformed' };
