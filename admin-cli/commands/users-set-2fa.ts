@@ -16,13 +16,10 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
     ['users set-2fa alice off', 'alice signs in with her password alone (her passkeys are removed too)'],
   ],
   options: (y) =>
-    y
-      .positional('username', { type: 'string', describe: 'The username' })
-      .positional('state', {
-        choices: ['on', 'off'] as const,
-        describe:
-          'on: new TOTP secret; off: remove every second factor (TOTP, recovery codes, passkeys, security keys)',
-      }),
+    y.positional('username', { type: 'string', describe: 'The username' }).positional('state', {
+      choices: ['on', 'off'] as const,
+      describe: 'on: new TOTP secret; off: remove every second factor (TOTP, recovery codes, passkeys, security keys)',
+    }),
   async run(args, { db, actor, services, mailSettings, terminal }) {
     const on = args.state === 'on';
     const { user, otpSecret, otpauthUri } = await setTwoFactor(

@@ -9,12 +9,10 @@ export default defineCommand<{ username: string; name: string }>({
   describe: "Remove one of a user's passkeys or security keys, by its name",
   examples: [['users webauthn remove alice "Blue key" --yes', 'alice can no longer sign in with "Blue key"']],
   options: (y) =>
-    y
-      .positional('username', { type: 'string', describe: 'The username' })
-      .positional('name', {
-        type: 'string',
-        describe: 'The name of the passkey or security key (users show lists them)',
-      }),
+    y.positional('username', { type: 'string', describe: 'The username' }).positional('name', {
+      type: 'string',
+      describe: 'The name of the passkey or security key (users show lists them)',
+    }),
   confirm: (args) => `Remove ${args.username}'s passkey or security key "${args.name}"? It will no longer sign in.`,
   async run(args, { db, actor }) {
     const removed = await removeWebAuthnCredentialByName(db, args.username, args.name, { actor });
