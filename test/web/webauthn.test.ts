@@ -324,6 +324,30 @@ describe('sign-in with a security key after the password', () => {
     expect(payload.acr).toBe('mfa');
   });
 
+  it('a recovery code instead: a wrong one shows the key step again with the error; a right one signs in', async () => {
+    await makeUser(f.db, 'alice');
+    const web0 = await signedIn('alice');
+    await register(web0, key(), 'Key');
+    const codes = [...(await web0.get(PAGE)).body.matchAll(/<code class="secret">([0-9a-f]{16})<\/code>/g)].map(
+      (m) => m[1],
+    );
+    expect(codes).toHaveLength(10);
+    const { web, page } = await passwordStep('alice');
+    const wrong = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(page),
+      'user[otp_attempt]': '0000000000000000',
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).toContain('Use your passkey or security key');
+    expect(alertOf(wrong.body)).toBe('Invalid two-factor code.');
+    const right = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(wrong.body),
+      'user[otp_attempt]': codes[0],
+    });
+    expect(right.statusCode).toBe(302);
+    expect((await idTokenOf(web)).amr).toEqual(['pwd', 'otp', 'mfa']);
+  });
+
   it("another account's key is refused for this one, counted as a failure", async () => {
     const { user: alice } = await makeUser(f.db, 'alice');
     await makeUser(f.db, 'bob');

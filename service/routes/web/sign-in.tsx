@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { WebSession } from '../../domain/sessions';
 import { type CredentialResult, checkOtp, checkPassword } from '../../domain/sign-in';
-import { twoFactorEnabled } from '../../domain/users';
+import { findUserById, twoFactorEnabled } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
@@ -142,7 +142,14 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
         return passwordForm(reply, session, 401, 'Your sign-in took too long. Sign in again.');
       }
       const result = await checkOtp(db, userId, otpAttempt, request.ip, sessions.keyRing());
-      if (!result.ok) return failed(result, reply, (status) => otpForm(reply, session, status, INVALID_OTP));
+      if (!result.ok)
+        return failed(result, reply, async (status) => {
+          // A person with a passkey or security key gets that step back, with the code's error.
+          const user = await findUserById(db, userId);
+          if (!user?.webauthn_credential_count) return otpForm(reply, session, status, INVALID_OTP);
+          const csrf = await sessions.csrfToken(session);
+          return sendPage(reply, status, <SecurityKeyStep csrf={csrf} totp={!!user.otp_secret} error={INVALID_OTP} />);
+        });
       return complete(request, reply, session, result.user.id, authenticationMethods(['pwd', 'otp']));
     }
 
