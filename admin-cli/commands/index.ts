@@ -43,6 +43,7 @@ import usersSetPassword from './users-set-password';
 import usersSet2fa from './users-set-2fa';
 import usersShow from './users-show';
 import usersUnblock from './users-unblock';
+import usersWebauthnRemove from './users-webauthn-remove';
 
 export const COMMANDS: readonly AdminCommand[] = [
   dbMigrate,
@@ -56,6 +57,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   usersSetPassword,
   usersAddEmail,
   usersSet2fa,
+  usersWebauthnRemove,
   appsRegister,
   appsList,
   appsShow,

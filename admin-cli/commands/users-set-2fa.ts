@@ -13,12 +13,13 @@ export default defineCommand<{ username: string; state: 'on' | 'off' }>({
   describe: 'Turn two-factor authentication (TOTP) on or off for a user',
   examples: [
     ['users set-2fa alice on', 'prints the otpauth:// URI, and on a terminal a QR code to scan'],
-    ['users set-2fa alice off', 'alice signs in with her password alone'],
+    ['users set-2fa alice off', 'alice signs in with her password alone (her passkeys are removed too)'],
   ],
   options: (y) =>
-    y
-      .positional('username', { type: 'string', describe: 'The username' })
-      .positional('state', { choices: ['on', 'off'] as const, describe: 'on: new TOTP secret; off: remove it' }),
+    y.positional('username', { type: 'string', describe: 'The username' }).positional('state', {
+      choices: ['on', 'off'] as const,
+      describe: 'on: new TOTP secret; off: remove every second factor (TOTP, recovery codes, passkeys, security keys)',
+    }),
   async run(args, { db, actor, services, mailSettings, terminal }) {
     const on = args.state === 'on';
     const { user, otpSecret, otpauthUri } = await setTwoFactor(

@@ -34,6 +34,8 @@ export interface UsersTable {
   last_sign_in_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** How many WebAuthn credentials the user has (kept by a trigger, migration 0022). */
+  webauthn_credential_count: Generated<number>;
 }
 
 export interface UserEmailsTable {
@@ -93,6 +95,8 @@ export interface OAuthAuthorizationCodesTable {
   auth_time: NullableTimestamp;
   /** OpenID Connect: the browser session's sid (the ID token's `sid`), absent for older codes. */
   sid: ColumnType<string | null, string | null | undefined, string | null>;
+  /** RFC 8176: how the person signed in (the ID token's `amr`), absent for older codes. */
+  amr: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;
@@ -227,6 +231,35 @@ export interface UserRecoveryCodesTable {
   created_at: Timestamp;
 }
 
+/** A person's passkey or security key (migration 0022). */
+export interface WebauthnCredentialsTable {
+  id: Id;
+  user_id: number;
+  /** The credential's id, base64url. */
+  credential_id: string;
+  /** The COSE public key. */
+  public_key: Buffer;
+  sign_count: ColumnType<number, number | undefined, number>;
+  transports: ColumnType<string[], string[] | undefined, string[]>;
+  /** `multiDevice`: may be synced (a passkey); `singleDevice`: bound to one authenticator. */
+  device_type: 'singleDevice' | 'multiDevice';
+  backed_up: boolean;
+  name: string;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+}
+
+/** A WebAuthn ceremony's challenge (migration 0022): single use, short-lived, one browser session's. */
+export interface WebauthnChallengesTable {
+  id: Id;
+  challenge_digest: string;
+  purpose: 'registration' | 'second_factor' | 'passwordless';
+  session_digest: string;
+  user_id: number | null;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
 export type MailStatus = 'pending' | 'sending' | 'sent' | 'failed';
 
 /** The mail outbox (migration 0014): one row per message, drained by the sender. */
@@ -305,6 +338,8 @@ export interface Database {
   rate_limit_counters: RateLimitCountersTable;
   audit_events: AuditEventsTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  webauthn_credentials: WebauthnCredentialsTable;
+  webauthn_challenges: WebauthnChallengesTable;
   mail_outbox: MailOutboxTable;
   notification_events: NotificationEventsTable;
   notification_event_recipients: NotificationEventRecipientsTable;

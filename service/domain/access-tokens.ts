@@ -7,7 +7,7 @@ import type { Db, DbOrTrx, User } from '../db/schema';
 import { accessTokenExpired } from './oauth-tokens';
 import { personalAccessTokenExpired } from './personal-access-tokens';
 import { sha256Hex } from './secrets';
-import { PUBLIC_USER_COLUMNS } from './users';
+import { PUBLIC_USER_COLUMNS, twoFactorEnabledSql } from './users';
 
 /** The user columns the API may show: never a credential (password hash, OTP secret). */
 export const API_USER_COLUMNS = PUBLIC_USER_COLUMNS;
@@ -51,7 +51,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 const userSelection = [
   ...API_USER_COLUMNS.map((c) => `u.${c}` as const),
-  sql<boolean>`u.otp_secret is not null`.as('two_factor_enabled'),
+  twoFactorEnabledSql('u').as('two_factor_enabled'),
 ] as const;
 
 function splitUser<T extends Record<string, unknown>>(row: T): ApiUser {

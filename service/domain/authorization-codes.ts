@@ -19,6 +19,8 @@ export interface NewAuthorizationCode {
   authTime?: Date;
   /** OpenID Connect: the browser session's sid (domain/sessions.ts), signed into the ID token. */
   sid?: string;
+  /** RFC 8176: how the person signed in (the ID token's amr). */
+  amr?: string[];
 }
 
 /** On every authorization, so written as one constant text: nothing for the query builder to compile. */
@@ -29,10 +31,10 @@ export async function createAuthorizationCode(
   const code = randomHex();
   const { rows } = await sql<{ id: number }>`
     insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
-      code_challenge, code_challenge_method, nonce, auth_time, sid, expires_at)
+      code_challenge, code_challenge_method, nonce, auth_time, sid, amr, expires_at)
     values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
       ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
-      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null},
+      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.amr ?? null}::text[],
       ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
     returning id
   `.execute(db);
@@ -74,6 +76,7 @@ export interface SpendableCode {
   nonce: string | null;
   auth_time: Date | null;
   sid: string | null;
+  amr: string[] | null;
   used_at: Date | null;
   created_at: Date;
 }
@@ -104,7 +107,7 @@ export async function spendAuthorizationCode(
   const { rows } = await sql<SpendableCode & { token_id: number | null; token_created_at: Date | null }>`
     with code as (
       select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
-        auth_time, sid, expires_at, used_at, created_at
+        auth_time, sid, amr, expires_at, used_at, created_at
       from oauth_authorization_codes
       where code_digest = ${sha256Hex(input.code)}
       for update
@@ -136,7 +139,8 @@ export async function spendAuthorizationCode(
       from spent join code on code.id = spent.id
       returning id, created_at
     )
-    select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.sid, code.used_at,
+    select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.sid, code.amr,
+      code.used_at,
       code.created_at, issued.id as token_id, issued.created_at as token_created_at
     from code left join issued on true
   `.execute(db);

@@ -122,6 +122,7 @@ export type RotationResult =
       clientUid: string;
       authTime: Date;
       sid?: string;
+      amr?: string[];
     }
   | { outcome: 'invalid_grant' | 'invalid_client' | 'openid' }
   /** Rotated before and presented too late: the caller revokes its descendants (revokeDescendants). */
@@ -140,6 +141,7 @@ interface RotationRow {
   issued_created_at: Date | null;
   auth_time: Date | null;
   sid: string | null;
+  amr: string[] | null;
 }
 
 /**
@@ -255,7 +257,10 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       -- The browser session of the original sign-in (the ID token's sid), when it was recorded.
       case when 'openid' = any(i.scopes) then
         (select c.sid from oauth_authorization_codes c where c.id = d.authorization_code_id)
-      end as sid
+      end as sid,
+      case when 'openid' = any(i.scopes) then
+        (select c.amr from oauth_authorization_codes c where c.id = d.authorization_code_id)
+      end as amr
     from decided d left join issued i on true
   `.execute(conn);
   // The stamp's clock is read once the statement holds its connection (not while it queues for one).
@@ -280,6 +285,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
         clientUid: row.client_uid as string,
         authTime: row.auth_time as Date,
         sid: row.sid ?? undefined,
+        amr: row.amr ?? undefined,
       };
     case 'replay':
       return { outcome: 'replay', tokenId: row.id };

@@ -26,6 +26,8 @@ export interface SessionData {
   sid?: string;
   /** When the user signed in (ms since the epoch): the ID token's auth_time, checked against max_age. */
   auth_time?: number;
+  /** How the user signed in (RFC 8176, domain/authentication-methods.ts): the ID token's amr and acr. */
+  amr?: string[];
   /** OpenID Connect prompt=login / max_age: show the sign-in form although someone is signed in. */
   reauthenticate?: boolean;
   /** 2FA enrolment in progress: the new TOTP secret, sealed with the session id (pages/flash.ts). */

@@ -16,7 +16,7 @@ import type { KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { openTotpSecret, sealTotpSecret } from './totp-secrets';
-import { findUserById, findUserByLogin } from './users';
+import { findUserById, findUserByLogin, twoFactorEnabled } from './users';
 
 export type CredentialResult =
   | { ok: true; user: User }
@@ -60,7 +60,7 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
     return { ok: false, reason: 'blocked' };
   }
   // Two-factor users clear their failures only after the second factor.
-  const clearAccount = !user.otp_secret;
+  const clearAccount = !twoFactorEnabled(user);
   await settleSuccess(db, reservation, { clearAccount });
   return { ok: true, user: await afterGoodPassword(db, clearAccount ? clearedView(user) : user, input.password) };
 }
@@ -92,7 +92,8 @@ export async function checkOtp(
   keys: KeyRingLoader,
 ): Promise<CredentialResult> {
   const user = await findUserById(db, userId);
-  if (!user?.otp_secret) return { ok: false, reason: 'invalid' };
+  // Recovery codes also stand in for a passkey or security key (a user may have no TOTP secret).
+  if (!user || !twoFactorEnabled(user)) return { ok: false, reason: 'invalid' };
   if (user.state !== 'active') return { ok: false, reason: 'blocked' };
   // Reserved before the code is checked, like a password (rate-limit.ts).
   const admission = await reserveAttempt(db, [addressLimit(address)]);
@@ -105,6 +106,7 @@ export async function checkOtp(
     await settleSuccess(db, reservation, { clearAccount: true });
     return { ok: true, user: clearedView(user) };
   }
+  if (!user.otp_secret) return { ok: false, reason: 'invalid' };
   const opened = await openUserSecret(keys, user.id, user.otp_secret);
   const step = verifyTotp(opened.secret, code.trim(), user.otp_last_step === null ? null : Number(user.otp_last_step));
   // The conditional update is the replay guard under concurrency: of two requests with one code,

@@ -1,8 +1,8 @@
 // The user a `Sudo` identifier names (GitLab's API::Helpers#find_user): all digits is an id,
 // anything else a username, matched case-insensitively. Only the columns the caller names are read
 // (the users table holds credentials).
-import { sql } from 'kysely';
 import type { DbOrTrx, UsersTable } from '../db/schema';
+import { twoFactorEnabledSql } from './users';
 
 /** Identifiers longer than this name nobody (usernames are at most 255 characters). */
 const MAX_IDENTIFIER_LENGTH = 255;
@@ -17,7 +17,7 @@ export async function findUserByIdOrUsername<C extends keyof UsersTable>(
   return db
     .selectFrom('users')
     .select(columns)
-    .select(sql<boolean>`otp_secret is not null`.as('two_factor_enabled'))
+    .select(twoFactorEnabledSql().as('two_factor_enabled'))
     .where((eb) =>
       byId ? eb('id', '=', Number(identifier)) : eb(eb.fn('lower', ['username']), '=', identifier.toLowerCase()),
     )

@@ -33,6 +33,29 @@ async function replaceRecoveryCodes(db: DbOrTrx, userId: number): Promise<string
   return codes;
 }
 
+/** The recovery codes of a user's first second factor (TOTP or WebAuthn), in its transaction. */
+export const createFirstRecoveryCodes = (trx: DbOrTrx, userId: number): Promise<string[]> =>
+  replaceRecoveryCodes(trx, userId);
+
+/** A user left with no second factor keeps no recovery codes (they would be a password of their own). */
+export async function dropRecoveryCodesWithoutSecondFactor(trx: DbOrTrx, userId: number): Promise<void> {
+  await trx
+    .deleteFrom('user_recovery_codes')
+    .where('user_id', '=', userId)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('users')
+            .select('id')
+            .where('id', '=', userId)
+            .where((u) => u.or([u('otp_secret', 'is not', null), u('webauthn_credential_count', '>', 0)])),
+        ),
+      ),
+    )
+    .execute();
+}
+
 export interface AuditContext {
   actor: string;
   ipAddress?: string;
@@ -82,7 +105,8 @@ export async function storeTotpSecret(
 
 /**
  * Turn 2FA on with the secret the user's app was set up with, if `code` is a current TOTP code of
- * it. Returns the recovery codes (plaintext, to show once). A user already enrolled is refused.
+ * it. Returns the recovery codes (plaintext, to show once), none when a passkey or security key
+ * already brought them. A user already enrolled is refused.
  * `ring` seals the secret at rest.
  */
 export async function enableTwoFactor(
@@ -98,7 +122,12 @@ export async function enableTwoFactor(
   return withTransaction(db, async (trx) => {
     const stored = await storeTotpSecret(trx, ring, userId, secret, { lastStep: step, onlyIfNotEnrolled: true });
     if (!stored) throw conflict('Two-factor authentication is already enabled.');
-    const codes = await replaceRecoveryCodes(trx, userId);
+    const { webauthn_credential_count: keys } = await trx
+      .selectFrom('users')
+      .select('webauthn_credential_count')
+      .where('id', '=', userId)
+      .executeTakeFirstOrThrow();
+    const codes = keys > 0 ? [] : await replaceRecoveryCodes(trx, userId);
     await recordAudit(trx, { ...auditOf(audit), action: 'user.enable_2fa', targetType: 'user', targetId: userId });
     return codes;
   });
@@ -118,8 +147,10 @@ export async function regenerateRecoveryCodes(db: DbOrTrx, userId: number, audit
   });
 }
 
+/** Every second factor goes: the TOTP secret, the recovery codes and every passkey and security key. */
 export async function disableTwoFactor(db: DbOrTrx, userId: number, audit: AuditContext): Promise<void> {
   await withTransaction(db, async (trx) => {
+    await trx.deleteFrom('webauthn_credentials').where('user_id', '=', userId).execute();
     await trx
       .updateTable('users')
       .set({ otp_secret: null, otp_last_step: null, updated_at: new Date() })

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { windowPage } from './page';
-import { PUBLIC_USER_COLUMNS } from './users';
+import { PUBLIC_USER_COLUMNS, twoFactorEnabledSql } from './users';
 
 export type DirectoryUser = Pick<User, (typeof PUBLIC_USER_COLUMNS)[number]> & { two_factor_enabled: boolean };
 
@@ -34,7 +34,7 @@ export interface UserFilter {
 
 const columns = [
   ...PUBLIC_USER_COLUMNS.map((c) => `u.${c}` as const),
-  sql<boolean>`u.otp_secret is not null`.as('two_factor_enabled'),
+  twoFactorEnabledSql('u').as('two_factor_enabled'),
 ] as const;
 
 /** `%term%` for ILIKE, with the term's own wildcards escaped. */

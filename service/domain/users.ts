@@ -43,7 +43,12 @@ export const PUBLIC_USER_COLUMNS = [
   'last_sign_in_at',
   'created_at',
 ] as const;
-export const USER_COLUMNS = [...PUBLIC_USER_COLUMNS, 'updated_at', ...USER_CREDENTIAL_COLUMNS] as const;
+export const USER_COLUMNS = [
+  ...PUBLIC_USER_COLUMNS,
+  'updated_at',
+  'webauthn_credential_count',
+  ...USER_CREDENTIAL_COLUMNS,
+] as const;
 
 export { isValidEmail };
 
@@ -310,7 +315,17 @@ export async function setTwoFactor(
   });
 }
 
-export const twoFactorEnabled = (user: Pick<User, 'otp_secret'>): boolean => user.otp_secret !== null;
+/**
+ * The one rule of "has two-factor authentication": a TOTP secret or at least one WebAuthn
+ * credential (recovery codes come and go with these). twoFactorEnabledSql is the same rule for a
+ * statement that reads `users` as `alias`.
+ */
+export const twoFactorEnabled = (user: Pick<User, 'otp_secret' | 'webauthn_credential_count'>): boolean =>
+  user.otp_secret !== null || user.webauthn_credential_count > 0;
+export const twoFactorEnabledSql = (alias?: string) => {
+  const col = (c: string) => (alias ? sql.ref(`${alias}.${c}`) : sql.ref(c));
+  return sql<boolean>`(${col('otp_secret')} is not null or ${col('webauthn_credential_count')} > 0)`;
+};
 
 /** The admin-facing view of a user (CLI output). Never includes a credential column. */
 export function userSummary(user: User, emails: string[] = []) {

@@ -2,8 +2,9 @@
 // holds `openid`, on the code exchange and on refresh. RS256, signed with the current key (its kid
 // in the header); iss, sub, aud, exp, iat, auth_time, the nonce of the authorization request (not
 // on refresh, where there is no request to bind), `sid` (the browser session signed in with, the
-// same on refresh), and the scope's claims.
+// same on refresh), `amr` and `acr` (how the person signed in, when recorded), and the scope's claims.
 import type { DbOrTrx, User } from '../db/schema';
+import { acrOf } from '../domain/authentication-methods';
 import { userClaims } from '../domain/oidc-claims';
 import { createLocalJWKSet, type JWK, jwtVerify } from 'jose';
 import { SIGNING_ALG, signJwt, type SigningKeySource } from '../domain/signing-keys';
@@ -17,6 +18,8 @@ export interface IdTokenInput {
   nonce?: string;
   /** The Lanyard browser session (OpenID Connect Front-/Back-Channel Logout's `sid`). */
   sid?: string;
+  /** RFC 8176 authentication methods of the sign-in; `acr` is derived from them. */
+  amr?: string[];
   lifetimeSeconds: number;
 }
 
@@ -32,6 +35,7 @@ export async function issueIdToken(db: DbOrTrx, keys: SigningKeySource, input: I
     auth_time: Math.floor(input.authTime.getTime() / 1000),
     ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
     ...(input.sid === undefined ? {} : { sid: input.sid }),
+    ...(input.amr === undefined ? {} : { amr: input.amr, acr: acrOf(input.amr) }),
     ...claims,
   });
 }

@@ -38,6 +38,8 @@ export interface LayoutProps {
   errors?: readonly FieldError[];
   /** A line under the title. */
   lead?: Child;
+  /** Same-origin scripts (CSP `script-src 'self'`), deferred. */
+  scripts?: readonly string[];
   children?: Child;
 }
 
@@ -51,6 +53,9 @@ export function Layout(props: LayoutProps): Html {
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · ${PRODUCT_NAME}`}</title>
         <link rel="stylesheet" href={STYLESHEET_PATH} />
+        {(props.scripts ?? []).map((src) => (
+          <script src={src} defer />
+        ))}
       </head>
       <body>
         <a class="skip-link" href="#main">
@@ -105,13 +110,13 @@ export function Layout(props: LayoutProps): Html {
 }
 
 /**
- * Security headers of every page: no framing (clickjacking of the consent button), no scripts at
- * all, styles only from our own origin, nothing cached (pages carry CSRF tokens and, once, secrets).
+ * Security headers of every page: no framing (clickjacking of the consent button), scripts and
+ * styles only from our own origin (no inline ones), nothing cached (pages carry CSRF tokens and, once, secrets).
  */
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',

@@ -101,6 +101,9 @@ describe('ID token on the code exchange and on refresh', () => {
       auth_time: payload.auth_time,
       nonce: 'n-0S6_WzA2Mj',
       sid: expect.stringMatching(/^[0-9a-f]{32}$/),
+      // RFC 8176: signed in with a password alone.
+      amr: ['pwd'],
+      acr: 'pwd',
       name: 'alice',
       nickname: 'alice',
       preferred_username: 'alice',
@@ -125,6 +128,8 @@ describe('ID token on the code exchange and on refresh', () => {
     expect(again.payload.auth_time).toBe(payload.auth_time);
     expect(again.payload.nonce).toBeUndefined();
     expect(again.payload.sid).toBe(payload.sid);
+    expect(again.payload.amr).toEqual(['pwd']);
+    expect(again.payload.acr).toBe('pwd');
   });
 
   it('sid: one per browser session, the same for every application and every refresh of it', async () => {
@@ -147,7 +152,7 @@ describe('ID token on the code exchange and on refresh', () => {
   it('openid alone: only the registered claims (no profile, no email); no nonce when none was sent', async () => {
     const code = await obtainCodeWith({ scope: 'openid' });
     const { payload } = await verify((await exchange(code)).json().id_token);
-    expect(Object.keys(payload).sort()).toEqual(['aud', 'auth_time', 'exp', 'iat', 'iss', 'sid', 'sub']);
+    expect(Object.keys(payload).sort()).toEqual(['acr', 'amr', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sid', 'sub']);
   });
 
   it('no openid in the grant: no id_token', async () => {

@@ -251,6 +251,8 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
       'auth_time',
       'nonce',
       'sid',
+      'amr',
+      'acr',
       'name',
       'nickname',
       'preferred_username',

@@ -73,6 +73,7 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
       authTime,
       nonce,
       sid,
+      amr: row.amr ?? undefined,
       scopes: issued.scopes,
     });
     return { ...issued, idToken };

@@ -89,6 +89,7 @@ export async function handler({
       user,
       authTime: result.authTime,
       sid: result.sid,
+      amr: result.amr,
       scopes: issued.scopes,
     });
     return { ...issued, idToken };

@@ -30,6 +30,8 @@ export interface IdTokenRequest {
   nonce?: string;
   /** The browser session the person signed in with (back-channel/RP-initiated logout's sid). */
   sid?: string;
+  /** RFC 8176: how the person signed in, when it was recorded (the ID token's amr and acr). */
+  amr?: string[];
   scopes: string[];
 }
 

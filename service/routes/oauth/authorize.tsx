@@ -61,6 +61,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       nonce: req.nonce,
       authTime: authTimeOf(session, user) ?? new Date(),
       sid: session.data.sid,
+      amr: session.data.amr,
       redirectUri: req.redirectUri,
       scopes: req.scopes,
       codeChallenge: req.codeChallenge,

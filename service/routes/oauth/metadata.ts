@@ -19,6 +19,8 @@ export const CLAIMS_SUPPORTED = [
   'auth_time',
   'nonce',
   'sid',
+  'amr',
+  'acr',
   'name',
   'nickname',
   'preferred_username',

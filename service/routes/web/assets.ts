@@ -1,19 +1,31 @@
-// GET /-/assets/lanyard-<hash>.css: the pages' one stylesheet, from our own origin (CSP
-// `style-src 'self'`). The name changes with the content, so it is cached for a year.
+// GET /-/assets/lanyard-<hash>.css and /-/assets/webauthn-<hash>.js: the pages' one stylesheet and
+// one script, from our own origin (CSP `style-src 'self'`, `script-src 'self'`). A name changes
+// with its content, so each is cached for a year.
 import type { FastifyInstance } from 'fastify';
 import { STYLESHEET, STYLESHEET_HASH, STYLESHEET_PATH } from '../../pages/stylesheet';
+import { WEBAUTHN_SCRIPT_HASH, WEBAUTHN_SCRIPT_PATH, WEBAUTHN_SCRIPT_SOURCE } from '../../pages/webauthn-script';
 
-const ETAG = `"${STYLESHEET_HASH}"`;
+const ASSETS = [
+  { path: STYLESHEET_PATH, type: 'text/css; charset=utf-8', etag: `"${STYLESHEET_HASH}"`, body: STYLESHEET },
+  {
+    path: WEBAUTHN_SCRIPT_PATH,
+    type: 'text/javascript; charset=utf-8',
+    etag: `"${WEBAUTHN_SCRIPT_HASH}"`,
+    body: WEBAUTHN_SCRIPT_SOURCE,
+  },
+];
 
 export async function assetRoutes(app: FastifyInstance) {
-  app.get(STYLESHEET_PATH, async (request, reply) => {
-    reply.headers({
-      'content-type': 'text/css; charset=utf-8',
-      'cache-control': 'public, max-age=31536000, immutable',
-      etag: ETAG,
-      'x-content-type-options': 'nosniff',
+  for (const asset of ASSETS) {
+    app.get(asset.path, async (request, reply) => {
+      reply.headers({
+        'content-type': asset.type,
+        'cache-control': 'public, max-age=31536000, immutable',
+        etag: asset.etag,
+        'x-content-type-options': 'nosniff',
+      });
+      if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+      return reply.code(200).send(asset.body);
     });
-    if (request.headers['if-none-match'] === ETAG) return reply.code(304).send();
-    return reply.code(200).send(STYLESHEET);
-  });
+  }
 }

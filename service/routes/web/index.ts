@@ -14,10 +14,12 @@ import { passwordResetRoutes } from './password-reset';
 import { personalAccessTokenRoutes } from './personal-access-tokens';
 import { twoFactorRoutes } from './two-factor';
 import { signInRoutes } from './sign-in';
+import { webAuthnSignInRoutes } from './webauthn';
 
 export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await assetRoutes(app);
   await signInRoutes(app, ctx);
+  await webAuthnSignInRoutes(app, ctx);
   await passwordResetRoutes(app, ctx);
   await applicationRoutes(app, ctx);
   await personalAccessTokenRoutes(app, ctx);

@@ -2,8 +2,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { WebSession } from '../../domain/sessions';
-import { type CredentialResult, checkOtp, checkPassword, recordSignIn } from '../../domain/sign-in';
-import { twoFactorEnabled } from '../../domain/users';
+import { type CredentialResult, checkOtp, checkPassword } from '../../domain/sign-in';
+import { findUserById, twoFactorEnabled } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
@@ -14,9 +14,11 @@ import { takeFlash } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, redirect, sendPage } from '../../pages/layout';
 import { NEW_PASSWORD_PATH } from './password-reset';
+import { completeSignIn, pendingSecondStep } from './sign-in-steps';
+import { PasskeySignIn, SecurityKeyStep } from './webauthn';
+import { WEBAUTHN_SCRIPT_PATH } from '../../pages/webauthn-script';
+import { authenticationMethods } from '../../domain/authentication-methods';
 
-/** How long the TOTP step may follow the password step. */
-const OTP_STEP_SECONDS = 300;
 const INVALID_LOGIN = 'Invalid login or password.';
 const INVALID_OTP = 'Invalid two-factor code.';
 
@@ -35,7 +37,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     return sendPage(
       reply,
       status,
-      <Layout title="Sign in" variant="card" flash={flash}>
+      <Layout title="Sign in" variant="card" flash={flash} scripts={[WEBAUTHN_SCRIPT_PATH]}>
         <form method="post" action={SIGN_IN_PATH}>
           <CsrfField token={await sessions.csrfToken(session)} />
           <TextField
@@ -43,7 +45,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
             name="user[login]"
             label="Username or primary email"
             value={login}
-            autocomplete="username"
+            autocomplete="username webauthn"
             required
             autofocus
           />
@@ -60,6 +62,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
             <a href={NEW_PASSWORD_PATH}>Forgot your password?</a>
           </div>
         </form>
+        <PasskeySignIn csrf={await sessions.csrfToken(session)} />
       </Layout>,
     );
   }
@@ -102,13 +105,8 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     );
   }
 
-  async function complete(request: FastifyRequest, reply: FastifyReply, session: WebSession, userId: number) {
-    const returnTo = safeReturnTo(session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN;
-    // auth_time (OIDC Core §2) is the moment the credentials were accepted.
-    await sessions.signIn(request, reply, userId, { auth_time: Date.now() });
-    await recordSignIn(db, userId);
-    return redirect(reply, returnTo);
-  }
+  const complete = (request: FastifyRequest, reply: FastifyReply, session: WebSession, userId: number, amr: string[]) =>
+    completeSignIn(app, db, request, reply, session, userId, amr);
 
   function failed(
     result: Exclude<CredentialResult, { ok: true }>,
@@ -136,18 +134,23 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
 
     const otpAttempt = stringParam(body, 'user[otp_attempt]');
     if (otpAttempt !== undefined) {
-      const userId = session.data.otp_user_id;
-      const fresh =
-        session.data.otp_started_at !== undefined && Date.now() - session.data.otp_started_at < OTP_STEP_SECONDS * 1000;
-      if (userId === undefined || !fresh) {
+      const userId = pendingSecondStep(session);
+      if (userId === undefined) {
         delete session.data.otp_user_id;
         delete session.data.otp_started_at;
         await sessions.save(session, reply);
         return passwordForm(reply, session, 401, 'Your sign-in took too long. Sign in again.');
       }
       const result = await checkOtp(db, userId, otpAttempt, request.ip, sessions.keyRing());
-      if (!result.ok) return failed(result, reply, (status) => otpForm(reply, session, status, INVALID_OTP));
-      return complete(request, reply, session, result.user.id);
+      if (!result.ok)
+        return failed(result, reply, async (status) => {
+          // A person with a passkey or security key gets that step back, with the code's error.
+          const user = await findUserById(db, userId);
+          if (!user?.webauthn_credential_count) return otpForm(reply, session, status, INVALID_OTP);
+          const csrf = await sessions.csrfToken(session);
+          return sendPage(reply, status, <SecurityKeyStep csrf={csrf} totp={!!user.otp_secret} error={INVALID_OTP} />);
+        });
+      return complete(request, reply, session, result.user.id, authenticationMethods(['pwd', 'otp']));
     }
 
     const login = stringParam(body, 'user[login]') ?? '';
@@ -159,9 +162,16 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
       session.data.otp_user_id = result.user.id;
       session.data.otp_started_at = Date.now();
       await sessions.save(session, reply);
+      // A passkey or security key is asked for first; a code (TOTP or recovery) stays possible.
+      if (result.user.webauthn_credential_count > 0)
+        return sendPage(
+          reply,
+          200,
+          <SecurityKeyStep csrf={await sessions.csrfToken(session)} totp={result.user.otp_secret !== null} />,
+        );
       return otpForm(reply, session);
     }
-    return complete(request, reply, session, result.user.id);
+    return complete(request, reply, session, result.user.id, authenticationMethods(['pwd']));
   });
 
   app.get('/users/sign_out', async (request, reply) => {

@@ -19,6 +19,9 @@ import { Button, CsrfField, type FieldError, type Flash, ShownOnce, TextField } 
 import { seal, unseal } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, sendPage } from '../../pages/layout';
+import { listWebAuthnCredentials } from '../../domain/webauthn';
+import { WEBAUTHN_SCRIPT_PATH } from '../../pages/webauthn-script';
+import { WebAuthnPanel, webAuthnAccountRoutes } from './webauthn';
 import {
   type AccountRequest,
   accountGuardFor,
@@ -59,7 +62,16 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session, BASE);
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     const enabled = twoFactorEnabled(r.user);
-    let body: React.Html;
+    const totpEnabled = r.user.otp_secret !== null;
+    const keys = (
+      <WebAuthnPanel
+        base={BASE}
+        csrf={r.csrf}
+        credentials={await listWebAuthnCredentials(db, r.user.id)}
+        errors={opts.errors}
+      />
+    );
+    let body: React.Html = React.EMPTY;
     if (enabled) {
       const remaining = await remainingRecoveryCodes(db, r.user.id);
       body = (
@@ -104,6 +116,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
               </div>
             </form>
           </section>
+          {keys}
           <section class="panel" aria-labelledby="disable-title">
             <h2 id="disable-title">Disable two-factor authentication</h2>
             <p>Your account will then be protected by your password alone.</p>
@@ -125,37 +138,42 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
           </section>
         </>
       );
-    } else {
+    }
+    if (!totpEnabled) {
       const secret = await pendingSecret(r);
       const uri = otpauthUri(secret, r.user.email, PRODUCT_NAME);
       body = (
-        <section class="panel" aria-labelledby="enrol-title">
-          <h2 id="enrol-title">Register a one-time password authenticator</h2>
-          <p>Use an app on your phone (for example a TOTP authenticator) to scan this QR code.</p>
-          <div class="qr" role="img" aria-label="QR code of your two-factor secret">
-            {React.trustedHtml(renderSVG(uri, { border: 1 }))}
-          </div>
-          <p>Can’t scan the code? Enter this key in your app, time-based:</p>
-          <code class="secret" id="otp-secret">
-            {grouped(secret)}
-          </code>
-          <form method="post" action={BASE}>
-            <CsrfField token={r.csrf} />
-            <TextField
-              id="pin_code"
-              name="pin_code"
-              label="Pin code"
-              hint="The 6-digit code your app shows now."
-              inputmode="numeric"
-              autocomplete="one-time-code"
-              error={err('pin_code')}
-              required
-            />
-            <div class="actions">
-              <Button>Register with two-factor app</Button>
+        <>
+          {body}
+          {enabled ? null : keys}
+          <section class="panel" aria-labelledby="enrol-title">
+            <h2 id="enrol-title">Register a one-time password authenticator</h2>
+            <p>Use an app on your phone (for example a TOTP authenticator) to scan this QR code.</p>
+            <div class="qr" role="img" aria-label="QR code of your two-factor secret">
+              {React.trustedHtml(renderSVG(uri, { border: 1 }))}
             </div>
-          </form>
-        </section>
+            <p>Can’t scan the code? Enter this key in your app, time-based:</p>
+            <code class="secret" id="otp-secret">
+              {grouped(secret)}
+            </code>
+            <form method="post" action={BASE}>
+              <CsrfField token={r.csrf} />
+              <TextField
+                id="pin_code"
+                name="pin_code"
+                label="Pin code"
+                hint="The 6-digit code your app shows now."
+                inputmode="numeric"
+                autocomplete="one-time-code"
+                error={err('pin_code')}
+                required
+              />
+              <div class="actions">
+                <Button>Register with two-factor app</Button>
+              </div>
+            </form>
+          </section>
+        </>
       );
     }
     return sendPage(
@@ -169,6 +187,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
         flash={pending.flash}
         errors={opts.errors}
         lead="Protect your account with a code from your phone in addition to your password."
+        scripts={[WEBAUTHN_SCRIPT_PATH]}
       >
         {body}
       </Layout>,
@@ -196,7 +215,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
   app.post(BASE, PIN_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    if (twoFactorEnabled(r.user))
+    if (r.user.otp_secret !== null)
       return page(reply, r, { status: 409, flash: { alert: 'Two-factor authentication is already enabled.' } });
     const secret = await pendingSecret(r);
     const pin = stringParam((request.body ?? {}) as Record<string, unknown>, 'pin_code') ?? '';
@@ -209,8 +228,10 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
         reply,
         r.session,
         BASE,
-        { notice: 'You have set up two-factor authentication. Save your recovery codes.' },
-        codes,
+        codes.length > 0
+          ? { notice: 'You have set up two-factor authentication. Save your recovery codes.' }
+          : { notice: 'You have set up two-factor authentication.' },
+        codes.length > 0 ? codes : undefined,
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
@@ -244,4 +265,6 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     await disableTwoFactor(db, r.user.id, { ...auditActor(r.user, request), mail: mailSettingsOf(context.config) });
     return redirectWithFlash(app, reply, r.session, BASE, { notice: 'Two-factor authentication has been disabled.' });
   });
+
+  await webAuthnAccountRoutes(app, context, BASE, page);
 }

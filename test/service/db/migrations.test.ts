@@ -25,6 +25,8 @@ const TABLES = [
   'user_recovery_codes',
   'users',
   'web_sessions',
+  'webauthn_challenges',
+  'webauthn_credentials',
 ];
 
 async function tables(db: any): Promise<string[]> {
