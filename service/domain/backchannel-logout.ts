@@ -14,7 +14,7 @@ import { invalid } from './errors';
 export type SessionEndReason = 'sign_out' | 'end_session' | 'sign_in' | 'password' | 'blocked' | 'revoked' | 'expired';
 
 /** The logout token's event (Back-Channel Logout 1.0 §2.4). */
-export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** A logout token is short-lived (§2.4 recommends minutes); each attempt signs a fresh one, same jti. */
 const LOGOUT_TOKEN_LIFETIME_SECONDS = 120;
 

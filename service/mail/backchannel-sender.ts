@@ -16,12 +16,10 @@ import {
 } from '../domain/backchannel-logout';
 import { retryDelaySeconds } from '../domain/mail/outbox';
 import { signJwt, type SigningKeySource } from '../domain/signing-keys';
+import { type PostAnswer, postLogoutToken, retryableStatus } from './logout-post';
 
 /** How one logout token leaves: a direct POST, or (deployed) a hand-off to the sender function. */
 export type LogoutPoster = (request: { uri: string; body: string; id: number }) => Promise<PostAnswer>;
-
-/** The relying party's status, or an error that never reached one (timeout, refused connection). */
-export type PostAnswer = { status: number } | { error: string };
 
 export interface LogoutSenderOptions {
   db: Db;
@@ -51,29 +49,6 @@ export interface LogoutRoundReport {
   sent: number;
   retried: number;
   failed: number;
-}
-
-/** A relying party that may answer differently next time: retried; any other 4xx is final. */
-const retryable = (status: number) =>
-  status === 408 || status === 429 || status >= 500 || (status >= 300 && status < 400);
-
-/** POST `body` to `uri`, redirects not followed, given up after `timeoutMs`. */
-export async function postLogoutToken(uri: string, body: string, timeoutMs = 5000): Promise<PostAnswer> {
-  try {
-    const response = await fetch(uri, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-store' },
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel().catch(() => undefined);
-    return { status: response.status };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') return { error: `no answer within ${timeoutMs} ms` };
-    return { error: e.cause?.code ?? e.message };
-  }
 }
 
 /** One round: claim due deliveries, sign and POST each, record the outcome. */
@@ -128,7 +103,7 @@ async function deliver(
   const left = await markLogoutAttemptFailed(options.db, delivery.id, {
     error,
     responseStatus: status,
-    permanent: status !== null && !retryable(status),
+    permanent: status !== null && !retryableStatus(status),
     retryInSeconds: retryDelaySeconds(delivery.attempts, options.retry),
     maxAttempts: options.maxAttempts,
   });
