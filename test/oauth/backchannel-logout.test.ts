@@ -371,3 +371,53 @@ describe('the operator: sessions list / revoke, logout-deliveries list', () => {
     expect(badStatus.err).toContain('status must be one of pending, sending, sent, failed (got "lost")');
   });
 });
+
+describe('the active-sessions page', () => {
+  it('revoke all others keeps this session; own or unknown ids are 404s that end nothing', async () => {
+    const here = await browser();
+    const hereSid = (await idTokenFor(here, rp)).sid;
+    const a = await idTokenFor(await browser(), rp);
+    const b = await idTokenFor(await browser(), rp);
+    const page = await here.get('/-/user_settings/active_sessions');
+    expect(page.body).not.toContain(`href="/-/user_settings/active_sessions/${hereSid}/revoke"`);
+    expect(page.body).toContain('<span class="badge">This session</span>');
+
+    for (const id of [hereSid, 'f'.repeat(32)]) {
+      expect((await here.get(`/-/user_settings/active_sessions/${id}/revoke`)).statusCode).toBe(404);
+      const res = await here.post(`/-/user_settings/active_sessions/${id}/revoke`, {
+        authenticity_token: WebClient.csrf(page.body),
+      });
+      expect(res.statusCode).toBe(404);
+    }
+    expect((await here.get('/-/user_settings/active_sessions/not-hex/revoke')).statusCode).toBe(400);
+    expect(await queued()).toEqual([]);
+
+    const confirm = await here.get('/-/user_settings/active_sessions/revoke_others');
+    expect(confirm.statusCode).toBe(200);
+    const res = await here.post('/-/user_settings/active_sessions/revoke_others', {
+      authenticity_token: WebClient.csrf(confirm.body),
+    });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/-/user_settings/active_sessions');
+    const after = await here.get('/-/user_settings/active_sessions');
+    expect(after.body).toContain('Revoked 2 other sessions.');
+    expect((await queued()).map((d) => d.sid).sort()).toEqual([a.sid, b.sid].sort());
+    const left = await f.db.selectFrom('web_sessions').select('data').execute();
+    expect(left.map((s) => (s.data as { sid: string }).sid)).toEqual([hereSid]);
+  });
+
+  it('last seen: written when older than five minutes, not on every request', async () => {
+    const web = await browser();
+    const lastSeen = async () =>
+      (await f.db.selectFrom('web_sessions').select('last_seen_at').executeTakeFirstOrThrow()).last_seen_at;
+    const long = new Date(Date.now() - 10 * 60_000);
+    await f.db.updateTable('web_sessions').set({ last_seen_at: long }).execute();
+    await web.get('/-/user_settings/active_sessions');
+    const touched = await lastSeen();
+    expect(touched.getTime()).toBeGreaterThan(Date.now() - 60_000);
+    const recent = new Date(Date.now() - 60_000);
+    await f.db.updateTable('web_sessions').set({ last_seen_at: recent }).execute();
+    await web.get('/-/user_settings/active_sessions');
+    expect((await lastSeen()).getTime()).toBe(recent.getTime());
+  });
+});
