@@ -4,6 +4,9 @@ import type { User, DbOrTrx } from '../service/db/schema';
 import { applicationSummary, type ApplicationRecord } from '../service/domain/applications';
 import type { personalAccessTokenSummary } from '../service/domain/personal-access-tokens';
 import type { MailSummary } from '../service/domain/mail/operations';
+import type { LogoutDelivery } from '../service/domain/backchannel-logout';
+import type { ActiveSession } from '../service/domain/sessions';
+import { parseUserAgent } from '../service/domain/user-agent';
 import { listUserEmails, userSummary } from '../service/domain/users';
 import { UserError } from './errors';
 import { recordOf, table, type Result } from './output';
@@ -43,8 +46,12 @@ export const applicationResult = (app: ApplicationRecord, heading?: string): Res
 
 /** The human record: redirect URIs one per line, instead of the GitLab-style callback_url. */
 export function applicationFields(view: ApplicationView): Record<string, unknown> {
-  const { callback_url: _callback, redirect_uris, ...rest } = view;
-  return { ...rest, redirect_uris: redirect_uris.join('\n') };
+  const { callback_url: _callback, redirect_uris, post_logout_redirect_uris, ...rest } = view;
+  return {
+    ...rest,
+    redirect_uris: redirect_uris.join('\n'),
+    post_logout_redirect_uris: post_logout_redirect_uris.join('\n'),
+  };
 }
 
 export const applicationTable = (views: ApplicationView[]): string =>
@@ -154,3 +161,59 @@ export function mailTable(views: MailView[]): string {
     { header: 'SUBJECT', value: (m) => cut(m.subject, Math.max(10, 80 - used)) },
   ]);
 }
+
+// ---- web sessions
+export const sessionView = (s: ActiveSession) => {
+  const { browser, os } = parseUserAgent(s.user_agent);
+  return {
+    id: s.id,
+    browser,
+    os,
+    ip_address: s.ip_address,
+    user_agent: s.user_agent,
+    created_at: s.created_at.toISOString(),
+    last_seen_at: s.last_seen_at.toISOString(),
+    expires_at: s.expires_at.toISOString(),
+  };
+};
+type SessionView = ReturnType<typeof sessionView>;
+
+/** Minutes are enough in a table (the JSON has the milliseconds). */
+const minute = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')}Z`;
+
+export const sessionTable = (views: SessionView[]): string =>
+  table(views, [
+    { header: 'ID', value: (s) => s.id },
+    { header: 'BROWSER', value: (s) => `${s.browser}, ${s.os}` },
+    { header: 'ADDRESS', value: (s) => s.ip_address ?? '' },
+    { header: 'LAST SEEN', value: (s) => minute(s.last_seen_at) },
+  ]);
+
+// ---- back-channel logout deliveries
+export const logoutDeliveryView = (d: LogoutDelivery) => ({
+  id: d.id,
+  application: d.application_name,
+  client_id: d.client_id,
+  uri: d.uri,
+  sub: d.sub,
+  sid: d.sid,
+  reason: d.reason,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: d.status === 'pending' ? d.next_attempt_at.toISOString() : null,
+  last_error: d.last_error,
+  response_status: d.response_status,
+  created_at: d.created_at.toISOString(),
+  sent_at: d.sent_at?.toISOString() ?? null,
+});
+type LogoutDeliveryView = ReturnType<typeof logoutDeliveryView>;
+
+export const logoutDeliveryTable = (views: LogoutDeliveryView[]): string =>
+  table(views, [
+    { header: 'ID', value: (d) => d.id },
+    { header: 'STATUS', value: (d) => d.status },
+    { header: 'TRIES', value: (d) => d.attempts },
+    { header: 'APPLICATION', value: (d) => d.application },
+    { header: 'REASON', value: (d) => d.reason },
+    { header: 'LAST ERROR', value: (d) => d.last_error ?? '' },
+  ]);

@@ -167,8 +167,13 @@ const mail = config.mailDomain
       vpcId: network.vpcId,
       endpointSecurityGroupId: network.endpointSecurityGroupId,
       ...placement,
-      environment: directAppDbEnvironment,
-      readSecretArns: [secrets.appDbSecretArn],
+      // The relay also signs back-channel logout tokens (iss = the API's URL) for the sender to POST.
+      environment: {
+        ...directAppDbEnvironment,
+        SIGNING_KEYS_SECRET_ARN: secrets.signingKeysSecretArn,
+        PUBLIC_URL: api.url,
+      },
+      readSecretArns: [secrets.appDbSecretArn, secrets.signingKeysSecretArn],
       logRetentionDays: config.logRetentionDays,
       tags,
       dependsOn: [migrations.invocation],

@@ -8,9 +8,12 @@
 import { openLambdaDatabase } from './aws/database';
 import { createMigrateHandler } from './aws/migrate-handler';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
+import { secretSigningKeySource } from './aws/signing-key-secret';
 import { loadConfig, signingKeyPolicy } from './config';
 import { type PruneReport, pruneExpiredData } from './domain/retention';
+import { drainLogoutsOnce } from './mail/backchannel-sender';
 import { drainOnce, type RoundReport } from './mail/sender';
+import { sqsLogoutHandOff } from './mail/sqs-handoff-transport';
 import { createMailTransport } from './mail/transports';
 
 export type { MigrateEvent, MigrateResult } from './aws/migrate-handler';
@@ -73,5 +76,35 @@ export const relayMail = async (_event?: unknown, context?: { getRemainingTimeIn
   if (config.logLevel !== 'silent' && total.claimed) {
     console.log(JSON.stringify({ level: 'info', msg: 'mail: relayed', ...total }));
   }
+  await relayLogouts(timeLeft);
   return total;
 };
+
+/**
+ * Back-channel logout tokens, by the same relay: signed here (the signing key secret) and handed to
+ * the same queue, whose sender function POSTs them from outside the VPC (docs/logout.md).
+ */
+async function relayLogouts(timeLeft: () => number): Promise<void> {
+  const t = config.mail.transport;
+  if (!aws?.signingKeysSecretArn || t.kind !== 'ses' || !t.handOffQueueUrl) return;
+  const options = {
+    db: database.db,
+    signingKeys: secretSigningKeySource(
+      secretsManagerStore(secretsManagerOptions(aws)),
+      aws.signingKeysSecretArn,
+      signingKeyPolicy(config),
+    ),
+    issuer: config.publicUrl,
+    maxAttempts: config.mail.maxAttempts,
+    concurrency: config.mail.concurrency,
+    leaseSeconds: config.mail.leaseSeconds,
+    post: sqsLogoutHandOff({ queueUrl: t.handOffQueueUrl, region: aws.region, credentials: aws.credentials }),
+  };
+  for (;;) {
+    const round = await drainLogoutsOnce(options);
+    if (config.logLevel !== 'silent' && round.claimed) {
+      console.log(JSON.stringify({ level: 'info', msg: 'back-channel logout: relayed', ...round }));
+    }
+    if (round.claimed === 0 || timeLeft() < 10_000) break;
+  }
+}

@@ -1,9 +1,11 @@
 // `npm start`: the whole service on HOST:PORT over DATABASE_URL or the local embedded PostgreSQL.
 import { buildApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, signingKeyPolicy } from './config';
 import { DatabaseUnavailableError, openDatabase } from './db/open';
 import { ensureRootUser } from './domain/bootstrap';
 import { migrateLocalDatabase } from './local/service-key-file';
+import { fileSigningKeySource } from './local/signing-key-file';
+import { drainLogoutsOnce } from './mail/backchannel-sender';
 import { type MailSender, startMailSender } from './mail/sender';
 import { createMailTransport } from './mail/transports';
 import { type RetentionTimer, startRetentionTimer } from './retention-timer';
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
     });
     // The outbox's sender, as the deployed stack runs it in its own function (docs/email.md).
     const transport = createMailTransport(config.mail);
+    const signingKeys = fileSigningKeySource(config.home, signingKeyPolicy(config));
     mail = startMailSender({
       db: database.db,
       transport,
@@ -90,6 +93,21 @@ async function main(): Promise<void> {
           `mail: ${r.outcome}`,
         ),
       onError: (err) => app.log.warn({ err }, 'mail: sender round failed, retrying'),
+      // Back-channel logout tokens leave from the same loop (docs/logout.md).
+      alsoDrain: () =>
+        drainLogoutsOnce({
+          db: database.db,
+          signingKeys,
+          issuer: config.publicUrl,
+          maxAttempts: config.mail.maxAttempts,
+          concurrency: config.mail.concurrency,
+          leaseSeconds: config.mail.leaseSeconds,
+          onResult: (r) =>
+            app.log[r.outcome === 'sent' ? 'info' : 'warn'](
+              { logoutDelivery: r.id, clientId: r.clientId, attempt: r.attempt, outcome: r.outcome, detail: r.detail },
+              `back-channel logout: ${r.outcome}`,
+            ),
+        }),
     });
     say(`Mail goes to ${transport.description} (MAIL_URL).`);
   } catch (err) {

@@ -9,6 +9,8 @@ interface Args {
   name: string;
   redirectUri: string[];
   postLogoutRedirectUri?: string[];
+  backchannelLogoutUri?: string;
+  backchannelLogoutSessionRequired: boolean;
   scopes?: string;
   public: boolean;
   trusted: boolean;
@@ -42,6 +44,15 @@ export default defineCommand<Args>({
         array: true,
         describe: 'Where end_session (/oauth/logout) may send people back to (repeat for several)',
       })
+      .option('backchannel-logout-uri', {
+        type: 'string',
+        describe: 'Where logout tokens are POSTed when a session it took part in ends (back-channel logout)',
+      })
+      .option('backchannel-logout-session-required', {
+        type: 'boolean',
+        default: false,
+        describe: 'The application needs sid in logout tokens (Lanyard always sends it)',
+      })
       .option('scopes', {
         type: 'string',
         describe: 'Space-separated: api, read_api, read_user, openid, profile, email (default: api read_api read_user)',
@@ -66,6 +77,8 @@ export default defineCommand<Args>({
       name: args.name,
       redirectUris: args.redirectUri.map(String),
       postLogoutRedirectUris: (args.postLogoutRedirectUri ?? []).map(String),
+      backchannelLogoutUri: args.backchannelLogoutUri ?? null,
+      backchannelLogoutSessionRequired: args.backchannelLogoutSessionRequired,
       scopes: args.scopes,
       confidential: !args.public,
       trusted: args.trusted,

@@ -9,6 +9,9 @@ interface Args {
   appId: string;
   name?: string;
   redirectUri?: string[];
+  postLogoutRedirectUri?: string[];
+  backchannelLogoutUri?: string;
+  backchannelLogoutSessionRequired?: boolean;
   scopes?: string;
   confidential?: boolean;
 }
@@ -20,6 +23,8 @@ export default defineCommand<Args>({
     ['apps update 3 --redirect-uri https://ci.example.com/oauth/callback', 'fix a typo in the callback'],
     ['apps update 3 --name "CI dashboard" --scopes "openid read_user"', 'rename it and narrow its scopes'],
     ['apps update 3 --no-confidential', 'make it a public client (PKCE, no secret)'],
+    ['apps update 3 --backchannel-logout-uri https://ci.example.com/bcl', 'receive back-channel logout tokens'],
+    ['apps update 3 --post-logout-redirect-uri ""', 'remove every post-logout redirect URI'],
   ],
   options: (y) =>
     y
@@ -30,6 +35,19 @@ export default defineCommand<Args>({
         array: true,
         describe: 'Replaces every callback URI (repeat for several)',
       })
+      .option('post-logout-redirect-uri', {
+        type: 'string',
+        array: true,
+        describe: 'Replaces every post-logout redirect URI (repeat for several; "" for none)',
+      })
+      .option('backchannel-logout-uri', {
+        type: 'string',
+        describe: 'Where logout tokens are POSTed ("" for none)',
+      })
+      .option('backchannel-logout-session-required', {
+        type: 'boolean',
+        describe: '--backchannel-logout-session-required or --no-backchannel-logout-session-required',
+      })
       .option('scopes', { type: 'string', describe: 'Space-separated; replaces the scopes' })
       .option('confidential', {
         type: 'boolean',
@@ -39,11 +57,16 @@ export default defineCommand<Args>({
     const changes = {
       name: args.name,
       redirectUris: args.redirectUri,
+      postLogoutRedirectUris: args.postLogoutRedirectUri?.map(String),
+      backchannelLogoutUri: args.backchannelLogoutUri,
+      backchannelLogoutSessionRequired: args.backchannelLogoutSessionRequired,
       scopes: args.scopes,
       confidential: args.confidential,
     };
     if (Object.values(changes).every((v) => v === undefined))
-      throw new UserError('nothing to change: give --name, --redirect-uri, --scopes or --confidential');
+      throw new UserError(
+        'nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, --backchannel-logout-session-required, --scopes or --confidential',
+      );
     const app = await getApplicationByIdOrUid(db, args.appId);
     const updated = await updateApplication(db, app.uid, changes, actor);
     return applicationResult(updated, `Updated application ${updated.name}.`);

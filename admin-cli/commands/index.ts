@@ -13,6 +13,7 @@ import dbPrune from './db-prune';
 import dbStatus from './db-status';
 import groupsCreate from './groups-create';
 import groupsSetVisibility from './groups-set-visibility';
+import logoutDeliveriesList from './logout-deliveries-list';
 import mailList from './mail-list';
 import mailRetry from './mail-retry';
 import mailShow from './mail-show';
@@ -30,6 +31,8 @@ import projectsCreate from './projects-create';
 import projectsDelete from './projects-delete';
 import projectsList from './projects-list';
 import projectsSetVisibility from './projects-set-visibility';
+import sessionsList from './sessions-list';
+import sessionsRevoke from './sessions-revoke';
 import secretsRotateSessionKey from './secrets-rotate-session-key';
 import secretsRotateSigningKey from './secrets-rotate-signing-key';
 import tokensCreate from './tokens-create';
@@ -58,6 +61,8 @@ export const COMMANDS: readonly AdminCommand[] = [
   usersAddEmail,
   usersSet2fa,
   usersWebauthnRemove,
+  sessionsList,
+  sessionsRevoke,
   appsRegister,
   appsList,
   appsShow,
@@ -88,6 +93,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   mailShow,
   mailRetry,
   mailTest,
+  logoutDeliveriesList,
   auditList,
 ];
 
@@ -103,6 +109,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   notify: 'Notifications: who is notified of an event and why, sending events, what they sent',
   'notify events': 'Notification events posted to the intake',
   mail: 'Outgoing mail: the outbox, resending, a test message',
+  sessions: "A user's signed-in web sessions: list, revoke",
+  'logout-deliveries': 'Back-channel logout tokens to relying parties: sent, pending, failed',
   secrets: "The service's own secrets",
   audit: 'The audit trail: who did what, when',
   'secrets rotate': 'Rotate a service secret',

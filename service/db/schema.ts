@@ -72,6 +72,10 @@ export interface OAuthApplicationsTable {
   redirect_uris: string[];
   /** RP-Initiated Logout 1.0: where end_session may send the person back (exact matches). */
   post_logout_redirect_uris: Generated<string[]>;
+  /** Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed (null: none). */
+  backchannel_logout_uri: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Back-Channel Logout 1.0 §2.2: the relying party needs `sid` in logout tokens (we always send it). */
+  backchannel_logout_session_required: Generated<boolean>;
   scopes: string[];
   confidential: Generated<boolean>;
   trusted: Generated<boolean>;
@@ -204,6 +208,11 @@ export interface WebSessionsTable {
   data: ColumnType<Record<string, unknown>, string | undefined, string>;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** What the active-sessions page shows (migration 0019): set at sign-in. */
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+  ip_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Refreshed at most every few minutes (domain/sessions.ts LAST_SEEN_RESOLUTION_SECONDS). */
+  last_seen_at: Timestamp;
 }
 
 export interface RateLimitCountersTable {
@@ -314,6 +323,27 @@ export interface NotificationEventRecipientsTable {
   mail_id: number | null;
 }
 
+/** Back-channel logout tokens to POST (migration 0019), drained like the mail outbox. */
+export interface BackchannelLogoutDeliveriesTable {
+  id: Id;
+  jti: Generated<string>;
+  application_id: number;
+  client_id: string;
+  uri: string;
+  sub: string;
+  sid: string;
+  reason: string;
+  status: Generated<MailStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  locked_until: NullableTimestamp;
+  last_error: string | null;
+  response_status: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  sent_at: NullableTimestamp;
+}
+
 /** At most one live forgotten-password token per user: its SHA-256 digest and expiry. */
 export interface PasswordResetTokensTable {
   user_id: number;
@@ -344,6 +374,7 @@ export interface Database {
   notification_events: NotificationEventsTable;
   notification_event_recipients: NotificationEventRecipientsTable;
   password_reset_tokens: PasswordResetTokensTable;
+  backchannel_logout_deliveries: BackchannelLogoutDeliveriesTable;
 }
 
 export type Db = Kysely<Database>;

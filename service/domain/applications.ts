@@ -14,7 +14,7 @@ import {
   checkedAttemptThrottle,
   type Throttle,
 } from './rate-limit';
-import { requirePostLogoutRedirectUris, requireRedirectUris } from './redirect-uris';
+import { requireBackchannelLogoutUri, requirePostLogoutRedirectUris, requireRedirectUris } from './redirect-uris';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
 
@@ -46,6 +46,9 @@ export interface RegisterApplicationInput {
   redirectUris: string[];
   /** RP-Initiated Logout 1.0: where end_session may send the person back (none by default). */
   postLogoutRedirectUris?: string[];
+  /** Back-Channel Logout 1.0: where logout tokens are POSTed (none by default). */
+  backchannelLogoutUri?: string | null;
+  backchannelLogoutSessionRequired?: boolean;
   scopes?: string | string[];
   confidential?: boolean;
   trusted?: boolean;
@@ -60,6 +63,8 @@ const PUBLIC_COLUMNS = [
   'name',
   'redirect_uris',
   'post_logout_redirect_uris',
+  'backchannel_logout_uri',
+  'backchannel_logout_session_required',
   'scopes',
   'confidential',
   'trusted',
@@ -81,6 +86,8 @@ export async function registerApplication(
     const name = requireName(input.name);
     const redirectUris = requireRedirectUris(input.redirectUris);
     const postLogoutRedirectUris = requirePostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
+    const backchannelLogoutUri = requireBackchannelLogoutUri(input.backchannelLogoutUri ?? null);
+    const backchannelLogoutSessionRequired = input.backchannelLogoutSessionRequired ?? false;
     // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
     const scopes = input.scopes === undefined ? [...API_SCOPES] : applicationScopes(input.scopes);
     const secret = newApplicationSecret();
@@ -92,6 +99,8 @@ export async function registerApplication(
         name,
         redirect_uris: redirectUris,
         post_logout_redirect_uris: postLogoutRedirectUris,
+        backchannel_logout_uri: backchannelLogoutUri,
+        backchannel_logout_session_required: backchannelLogoutSessionRequired,
         scopes: sortScopes(scopes),
         confidential: input.confidential ?? true,
         trusted: input.trusted ?? false,
@@ -108,6 +117,8 @@ export async function registerApplication(
         name,
         redirect_uris: redirectUris,
         post_logout_redirect_uris: postLogoutRedirectUris,
+        backchannel_logout_uri: backchannelLogoutUri,
+        backchannel_logout_session_required: backchannelLogoutSessionRequired,
         scopes,
         confidential: application.confidential,
         trusted: application.trusted,
@@ -144,6 +155,10 @@ export const listApplications = (db: DbOrTrx, ownerId?: ApplicationOwner): Promi
 export interface UpdateApplicationInput {
   name?: string;
   redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+  /** Empty or null removes it. */
+  backchannelLogoutUri?: string | null;
+  backchannelLogoutSessionRequired?: boolean;
   scopes?: string | string[];
   confidential?: boolean;
 }
@@ -160,9 +175,26 @@ export async function updateApplication(
   actor = 'system',
   ownerId?: ApplicationOwner,
 ): Promise<ApplicationRecord> {
-  const changes: Partial<Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential'>> = {};
+  const changes: Partial<
+    Pick<
+      OAuthApplication,
+      | 'name'
+      | 'redirect_uris'
+      | 'post_logout_redirect_uris'
+      | 'backchannel_logout_uri'
+      | 'backchannel_logout_session_required'
+      | 'scopes'
+      | 'confidential'
+    >
+  > = {};
   if (input.name !== undefined) changes.name = requireName(input.name);
   if (input.redirectUris !== undefined) changes.redirect_uris = requireRedirectUris(input.redirectUris);
+  if (input.postLogoutRedirectUris !== undefined)
+    changes.post_logout_redirect_uris = requirePostLogoutRedirectUris(input.postLogoutRedirectUris);
+  if (input.backchannelLogoutUri !== undefined)
+    changes.backchannel_logout_uri = requireBackchannelLogoutUri(input.backchannelLogoutUri);
+  if (input.backchannelLogoutSessionRequired !== undefined)
+    changes.backchannel_logout_session_required = input.backchannelLogoutSessionRequired;
   if (input.scopes !== undefined) changes.scopes = sortScopes(applicationScopes(input.scopes));
   if (input.confidential !== undefined) changes.confidential = input.confidential;
   return withTransaction(db, async (db) => {
@@ -282,6 +314,9 @@ export function applicationSummary(app: ApplicationRecord) {
     application_name: app.name,
     callback_url: app.redirect_uris.join('\n'),
     redirect_uris: app.redirect_uris,
+    post_logout_redirect_uris: app.post_logout_redirect_uris,
+    backchannel_logout_uri: app.backchannel_logout_uri,
+    backchannel_logout_session_required: app.backchannel_logout_session_required,
     scopes: app.scopes,
     confidential: app.confidential,
     trusted: app.trusted,

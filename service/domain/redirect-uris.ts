@@ -65,6 +65,27 @@ export const requirePostLogoutRedirectUris = (uris: string[]): string[] =>
 export const matchPostLogoutRedirectUri = (registered: readonly string[], requested: string): boolean =>
   registered.includes(requested);
 
+/**
+ * Back-Channel Logout 1.0 §2.2: an absolute http(s) URI without a fragment, where logout tokens are
+ * POSTed; empty means none. Same messages and field error shape as the redirect URIs.
+ */
+export function requireBackchannelLogoutUri(uri: string | null): string | null {
+  const value = uri?.trim() ?? '';
+  if (!value) return null;
+  const field = 'backchannel_logout_uri';
+  const problem = problemOf(value);
+  if (problem)
+    throw invalid(problem.message.replace('redirect URI', 'back-channel logout URI'), {
+      [field]: [DOORKEEPER_MESSAGES[problem.reason]],
+    });
+  const { protocol } = new URL(value);
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw invalid(`back-channel logout URI "${value}" must use http or https`, {
+      [field]: [DOORKEEPER_MESSAGES.invalid_uri],
+    });
+  return value;
+}
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
 
 /** Does `requested` match one of `registered`? */

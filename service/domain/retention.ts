@@ -2,7 +2,10 @@
 // `npm start`'s timer, `lanyard-admin db prune` and the deployed schedule all run pruneExpiredData.
 //
 // The rules (GRACE = graceSeconds, default 7 days):
-// - web sessions: once expired (signed-in or anonymous, nothing reads them afterwards).
+// - web sessions: once expired (signed-in or anonymous, nothing reads them afterwards); ended through
+//   endSessions, so the applications of an expired session get back-channel logout tokens.
+//   (Used codes outlive the sessions they name: a code expires after its session began, and stays
+//   GRACE longer, which must not be shorter than a session's week.)
 // - authorization codes: an unused one once expired; a used one GRACE after it expired, so that a
 //   replayed code is still recognised as a replay and revokes what it issued (RFC 6749 §4.1.2)
 //   for a week after its 600 s life. Later, a replay is refused as an unknown code.
@@ -17,11 +20,13 @@
 //   point to with ON DELETE CASCADE) goes only with the last of its family.
 // - rate-limit counters: an hour after their window opened (every window is shorter: 60 s today).
 // - audit events: kept forever unless auditRetentionDays is set (see README "Retention").
+// - back-channel logout deliveries: as mail.
 // - mail: sent and failed messages mailRetentionDays (default 30) after they were settled; pending
 //   and in-flight messages are never pruned.
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
+import { endSessions } from './backchannel-logout';
 
 export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_GRACE_SECONDS = 7 * 24 * 3600;
@@ -75,6 +80,8 @@ interface PurgeRule {
   key: string;
   /** undefined: the rule is off with these settings (audit events kept forever). */
   expired(s: Settings): RawBuilder<unknown> | undefined;
+  /** Delete one batch another way than a plain DELETE (sessions end through endSessions). */
+  purge?(db: DbOrTrx, batch: RawBuilder<unknown>): Promise<number>;
 }
 
 const ago = (seconds: number) => sql`now() - make_interval(secs => ${seconds})`;
@@ -91,7 +98,13 @@ function deadToken(a: string, grace: number): RawBuilder<unknown> {
 
 /** In the order they run: tokens before the codes they point to (fewer ON DELETE SET NULL updates). */
 export const PURGE_RULES: readonly PurgeRule[] = [
-  { table: 'web_sessions', rule: 'expired', key: 'id_digest', expired: () => sql`t.expires_at <= now()` },
+  {
+    table: 'web_sessions',
+    rule: 'expired',
+    key: 'id_digest',
+    expired: () => sql`t.expires_at <= now()`,
+    purge: (db, batch) => endSessions(db, sql`s.id_digest in (${batch})`, 'expired'),
+  },
   {
     table: 'oauth_access_tokens',
     rule: 'rotated or revoked, expired',
@@ -134,6 +147,13 @@ export const PURGE_RULES: readonly PurgeRule[] = [
         : sql`t.created_at < now() - make_interval(days => ${s.auditRetentionDays})`,
   },
   {
+    table: 'backchannel_logout_deliveries',
+    rule: 'sent or failed, past the mail retention',
+    key: 'id',
+    expired: (s) =>
+      sql`t.status in ('sent', 'failed') and t.updated_at < now() - make_interval(days => ${s.mailRetentionDays})`,
+  },
+  {
     table: 'mail_outbox',
     rule: 'sent or failed, past the mail retention',
     key: 'id',
@@ -170,11 +190,10 @@ export async function pruneExpiredData(db: DbOrTrx, options: PruneOptions = {}):
       // SKIP LOCKED: a row a request holds (a refresh in flight) is left for the next run, and the
       // request is never blocked by the purge. FOR UPDATE re-checks the condition on the row's
       // latest version, so a row made live again meanwhile is not deleted.
-      const result = await sql`
-        delete from ${table} where ${key} in (
-          select t.${key} from ${table} t where ${condition} limit ${batchSize} for update skip locked
-        )`.execute(db);
-      const n = Number(result.numAffectedRows ?? 0);
+      const batchKeys = sql`select t.${key} from ${table} t where ${condition} limit ${batchSize} for update skip locked`;
+      const n = rule.purge
+        ? await rule.purge(db, batchKeys)
+        : Number((await sql`delete from ${table} where ${key} in (${batchKeys})`.execute(db)).numAffectedRows ?? 0);
       deleted[rule.table] += n;
       options.onBatch?.({ table: rule.table, rule: rule.rule, rows: n, tableTotal: deleted[rule.table], batch });
       if (n < batchSize) break;

@@ -4,6 +4,10 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { APPLICATION_COLUMNS, type ApplicationRecord } from './applications';
+import { endSessions, type SessionEndReason } from './backchannel-logout';
+import { recordAudit } from './audit';
+import { notFound } from './errors';
+import { withTransaction } from '../db/transaction';
 import { randomHex, sha256Hex } from './secrets';
 // users.ts imports this module too (deleteUserSessions): USER_COLUMNS is only read inside functions.
 import { USER_COLUMNS } from './users';
@@ -11,6 +15,8 @@ import { USER_COLUMNS } from './users';
 /** A signed-in session lives a week (GitLab's default), an anonymous one (sign-in in progress) an hour. */
 export const SIGNED_IN_SESSION_SECONDS = 7 * 24 * 3600;
 export const ANONYMOUS_SESSION_SECONDS = 3600;
+/** last_seen_at is written at most this often per session: one write per five minutes, not per request. */
+export const LAST_SEEN_RESOLUTION_SECONDS = 300;
 
 export interface SessionData {
   /** Where to go after signing in: one of our own paths (never an absolute URL). */
@@ -44,9 +50,22 @@ export interface WebSession {
   expiresAt: Date;
   /** The signed-in user's row, read with the session in one query (absent on a session made since). */
   user?: User;
+  /** When a request last used it (findSession reads it; at most LAST_SEEN_RESOLUTION_SECONDS stale). */
+  lastSeenAt?: Date;
 }
 
-export async function createSession(db: DbOrTrx, userId: number | null, data: SessionData = {}): Promise<WebSession> {
+/** Where a sign-in came from, for the active-sessions page. */
+export interface SessionClient {
+  userAgent?: string;
+  ipAddress?: string;
+}
+
+export async function createSession(
+  db: DbOrTrx,
+  userId: number | null,
+  data: SessionData = {},
+  client: SessionClient = {},
+): Promise<WebSession> {
   const id = randomHex();
   // A signed-in session gets its OpenID Connect sid here, the one place sessions are made.
   if (userId !== null && data.sid === undefined) data = { ...data, sid: randomHex(16) };
@@ -54,9 +73,16 @@ export async function createSession(db: DbOrTrx, userId: number | null, data: Se
   const expiresAt = new Date(Date.now() + lifetime * 1000);
   await db
     .insertInto('web_sessions')
-    .values({ id_digest: sha256Hex(id), user_id: userId, data: JSON.stringify(data), expires_at: expiresAt })
+    .values({
+      id_digest: sha256Hex(id),
+      user_id: userId,
+      data: JSON.stringify(data),
+      expires_at: expiresAt,
+      user_agent: client.userAgent?.slice(0, 1000) ?? null,
+      ip_address: client.ipAddress?.slice(0, 100) ?? null,
+    })
     .execute();
-  return { id, userId, data, expiresAt };
+  return { id, userId, data, expiresAt, lastSeenAt: new Date() };
 }
 
 /** A session row's columns as findSession and findApplicationAndSession read them. */
@@ -81,11 +107,14 @@ export async function findSession(db: DbOrTrx, id: string): Promise<WebSession |
     .selectFrom('web_sessions as s')
     .leftJoin('users as u', 'u.id', 's.user_id')
     .select(['s.user_id as session_user_id', 's.data as session_data', 's.expires_at as session_expires_at'])
+    .select('s.last_seen_at as session_last_seen_at')
     .select(USER_COLUMNS.map((c) => `u.${c}` as const))
     .where('s.id_digest', '=', sha256Hex(id))
     .where('s.expires_at', '>', new Date())
     .executeTakeFirst();
-  return row && sessionOf(id, row);
+  if (!row) return undefined;
+  const { session_last_seen_at: lastSeenAt, ...rest } = row;
+  return { ...sessionOf(id, rest), lastSeenAt };
 }
 
 let selectList: RawBuilder<unknown> | undefined;
@@ -147,11 +176,87 @@ export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise
     .execute();
 }
 
-export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
-  await db.deleteFrom('web_sessions').where('id_digest', '=', sha256Hex(id)).execute();
+/** Record that the session was used now, when its last_seen_at is older than the resolution. */
+export async function touchSession(db: DbOrTrx, session: WebSession): Promise<void> {
+  const stale = Date.now() - LAST_SEEN_RESOLUTION_SECONDS * 1000;
+  if (!session.lastSeenAt || session.lastSeenAt.getTime() > stale) return;
+  session.lastSeenAt = new Date();
+  await db
+    .updateTable('web_sessions')
+    .set({ last_seen_at: session.lastSeenAt })
+    .where('id_digest', '=', sha256Hex(session.id))
+    .execute();
 }
 
-/** Sign a user out everywhere (password change, block). */
-export async function deleteUserSessions(db: DbOrTrx, userId: number): Promise<void> {
-  await db.deleteFrom('web_sessions').where('user_id', '=', userId).execute();
+/** End one session by its cookie id (sign-out, end_session, a new sign-in replacing it). */
+export async function deleteSession(db: DbOrTrx, id: string, reason: SessionEndReason): Promise<void> {
+  await endSessions(db, sql`s.id_digest = ${sha256Hex(id)}`, reason);
+}
+
+/**
+ * Sign a user out everywhere (password change or reset, block). `keepSid`: the session whose sid
+ * lives on in the browser that changed the password gets no logout tokens.
+ */
+export async function deleteUserSessions(
+  db: DbOrTrx,
+  userId: number,
+  reason: SessionEndReason,
+  keepSid?: string,
+): Promise<void> {
+  await endSessions(db, sql`s.user_id = ${userId}`, reason, { keepSid });
+}
+
+/** One row of the active-sessions page and `sessions list`: its public id is the sid. */
+export interface ActiveSession {
+  id: string;
+  user_agent: string | null;
+  ip_address: string | null;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+}
+
+/** The user's live signed-in sessions, the most recently used first. */
+export async function listUserSessions(db: DbOrTrx, userId: number): Promise<ActiveSession[]> {
+  const { rows } = await sql<ActiveSession>`
+    select data->>'sid' as id, user_agent, ip_address, created_at, last_seen_at, expires_at
+      from web_sessions
+     where user_id = ${userId} and expires_at > now() and data ? 'sid'
+     order by last_seen_at desc, created_at desc`.execute(db);
+  return rows;
+}
+
+/** End one of the user's sessions by its sid (the sessions page, `sessions revoke`). */
+export async function revokeUserSession(db: DbOrTrx, userId: number, sid: string, actor: string): Promise<void> {
+  await withTransaction(db, async (trx) => {
+    const n = await endSessions(trx, sql`s.user_id = ${userId} and s.data->>'sid' = ${sid}`, 'revoked');
+    if (!n) throw notFound(`session "${sid}" not found`);
+    await recordAudit(trx, { actor, action: 'session.revoke', targetType: 'user', targetId: userId, details: { sid } });
+  });
+}
+
+/** End every session of the user but `keepSid` (the page's "Revoke all other sessions"); returns how many. */
+export async function revokeOtherUserSessions(
+  db: DbOrTrx,
+  userId: number,
+  actor: string,
+  keepSid?: string,
+): Promise<number> {
+  return withTransaction(db, async (trx) => {
+    const n = await endSessions(
+      trx,
+      sql`s.user_id = ${userId} and s.data->>'sid' is distinct from ${keepSid ?? null}::text`,
+      'revoked',
+    );
+    if (n) {
+      await recordAudit(trx, {
+        actor,
+        action: 'session.revoke',
+        targetType: 'user',
+        targetId: userId,
+        details: { sessions: n, kept: keepSid === undefined ? 0 : 1 },
+      });
+    }
+    return n;
+  });
 }

@@ -216,7 +216,10 @@ export function documentSigningKeySource(
   };
 }
 
-/** Sign a JWT (OIDC Core §2: the ID token) with the current key; the header names the kid. */
-export async function signJwt(keys: SigningKeySet, claims: Record<string, unknown>): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALG, kid: keys.kid, typ: 'JWT' }).sign(keys.privateKey);
+/**
+ * Sign a JWT (OIDC Core §2: the ID token) with the current key; the header names the kid. `typ`:
+ * a logout token's is `logout+jwt` (Back-Channel Logout 1.0 §2.4), so it cannot pass for an ID token.
+ */
+export async function signJwt(keys: SigningKeySet, claims: Record<string, unknown>, typ = 'JWT'): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALG, kid: keys.kid, typ }).sign(keys.privateKey);
 }

@@ -178,6 +178,8 @@ export async function setUserState(
       .where('id', '=', user.id)
       .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
+    // A blocked person is signed out of Lanyard and, by back-channel logout, of the applications.
+    if (state === 'blocked') await deleteUserSessions(db, user.id, 'blocked');
     await recordAudit(db, {
       actor,
       action: state === 'blocked' ? 'user.block' : 'user.unblock',
@@ -196,13 +198,15 @@ export async function setUserPassword(
   actor = 'system',
   /** What the alert needs (PUBLIC_URL, MAIL_FROM); every service and CLI caller passes it (tests may not). */
   mail?: MailSettings,
+  /** The password page's own session: its sid lives on in the browser, so it gets no logout tokens. */
+  keepSid?: string,
 ): Promise<User> {
   const problem = passwordProblem(password);
   if (problem) throw invalidField('password', `password ${problem}`);
   const passwordHash = await hashPassword(password); // before the transaction: see createUser
   return withTransaction(db, async (trx) => {
     const user = await getUserByUsername(trx, username);
-    const updated = await storePasswordHash(trx, user.id, passwordHash);
+    const updated = await storePasswordHash(trx, user.id, passwordHash, keepSid);
     if (mail) await enqueueSecurityAlert(trx, updated, { kind: 'password_changed' }, mail);
     await recordAudit(trx, { actor, action: 'user.set_password', targetType: 'user', targetId: user.id });
     return updated;
@@ -215,14 +219,19 @@ export async function setUserPassword(
  * user ended — whoever knew the old password is signed out (contract §3) — and any
  * forgotten-password link still out there made useless.
  */
-export async function storePasswordHash(trx: DbOrTrx, userId: number, passwordHash: string): Promise<User> {
+export async function storePasswordHash(
+  trx: DbOrTrx,
+  userId: number,
+  passwordHash: string,
+  keepSid?: string,
+): Promise<User> {
   const updated = await trx
     .updateTable('users')
     .set({ password_hash: passwordHash, failed_attempts: 0, locked_until: null, updated_at: new Date() })
     .where('id', '=', userId)
     .returning(USER_COLUMNS)
     .executeTakeFirstOrThrow();
-  await deleteUserSessions(trx, userId);
+  await deleteUserSessions(trx, userId, 'password', keepSid);
   await trx.deleteFrom('password_reset_tokens').where('user_id', '=', userId).execute();
   return updated;
 }

@@ -24,8 +24,10 @@ import {
   findSession,
   saveSessionData,
   type SessionData,
+  touchSession,
   type WebSession,
 } from '../domain/sessions';
+import type { SessionEndReason } from '../domain/backchannel-logout';
 import { findUserById } from '../domain/users';
 
 export const SESSION_COOKIE = '_lanyard_session';
@@ -93,7 +95,11 @@ export class SessionManager {
     const anonymous = value ? ANONYMOUS_COOKIE.exec(value) : null;
     if (anonymous) return this.#readAnonymous(anonymous);
     const id = await this.#signedInId(request);
-    return id === undefined ? undefined : findSession(this.db, id);
+    if (id === undefined) return undefined;
+    const session = await findSession(this.db, id);
+    // The active-sessions page's "last seen": a write at most every few minutes per session.
+    if (session) await touchSession(this.db, session);
+    return session;
   }
 
   /** The id in a signed-in session cookie, if its signature is valid (no database read). */
@@ -159,8 +165,9 @@ export class SessionManager {
     data: SessionData = {},
   ): Promise<WebSession> {
     const old = await this.read(request);
-    if (old && !anonymousSessions.has(old)) await deleteSession(this.db, old.id);
-    const session = await createSession(this.db, userId, data);
+    if (old && !anonymousSessions.has(old)) await deleteSession(this.db, old.id, 'sign_in');
+    const userAgent = request.headers['user-agent'];
+    const session = await createSession(this.db, userId, data, { userAgent, ipAddress: request.ip });
     await this.#setCookie(reply, session);
     this.#loaded.set(request, Promise.resolve(session));
     return session;
@@ -176,9 +183,10 @@ export class SessionManager {
     return saveSessionData(this.db, session);
   }
 
-  async destroy(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /** Sign out: the session ends (its applications get back-channel logout tokens, `reason`). */
+  async destroy(request: FastifyRequest, reply: FastifyReply, reason: SessionEndReason = 'sign_out'): Promise<void> {
     const session = await this.read(request);
-    if (session && !anonymousSessions.has(session)) await deleteSession(this.db, session.id);
+    if (session && !anonymousSessions.has(session)) await deleteSession(this.db, session.id, reason);
     reply.clearCookie(SESSION_COOKIE, this.#cookieOptions());
     this.#loaded.set(request, Promise.resolve(undefined));
   }

@@ -128,7 +128,14 @@ export interface MailSender {
  * Rounds until stopped: the next one at once while rounds come back full, else after `pollMs`.
  * A failed round (database down) is reported and retried at the next poll.
  */
-export function startMailSender(options: SenderOptions & { pollMs?: number; onError(err: unknown): void }): MailSender {
+export function startMailSender(
+  options: SenderOptions & {
+    pollMs?: number;
+    onError(err: unknown): void;
+    /** Other outboxes drained by the same loop after each mail round (back-channel logout tokens). */
+    alsoDrain?: () => Promise<unknown>;
+  },
+): MailSender {
   const pollMs = options.pollMs ?? 1000;
   const batchSize = options.batchSize ?? options.concurrency * 8;
   let stopped = false;
@@ -143,7 +150,10 @@ export function startMailSender(options: SenderOptions & { pollMs?: number; onEr
   const run = () => {
     if (running || stopped) return;
     running = drainOnce({ ...options, batchSize })
-      .then((report) => report.claimed >= batchSize)
+      .then(async (report) => {
+        await options.alsoDrain?.();
+        return report.claimed >= batchSize;
+      })
       .catch((err) => {
         options.onError(err);
         return false;

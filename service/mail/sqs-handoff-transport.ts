@@ -50,8 +50,32 @@ function post(url: URL, headers: Record<string, string>, body: string, timeoutMs
   });
 }
 
+/**
+ * A back-channel logout token on the same queue: the sender function POSTs `body` to `uri`
+ * (service/aws/mail-sender-handler.ts), from outside the VPC, as it sends mail with SES.
+ */
+export interface LogoutHandOffBody {
+  kind: 'backchannel_logout';
+  uri: string;
+  body: string;
+}
+
+/** Deployed, the relay's way out for logout tokens: queued answers 202 (accepted, not yet delivered). */
+export function sqsLogoutHandOff(options: SqsHandOffOptions) {
+  const send = queueSender(options);
+  return async (request: { uri: string; body: string }): Promise<{ status: number } | { error: string }> => {
+    const payload: LogoutHandOffBody = { kind: 'backchannel_logout', uri: request.uri, body: request.body };
+    try {
+      await send(JSON.stringify(payload));
+      return { status: 202 };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  };
+}
+
 export function sqsHandOffTransport(options: SqsHandOffOptions): MailTransport {
-  const url = new URL(options.endpoint ?? `https://sqs.${options.region}.amazonaws.com/`);
+  const send = queueSender(options);
   return {
     description: `ses via SQS ${options.queueUrl.replace(/^https?:\/\/[^/]+/, '')}`,
     async send(message) {
@@ -61,36 +85,44 @@ export function sqsHandOffTransport(options: SqsHandOffOptions): MailTransport {
         to: message.to,
         raw: message.raw,
       };
-      const body = JSON.stringify({ QueueUrl: options.queueUrl, MessageBody: JSON.stringify(payload) });
-      const headers = signRequest({
-        method: 'POST',
-        url,
-        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
-        body,
-        region: options.region,
-        service: 'sqs',
-        credentials: options.credentials,
-      });
-      let answer: { status: number; text: string };
-      try {
-        answer = await post(url, headers, body, options.timeoutMs ?? 10_000);
-      } catch (err) {
-        throw new TransportError(`SQS SendMessage: ${(err as Error).message}`, false);
-      }
-      let parsed: { MessageId?: string; __type?: string; message?: string } = {};
-      try {
-        parsed = JSON.parse(answer.text || '{}');
-      } catch {
-        // an HTML error page: the status says enough
-      }
-      if (answer.status !== 200 || !parsed.MessageId) {
-        const type = String(parsed.__type ?? `HTTP ${answer.status}`)
-          .split('#')
-          .pop();
-        throw new TransportError(`SQS SendMessage: ${type}: ${parsed.message ?? answer.status}`, false);
-      }
-      return `queued for Amazon SES (SQS message ${parsed.MessageId})`;
+      return `queued for Amazon SES (SQS message ${await send(JSON.stringify(payload))})`;
     },
     async close() {},
+  };
+}
+
+/** SendMessage of one body to the hand-off queue: its SQS MessageId, or a (temporary) TransportError. */
+function queueSender(options: SqsHandOffOptions) {
+  const url = new URL(options.endpoint ?? `https://sqs.${options.region}.amazonaws.com/`);
+  return async (messageBody: string): Promise<string> => {
+    const body = JSON.stringify({ QueueUrl: options.queueUrl, MessageBody: messageBody });
+    const headers = signRequest({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
+      body,
+      region: options.region,
+      service: 'sqs',
+      credentials: options.credentials,
+    });
+    let answer: { status: number; text: string };
+    try {
+      answer = await post(url, headers, body, options.timeoutMs ?? 10_000);
+    } catch (err) {
+      throw new TransportError(`SQS SendMessage: ${(err as Error).message}`, false);
+    }
+    let parsed: { MessageId?: string; __type?: string; message?: string } = {};
+    try {
+      parsed = JSON.parse(answer.text || '{}');
+    } catch {
+      // an HTML error page: the status says enough
+    }
+    if (answer.status !== 200 || !parsed.MessageId) {
+      const type = String(parsed.__type ?? `HTTP ${answer.status}`)
+        .split('#')
+        .pop();
+      throw new TransportError(`SQS SendMessage: ${type}: ${parsed.message ?? answer.status}`, false);
+    }
+    return parsed.MessageId;
   };
 }

@@ -15,6 +15,7 @@ export const ACCOUNT_NAV = [
   { href: '/-/user_settings/personal_access_tokens', label: 'Access tokens' },
   { href: '/-/profile/two_factor_auth', label: 'Two-factor authentication' },
   { href: '/-/user_settings/password/edit', label: 'Password' },
+  { href: '/-/user_settings/active_sessions', label: 'Active sessions' },
   { href: '/-/profile/emails', label: 'Emails' },
   { href: '/-/profile/notifications', label: 'Notifications' },
 ] as const;

@@ -465,6 +465,9 @@ describe('apps', () => {
       application_name: 'CI',
       callback_url: 'https://ci.example.com/cb',
       redirect_uris: ['https://ci.example.com/cb'],
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
       scopes: ['api', 'read_api', 'read_user'],
       confidential: true,
       trusted: false,
@@ -519,6 +522,9 @@ describe('apps', () => {
       application_name: 'CI dashboard',
       callback_url: 'https://ci.example.com/oauth/callback\nhttp://127.0.0.1/cb',
       redirect_uris: ['https://ci.example.com/oauth/callback', 'http://127.0.0.1/cb'],
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
       scopes: ['openid', 'read_user'],
       confidential: true,
       trusted: false,
@@ -546,6 +552,29 @@ describe('apps', () => {
       },
       { actor: ACTOR, action: 'application.update', details: { confidential: false } },
     ]);
+    const logout = await run([
+      'apps',
+      'update',
+      String(app.id),
+      '--post-logout-redirect-uri',
+      'https://ci.example.com/bye',
+      '--backchannel-logout-uri',
+      'https://ci.example.com/bcl',
+      '--backchannel-logout-session-required',
+      '--json',
+    ]);
+    expect(logout.json).toMatchObject({
+      post_logout_redirect_uris: ['https://ci.example.com/bye'],
+      backchannel_logout_uri: 'https://ci.example.com/bcl',
+      backchannel_logout_session_required: true,
+    });
+    const cleared = await run(['apps', 'update', String(app.id), '--backchannel-logout-uri', '', '--json']);
+    expect(cleared.json).toMatchObject({ backchannel_logout_uri: null });
+    await expectUserError(
+      db,
+      ['apps', 'update', String(app.id), '--backchannel-logout-uri', 'https://x.example/#f'],
+      /fragment/,
+    );
     await expectUserError(db, ['apps', 'update', String(app.id)], /nothing to change/);
     await expectUserError(db, ['apps', 'update', String(app.id), '--redirect-uri', 'javascript:alert(1)'], /redirect/i);
     await expectUserError(db, ['apps', 'update', String(app.id), '--scopes', 'root'], /scope/i);

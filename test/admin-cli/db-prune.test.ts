@@ -33,6 +33,7 @@ const EXPECTED = {
   oauth_device_grants: 0,
   rate_limit_counters: 2,
   audit_events: 0,
+  backchannel_logout_deliveries: 0,
   mail_outbox: 0,
 };
 
@@ -72,14 +73,15 @@ describe('db prune', () => {
     expect(run.code, run.err).toBe(0);
     expect(run.out).toBe(
       [
-        'TABLE                      DELETED',
-        'web_sessions               1500',
-        'oauth_access_tokens        0',
-        'oauth_authorization_codes  0',
-        'oauth_device_grants        0',
-        'rate_limit_counters        2',
-        'audit_events               0',
-        'mail_outbox                0',
+        'TABLE                          DELETED',
+        'web_sessions                   1500',
+        'oauth_access_tokens            0',
+        'oauth_authorization_codes      0',
+        'oauth_device_grants            0',
+        'rate_limit_counters            2',
+        'audit_events                   0',
+        'backchannel_logout_deliveries  0',
+        'mail_outbox                    0',
         '',
         '1502 rows deleted; audit events kept',
         '',

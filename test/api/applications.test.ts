@@ -67,6 +67,9 @@ describe('POST /api/v4/applications', () => {
       'callback_url',
       'confidential',
       'scopes',
+      'post_logout_redirect_uris',
+      'backchannel_logout_uri',
+      'backchannel_logout_session_required',
       'secret',
     ]);
     expect(body).toEqual({
@@ -76,6 +79,9 @@ describe('POST /api/v4/applications', () => {
       callback_url: 'https://redirect.example/cb',
       confidential: true,
       scopes: ['api', 'read_user'],
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
       secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/),
     });
     const { apps, audits } = await snapshot();
@@ -96,6 +102,8 @@ describe('POST /api/v4/applications', () => {
           name: 'MyApplication',
           redirect_uris: ['https://redirect.example/cb'],
           post_logout_redirect_uris: [],
+          backchannel_logout_uri: null,
+          backchannel_logout_session_required: false,
           scopes: ['api', 'read_user'],
           confidential: true,
           trusted: false,
@@ -229,6 +237,9 @@ describe('GET, PUT, DELETE, renew-secret', () => {
       callback_url: 'https://new.example/cb\nhttps://other.example/cb',
       confidential: false,
       scopes: ['read_api', 'notify'],
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
     });
     // A partial update touches only what it names.
     const partial = await call(adminToken, 'PUT', `/applications/${created.id}`, { name: 'Again' });
@@ -382,5 +393,100 @@ describe('GET, PUT, DELETE, renew-secret', () => {
   it('a non-numeric id: 400 id is invalid', async () => {
     const res = await call(adminToken, 'DELETE', '/applications/abc');
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error: 'id is invalid' } });
+  });
+});
+
+describe('logout fields (beyond GitLab): post_logout_redirect_uris, backchannel_logout_uri, …_session_required', () => {
+  it('POST stores them; GET lists them; PUT changes and clears them', async () => {
+    const res = await call(adminToken, 'POST', '/applications', {
+      ...APP,
+      post_logout_redirect_uris: 'https://rp.example/bye https://rp.example/again',
+      backchannel_logout_uri: 'https://rp.example/backchannel',
+      backchannel_logout_session_required: 'true',
+    });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({
+      post_logout_redirect_uris: ['https://rp.example/bye', 'https://rp.example/again'],
+      backchannel_logout_uri: 'https://rp.example/backchannel',
+      backchannel_logout_session_required: true,
+    });
+    const id = res.json().id;
+    const listed = (await call(adminToken, 'GET', '/applications')).json();
+    expect(listed[0]).toMatchObject({
+      post_logout_redirect_uris: ['https://rp.example/bye', 'https://rp.example/again'],
+      backchannel_logout_uri: 'https://rp.example/backchannel',
+      backchannel_logout_session_required: true,
+    });
+    const changed = await call(adminToken, 'PUT', `/applications/${id}`, {
+      post_logout_redirect_uris: ['http://127.0.0.1:9000/out'],
+      backchannel_logout_uri: 'http://127.0.0.1:9000/bcl?x=1',
+      backchannel_logout_session_required: false,
+    });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json()).toMatchObject({
+      post_logout_redirect_uris: ['http://127.0.0.1:9000/out'],
+      backchannel_logout_uri: 'http://127.0.0.1:9000/bcl?x=1',
+      backchannel_logout_session_required: false,
+    });
+    const cleared = await call(adminToken, 'PUT', `/applications/${id}`, {
+      post_logout_redirect_uris: '',
+      backchannel_logout_uri: '',
+    });
+    expect(cleared.json()).toMatchObject({ post_logout_redirect_uris: [], backchannel_logout_uri: null });
+    const row = await db
+      .selectFrom('oauth_applications')
+      .select(['post_logout_redirect_uris', 'backchannel_logout_uri', 'backchannel_logout_session_required'])
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
+    });
+  });
+
+  it('invalid URIs and flags: 400 naming the field; nothing stored (POST and PUT)', async () => {
+    const created = (await call(adminToken, 'POST', '/applications', APP)).json();
+    const before = await snapshot();
+    const cases = [
+      [
+        { backchannel_logout_uri: 'https://rp.example/bcl#frag' },
+        { message: { backchannel_logout_uri: ['cannot contain a fragment.'] } },
+      ],
+      [{ backchannel_logout_uri: '/relative' }, { message: { backchannel_logout_uri: ['must be an absolute URI.'] } }],
+      [
+        { backchannel_logout_uri: 'javascript:alert(1)' },
+        { message: { backchannel_logout_uri: ['is forbidden by the server.'] } },
+      ],
+      [
+        { backchannel_logout_uri: 'ftp://rp.example/bcl' },
+        { message: { backchannel_logout_uri: ['must be a valid URI.'] } },
+      ],
+      [{ backchannel_logout_uri: ['https://a.example'] }, { error: 'backchannel_logout_uri is invalid' }],
+      [{ backchannel_logout_session_required: 'maybe' }, { error: 'backchannel_logout_session_required is invalid' }],
+      [
+        { post_logout_redirect_uris: 'https://rp.example/bye#x' },
+        { message: { post_logout_redirect_uri: ['cannot contain a fragment.'] } },
+      ],
+      [
+        { post_logout_redirect_uris: 'data:text/html,hi' },
+        { message: { post_logout_redirect_uri: ['is forbidden by the server.'] } },
+      ],
+      [
+        { post_logout_redirect_uris: ['ok.example/x'] },
+        { message: { post_logout_redirect_uri: ['must be an absolute URI.'] } },
+      ],
+    ] as const;
+    for (const [fields, expected] of cases) {
+      const post = await call(adminToken, 'POST', '/applications', { ...APP, ...fields });
+      expect({ fields, status: post.statusCode, body: post.json() }).toEqual({ fields, status: 400, body: expected });
+      const put = await call(adminToken, 'PUT', `/applications/${created.id}`, fields);
+      expect({ fields, status: put.statusCode, body: put.json() }).toEqual({ fields, status: 400, body: expected });
+    }
+    expect(await snapshot()).toEqual(before);
+    const row = await db
+      .selectFrom('oauth_applications')
+      .select(['post_logout_redirect_uris', 'backchannel_logout_uri'])
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ post_logout_redirect_uris: [], backchannel_logout_uri: null });
   });
 });

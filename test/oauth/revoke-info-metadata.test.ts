@@ -226,6 +226,8 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     jwks_uri: 'https://lanyard.example.com/oauth/discovery/keys',
     device_authorization_endpoint: 'https://lanyard.example.com/oauth/authorize_device',
     end_session_endpoint: 'https://lanyard.example.com/oauth/logout',
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'notify', 'offline_access'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

@@ -28,8 +28,32 @@ const applicationProperties = {
   callback_url: { type: 'string', description: 'The redirect URIs, one per line' },
   confidential: { type: 'boolean' },
   scopes: { type: 'array', items: { type: 'string' } },
+  post_logout_redirect_uris: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'RP-Initiated Logout: where /oauth/logout may send people back (beyond GitLab)',
+  },
+  backchannel_logout_uri: {
+    type: 'string',
+    nullable: true,
+    description: 'Back-Channel Logout: where logout tokens are POSTed (beyond GitLab)',
+  },
+  backchannel_logout_session_required: {
+    type: 'boolean',
+    description: 'Back-Channel Logout: the application needs sid in logout tokens (always sent; beyond GitLab)',
+  },
 } as const;
-const applicationRequired = ['id', 'application_id', 'application_name', 'callback_url', 'confidential', 'scopes'];
+const applicationRequired = [
+  'id',
+  'application_id',
+  'application_name',
+  'callback_url',
+  'confidential',
+  'scopes',
+  'post_logout_redirect_uris',
+  'backchannel_logout_uri',
+  'backchannel_logout_session_required',
+];
 
 export const applicationSchema = {
   $id: 'Application',
@@ -52,6 +76,13 @@ const FIELDS = {
   redirect_uri: { type: 'string', description: 'Redirect URIs, separated by whitespace or new lines' },
   scopes: { type: 'string', description: 'Scopes, separated by spaces' },
   confidential: booleanParam('Whether the client secret can be kept confidential (default true)'),
+  post_logout_redirect_uris: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'Post-logout redirect URIs: a list, or one string separated by whitespace; empty for none',
+  },
+  backchannel_logout_uri: { type: 'string', description: 'Where logout tokens are POSTed; empty for none' },
+  backchannel_logout_session_required: booleanParam('The application needs sid in logout tokens (default false)'),
 } as const;
 const applicationParams = { type: 'object', properties: FIELDS } as const;
 const idParams = {
@@ -67,6 +98,9 @@ const view = (app: ApplicationRecord) => ({
   callback_url: app.redirect_uris.join('\n'),
   confidential: app.confidential,
   scopes: app.scopes,
+  post_logout_redirect_uris: app.post_logout_redirect_uris,
+  backchannel_logout_uri: app.backchannel_logout_uri,
+  backchannel_logout_session_required: app.backchannel_logout_session_required,
 });
 
 /** GitLab's `authenticated_as_admin!`: 403 {"message":"403 Forbidden"} for anyone else. */
@@ -92,17 +126,34 @@ function readFields(request: FastifyRequest, required: boolean) {
     );
     if (problems.length) throw new ApiError(400, { error: problems.join(', ') });
   }
-  let confidential: boolean | undefined;
-  if (params.confidential !== undefined) {
-    confidential = parseBoolean(params.confidential);
-    if (confidential === undefined) throw new ApiError(400, { error: 'confidential is invalid' });
-  }
+  const flag = (name: 'confidential' | 'backchannel_logout_session_required') => {
+    if (params[name] === undefined) return undefined;
+    const value = parseBoolean(params[name]);
+    if (value === undefined) throw new ApiError(400, { error: `${name} is invalid` });
+    return value;
+  };
+  const postLogout = params.post_logout_redirect_uris;
+  if (
+    postLogout !== undefined &&
+    typeof postLogout !== 'string' &&
+    !(Array.isArray(postLogout) && postLogout.every((u) => typeof u === 'string'))
+  )
+    throw new ApiError(400, { error: 'post_logout_redirect_uris is invalid' });
+  const backchannel = params.backchannel_logout_uri;
+  if (backchannel !== undefined && typeof backchannel !== 'string')
+    throw new ApiError(400, { error: 'backchannel_logout_uri is invalid' });
   return {
     name: fields.name,
     // Doorkeeper splits redirect_uri on any whitespace.
     redirectUris: fields.redirectUri === undefined ? undefined : fields.redirectUri.split(/\s+/),
+    postLogoutRedirectUris:
+      postLogout === undefined
+        ? undefined
+        : (Array.isArray(postLogout) ? postLogout : [postLogout]).flatMap((u) => u.split(/\s+/)),
+    backchannelLogoutUri: backchannel,
+    backchannelLogoutSessionRequired: flag('backchannel_logout_session_required'),
     scopes: fields.scopes,
-    confidential,
+    confidential: flag('confidential'),
   };
 }
 
@@ -143,6 +194,9 @@ export const applicationRoutes: FastifyPluginAsync<AppContext> = async (app, { d
         redirectUris: fields.redirectUris!,
         scopes: fields.scopes!,
         confidential: fields.confidential ?? true,
+        postLogoutRedirectUris: fields.postLogoutRedirectUris,
+        backchannelLogoutUri: fields.backchannelLogoutUri,
+        backchannelLogoutSessionRequired: fields.backchannelLogoutSessionRequired,
         ownerId: null,
         actor,
       });

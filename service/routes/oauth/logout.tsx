@@ -106,7 +106,7 @@ export async function logoutRoutes(app: FastifyInstance, { db, config, signingKe
       req.hint.sub === String(user.id) &&
       (req.hint.sid === undefined || req.hint.sid === session.data.sid);
     if (ownSession) {
-      await sessions.destroy(request, reply);
+      await sessions.destroy(request, reply, 'end_session');
       return finish(reply, req);
     }
     const token = await sessions.csrfToken(session);
@@ -150,7 +150,7 @@ export async function logoutRoutes(app: FastifyInstance, { db, config, signingKe
     if (!session || !(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
     const req = await check({ ...params, id_token_hint: undefined });
     if (!req.ok) return errorPage(reply, 400, req.error, req.description);
-    await sessions.destroy(request, reply);
+    await sessions.destroy(request, reply, 'end_session');
     return finish(reply, req);
   });
 }

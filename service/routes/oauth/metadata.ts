@@ -47,6 +47,8 @@ const metadataSchema = {
     jwks_uri: str,
     device_authorization_endpoint: str,
     end_session_endpoint: str,
+    backchannel_logout_supported: { type: 'boolean' },
+    backchannel_logout_session_supported: { type: 'boolean' },
     scopes_supported: strings,
     response_types_supported: strings,
     response_modes_supported: strings,
@@ -84,6 +86,9 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
       // RP-Initiated Logout 1.0 (routes/oauth/logout.tsx).
       end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
+      // Back-Channel Logout 1.0 §2.1: logout tokens carry sid (domain/backchannel-logout.ts).
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
       // offline_access: accepted with openid, a no-op (the code flow returns a refresh token anyway).
       scopes_supported: [...ALL_SCOPES, 'offline_access'],
       response_types_supported: ['code'],

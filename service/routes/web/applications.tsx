@@ -47,6 +47,8 @@ interface FormValues {
   name: string;
   redirectUri: string;
   postLogoutRedirectUri: string;
+  backchannelLogoutUri: string;
+  backchannelLogoutSessionRequired: boolean;
   scopes: string[];
   confidential: boolean;
 }
@@ -65,7 +67,15 @@ const uidParams = {
 
 /** The registration form; scopes as checkboxes (`[scopes][]`) or one space-separated string. */
 const REGISTER_FORM = formRouteOptions({
-  strings: [`${F}[name]`, `${F}[redirect_uri]`, `${F}[post_logout_redirect_uri]`, `${F}[confidential]`, `${F}[scopes]`],
+  strings: [
+    `${F}[name]`,
+    `${F}[redirect_uri]`,
+    `${F}[post_logout_redirect_uri]`,
+    `${F}[backchannel_logout_uri]`,
+    `${F}[backchannel_logout_session_required]`,
+    `${F}[confidential]`,
+    `${F}[scopes]`,
+  ],
   arrays: [`${F}[scopes][]`],
 });
 /** Renew secret, destroy, revoke: a button and the CSRF token. */
@@ -88,6 +98,8 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       name: '',
       redirectUri: '',
       postLogoutRedirectUri: '',
+      backchannelLogoutUri: '',
+      backchannelLogoutSessionRequired: false,
       scopes: [],
       confidential: true,
     };
@@ -150,6 +162,22 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
               value={values.postLogoutRedirectUri}
               error={fieldError('app_post_logout_redirect_uri')}
               rows={2}
+            />
+            <TextField
+              id="app_backchannel_logout_uri"
+              name={`${F}[backchannel_logout_uri]`}
+              label="Back-channel logout URI (optional)"
+              hint="Lanyard POSTs a signed logout token here when a session the application took part in ends."
+              value={values.backchannelLogoutUri}
+              error={fieldError('app_backchannel_logout_uri')}
+              maxlength={2000}
+            />
+            <Checkbox
+              id="app_backchannel_logout_session_required"
+              name={`${F}[backchannel_logout_session_required]`}
+              label="Back-channel logout needs the session (sid)"
+              hint="Lanyard always sends sid and sub in logout tokens."
+              checked={values.backchannelLogoutSessionRequired}
             />
             <Checkbox
               id="app_confidential"
@@ -298,6 +326,8 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       name: stringParam(body, `${F}[name]`) ?? '',
       redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
       postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
+      backchannelLogoutUri: stringParam(body, `${F}[backchannel_logout_uri]`) ?? '',
+      backchannelLogoutSessionRequired: parseBoolean(body[`${F}[backchannel_logout_session_required]`]) ?? false,
       scopes: (Array.isArray(rawScopes)
         ? rawScopes
         : typeof rawScopes === 'string'
@@ -311,6 +341,8 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         name: values.name,
         redirectUris: [values.redirectUri],
         postLogoutRedirectUris: [values.postLogoutRedirectUri],
+        backchannelLogoutUri: values.backchannelLogoutUri,
+        backchannelLogoutSessionRequired: values.backchannelLogoutSessionRequired,
         scopes: values.scopes,
         confidential: values.confidential,
         ownerId: r.user.id,
@@ -330,6 +362,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
             name: 'app_name',
             redirect_uri: 'app_redirect_uri',
             post_logout_redirect_uri: 'app_post_logout_redirect_uri',
+            backchannel_logout_uri: 'app_backchannel_logout_uri',
             scopes: 'app_scopes',
           }),
         ];

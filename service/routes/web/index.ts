@@ -1,10 +1,11 @@
 // Server-rendered pages: sign-in and sign-out, the account pages (applications, access tokens,
-// two-factor, password, notifications, e-mails), the forgotten-password pages and the stylesheet. (The consent page is
+// two-factor, password, notifications, e-mails, active sessions), the forgotten-password pages and the stylesheet. (The consent page is
 // GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from '../../pages/current-user';
 import { redirect } from '../../pages/layout';
+import { activeSessionRoutes } from './active-sessions';
 import { applicationRoutes } from './applications';
 import { assetRoutes } from './assets';
 import { emailRoutes } from './emails';
@@ -27,6 +28,7 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await passwordRoutes(app, ctx);
   await notificationRoutes(app, ctx);
   await emailRoutes(app, ctx);
+  await activeSessionRoutes(app, ctx);
   app.get('/', async (request, reply) =>
     redirect(reply, (await currentUser(app.sessions, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
   );

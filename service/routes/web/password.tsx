@@ -112,9 +112,18 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     const refused = await currentPasswordRefusal(db, request, reply, r.user, current, 'user_password');
     if (refused) return page(reply, r, refused);
     // Ends every session of the user, this one too, in the password's own transaction; the fresh
-    // session below keeps this browser signed in.
-    await setUserPassword(db, r.user.username, next, auditActor(r.user, request).actor, mailSettingsOf(context.config));
-    const session = await app.sessions.signIn(request, reply, r.user.id);
+    // session below keeps this browser signed in under the same sid, so only the applications of
+    // the other sessions get back-channel logout tokens.
+    const { sid, auth_time } = r.session.data;
+    await setUserPassword(
+      db,
+      r.user.username,
+      next,
+      auditActor(r.user, request).actor,
+      mailSettingsOf(context.config),
+      sid,
+    );
+    const session = await app.sessions.signIn(request, reply, r.user.id, { sid, auth_time });
     return redirectWithFlash(app, reply, session, EDIT, {
       notice: 'Password was successfully updated. Other sessions have been signed out.',
     });

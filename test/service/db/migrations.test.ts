@@ -7,6 +7,7 @@ import { createTestDatabase } from '../../support/db';
 
 const TABLES = [
   'audit_events',
+  'backchannel_logout_deliveries',
   'groups',
   'mail_outbox',
   'members',
