@@ -12,6 +12,7 @@ interface Args {
   scopes?: string;
   public: boolean;
   trusted: boolean;
+  dpopBoundAccessTokens: boolean;
   owner?: string;
 }
 
@@ -56,6 +57,11 @@ export default defineCommand<Args>({
         default: false,
         describe: 'Skip the consent page (first-party applications only)',
       })
+      .option('dpop-bound-access-tokens', {
+        type: 'boolean',
+        default: false,
+        describe: 'Require DPoP (RFC 9449): every token request must carry a DPoP proof',
+      })
       .option('owner', {
         type: 'string',
         describe: 'Username owning the application (it appears on their /profile/applications)',
@@ -69,6 +75,7 @@ export default defineCommand<Args>({
       scopes: args.scopes,
       confidential: !args.public,
       trusted: args.trusted,
+      dpopBoundAccessTokens: args.dpopBoundAccessTokens,
       ownerId: owner?.id ?? null,
       actor,
     });

@@ -11,6 +11,7 @@ interface Args {
   redirectUri?: string[];
   scopes?: string;
   confidential?: boolean;
+  dpopBoundAccessTokens?: boolean;
 }
 
 export default defineCommand<Args>({
@@ -20,6 +21,7 @@ export default defineCommand<Args>({
     ['apps update 3 --redirect-uri https://ci.example.com/oauth/callback', 'fix a typo in the callback'],
     ['apps update 3 --name "CI dashboard" --scopes "openid read_user"', 'rename it and narrow its scopes'],
     ['apps update 3 --no-confidential', 'make it a public client (PKCE, no secret)'],
+    ['apps update 3 --dpop-bound-access-tokens', 'require DPoP-bound tokens (RFC 9449)'],
   ],
   options: (y) =>
     y
@@ -34,6 +36,10 @@ export default defineCommand<Args>({
       .option('confidential', {
         type: 'boolean',
         describe: '--confidential or --no-confidential (public: PKCE, not the secret)',
+      })
+      .option('dpop-bound-access-tokens', {
+        type: 'boolean',
+        describe: '--dpop-bound-access-tokens or --no-dpop-bound-access-tokens (require DPoP proofs)',
       }),
   async run(args, { db, actor }) {
     const changes = {
@@ -41,9 +47,12 @@ export default defineCommand<Args>({
       redirectUris: args.redirectUri,
       scopes: args.scopes,
       confidential: args.confidential,
+      dpopBoundAccessTokens: args.dpopBoundAccessTokens,
     };
     if (Object.values(changes).every((v) => v === undefined))
-      throw new UserError('nothing to change: give --name, --redirect-uri, --scopes or --confidential');
+      throw new UserError(
+        'nothing to change: give --name, --redirect-uri, --scopes, --confidential or --dpop-bound-access-tokens',
+      );
     const app = await getApplicationByIdOrUid(db, args.appId);
     const updated = await updateApplication(db, app.uid, changes, actor);
     return applicationResult(updated, `Updated application ${updated.name}.`);

@@ -49,6 +49,8 @@ export interface RegisterApplicationInput {
   scopes?: string | string[];
   confidential?: boolean;
   trusted?: boolean;
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request must carry a DPoP proof. */
+  dpopBoundAccessTokens?: boolean;
   ownerId?: number | null;
   actor?: string;
 }
@@ -63,6 +65,7 @@ const PUBLIC_COLUMNS = [
   'scopes',
   'confidential',
   'trusted',
+  'dpop_bound_access_tokens',
   'owner_id',
   'created_at',
   'updated_at',
@@ -95,6 +98,7 @@ export async function registerApplication(
         scopes: sortScopes(scopes),
         confidential: input.confidential ?? true,
         trusted: input.trusted ?? false,
+        dpop_bound_access_tokens: input.dpopBoundAccessTokens ?? false,
         owner_id: input.ownerId ?? null,
       })
       .returning(PUBLIC_COLUMNS)
@@ -111,6 +115,7 @@ export async function registerApplication(
         scopes,
         confidential: application.confidential,
         trusted: application.trusted,
+        ...(application.dpop_bound_access_tokens ? { dpop_bound_access_tokens: true } : {}),
       },
     });
     return { application, secret };
@@ -146,6 +151,7 @@ export interface UpdateApplicationInput {
   redirectUris?: string[];
   scopes?: string | string[];
   confidential?: boolean;
+  dpopBoundAccessTokens?: boolean;
 }
 
 /**
@@ -160,11 +166,14 @@ export async function updateApplication(
   actor = 'system',
   ownerId?: ApplicationOwner,
 ): Promise<ApplicationRecord> {
-  const changes: Partial<Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential'>> = {};
+  const changes: Partial<
+    Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential' | 'dpop_bound_access_tokens'>
+  > = {};
   if (input.name !== undefined) changes.name = requireName(input.name);
   if (input.redirectUris !== undefined) changes.redirect_uris = requireRedirectUris(input.redirectUris);
   if (input.scopes !== undefined) changes.scopes = sortScopes(applicationScopes(input.scopes));
   if (input.confidential !== undefined) changes.confidential = input.confidential;
+  if (input.dpopBoundAccessTokens !== undefined) changes.dpop_bound_access_tokens = input.dpopBoundAccessTokens;
   return withTransaction(db, async (db) => {
     const q = db
       .updateTable('oauth_applications')
@@ -285,6 +294,7 @@ export function applicationSummary(app: ApplicationRecord) {
     scopes: app.scopes,
     confidential: app.confidential,
     trusted: app.trusted,
+    dpop_bound_access_tokens: app.dpop_bound_access_tokens,
     owner_id: app.owner_id,
     created_at: app.created_at.toISOString(),
   };

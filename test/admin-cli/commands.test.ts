@@ -465,6 +465,7 @@ describe('apps', () => {
       scopes: ['api', 'read_api', 'read_user'],
       confidential: true,
       trusted: false,
+      dpop_bound_access_tokens: false,
       owner_id: 1,
       created_at: expect.any(String),
     });
@@ -519,6 +520,7 @@ describe('apps', () => {
       scopes: ['openid', 'read_user'],
       confidential: true,
       trusted: false,
+      dpop_bound_access_tokens: false,
       owner_id: null,
       created_at: expect.any(String),
     });

@@ -28,6 +28,10 @@ const applicationProperties = {
   callback_url: { type: 'string', description: 'The redirect URIs, one per line' },
   confidential: { type: 'boolean' },
   scopes: { type: 'array', items: { type: 'string' } },
+  dpop_bound_access_tokens: {
+    type: 'boolean',
+    description: 'RFC 9449 §5.2: every token request must carry a DPoP proof (beyond GitLab; present when true)',
+  },
 } as const;
 const applicationRequired = ['id', 'application_id', 'application_name', 'callback_url', 'confidential', 'scopes'];
 
@@ -52,6 +56,7 @@ const FIELDS = {
   redirect_uri: { type: 'string', description: 'Redirect URIs, separated by whitespace or new lines' },
   scopes: { type: 'string', description: 'Scopes, separated by spaces' },
   confidential: booleanParam('Whether the client secret can be kept confidential (default true)'),
+  dpop_bound_access_tokens: booleanParam('Require DPoP-bound access tokens, RFC 9449 (default false)'),
 } as const;
 const applicationParams = { type: 'object', properties: FIELDS } as const;
 const idParams = {
@@ -67,6 +72,8 @@ const view = (app: ApplicationRecord) => ({
   callback_url: app.redirect_uris.join('\n'),
   confidential: app.confidential,
   scopes: app.scopes,
+  // Beyond GitLab's entity, so only when set: GitLab's clients see GitLab's shape.
+  ...(app.dpop_bound_access_tokens ? { dpop_bound_access_tokens: true } : {}),
 });
 
 /** GitLab's `authenticated_as_admin!`: 403 {"message":"403 Forbidden"} for anyone else. */
@@ -97,12 +104,18 @@ function readFields(request: FastifyRequest, required: boolean) {
     confidential = parseBoolean(params.confidential);
     if (confidential === undefined) throw new ApiError(400, { error: 'confidential is invalid' });
   }
+  let dpopBoundAccessTokens: boolean | undefined;
+  if (params.dpop_bound_access_tokens !== undefined) {
+    dpopBoundAccessTokens = parseBoolean(params.dpop_bound_access_tokens);
+    if (dpopBoundAccessTokens === undefined) throw new ApiError(400, { error: 'dpop_bound_access_tokens is invalid' });
+  }
   return {
     name: fields.name,
     // Doorkeeper splits redirect_uri on any whitespace.
     redirectUris: fields.redirectUri === undefined ? undefined : fields.redirectUri.split(/\s+/),
     scopes: fields.scopes,
     confidential,
+    dpopBoundAccessTokens,
   };
 }
 
@@ -143,6 +156,7 @@ export const applicationRoutes: FastifyPluginAsync<AppContext> = async (app, { d
         redirectUris: fields.redirectUris!,
         scopes: fields.scopes!,
         confidential: fields.confidential ?? true,
+        dpopBoundAccessTokens: fields.dpopBoundAccessTokens,
         ownerId: null,
         actor,
       });

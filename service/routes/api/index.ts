@@ -134,7 +134,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
   await app.register(async (authenticated) => {
-    authenticated.addHook('onRequest', apiAuthentication(db));
+    authenticated.addHook('onRequest', apiAuthentication(db, ctx.config));
     authenticated.addHook('preValidation', rejectArraysForScalars);
     await authenticated.register(userRoutes, ctx);
     await authenticated.register(notificationSettingsRoutes, ctx);

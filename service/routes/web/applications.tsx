@@ -49,6 +49,7 @@ interface FormValues {
   postLogoutRedirectUri: string;
   scopes: string[];
   confidential: boolean;
+  dpopBoundAccessTokens: boolean;
 }
 
 /** What the page after a create or renew shows once. */
@@ -65,7 +66,14 @@ const uidParams = {
 
 /** The registration form; scopes as checkboxes (`[scopes][]`) or one space-separated string. */
 const REGISTER_FORM = formRouteOptions({
-  strings: [`${F}[name]`, `${F}[redirect_uri]`, `${F}[post_logout_redirect_uri]`, `${F}[confidential]`, `${F}[scopes]`],
+  strings: [
+    `${F}[name]`,
+    `${F}[redirect_uri]`,
+    `${F}[post_logout_redirect_uri]`,
+    `${F}[confidential]`,
+    `${F}[scopes]`,
+    `${F}[dpop_bound_access_tokens]`,
+  ],
   arrays: [`${F}[scopes][]`],
 });
 /** Renew secret, destroy, revoke: a button and the CSRF token. */
@@ -90,6 +98,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       postLogoutRedirectUri: '',
       scopes: [],
       confidential: true,
+      dpopBoundAccessTokens: false,
     };
     const fieldError = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     return sendPage(
@@ -157,6 +166,13 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
               label="Confidential"
               hint="The application can keep its secret. Uncheck for native and single-page apps, which must use PKCE."
               checked={values.confidential}
+            />
+            <Checkbox
+              id="app_dpop_bound_access_tokens"
+              name={`${F}[dpop_bound_access_tokens]`}
+              label="Require DPoP"
+              hint="Every token request must prove possession of a key (RFC 9449): tokens stolen without it are useless."
+              checked={values.dpopBoundAccessTokens}
             />
             <CheckboxGroup
               id="app_scopes"
@@ -305,6 +321,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
           : []
       ).filter((s): s is string => typeof s === 'string' && s !== ''),
       confidential: parseBoolean(body[`${F}[confidential]`]) ?? false,
+      dpopBoundAccessTokens: parseBoolean(body[`${F}[dpop_bound_access_tokens]`]) ?? false,
     };
     try {
       const created = await registerApplication(db, {
@@ -313,6 +330,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         postLogoutRedirectUris: [values.postLogoutRedirectUri],
         scopes: values.scopes,
         confidential: values.confidential,
+        dpopBoundAccessTokens: values.dpopBoundAccessTokens,
         ownerId: r.user.id,
         actor: auditActor(r.user, request).actor,
       });
