@@ -19,6 +19,8 @@ export interface NewAuthorizationCode {
   authTime?: Date;
   /** OpenID Connect: the browser session's sid (domain/sessions.ts), signed into the ID token. */
   sid?: string;
+  /** RFC 9449 §10: the authorize request's dpop_jkt. */
+  dpopJkt?: string;
 }
 
 /** On every authorization, so written as one constant text: nothing for the query builder to compile. */
@@ -29,10 +31,10 @@ export async function createAuthorizationCode(
   const code = randomHex();
   const { rows } = await sql<{ id: number }>`
     insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
-      code_challenge, code_challenge_method, nonce, auth_time, sid, expires_at)
+      code_challenge, code_challenge_method, nonce, auth_time, sid, dpop_jkt, expires_at)
     values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
       ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
-      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null},
+      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.dpopJkt ?? null},
       ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
     returning id
   `.execute(db);

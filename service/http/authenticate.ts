@@ -264,8 +264,9 @@ export function apiAuthentication(
   db: Db,
   config: { publicUrl: string; dpopRequireNonce: boolean },
 ): onRequestHookHandler {
-  const dpop = { publicUrl: config.publicUrl, requireNonce: config.dpopRequireNonce };
   return async (request) => {
+    // Read per request, as discovery does: tests learn the public URL only once listening.
+    const dpop = { publicUrl: config.publicUrl, requireNonce: config.dpopRequireNonce };
     const principal = await authenticateApiRequest(db, request, dpop);
     if ('user' in principal) request.apiPrincipal = principal;
     else request.apiApplication = principal;
