@@ -6,7 +6,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT, UnsecuredJWT } from 'jose';
 import { sql } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp } from '../support/app';
 import { basic, FORM, form, makeApp, makeUser, PASSWORD, useFixture } from './support/harness';
 
 const PUBLIC = 'https://lanyard.example.com';
@@ -449,5 +451,97 @@ describe('protected resources', () => {
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(1);
     expect(results.filter((r) => r.json().error === 'invalid_dpop_proof')).toHaveLength(49);
     expect(await countRows('oauth_access_tokens')).toBe(before + 1);
+  });
+});
+
+describe('server nonces (DPOP_REQUIRE_NONCE=true): stateless, accepted by every instance', () => {
+  let strict: FastifyInstance;
+  let other: FastifyInstance;
+  beforeAll(async () => {
+    // Two instances over one database and one key ring, like two Lambda instances.
+    strict = await buildTestApp(f.db, { publicUrl: PUBLIC, dpopRequireNonce: true });
+    other = await buildTestApp(f.db, { publicUrl: PUBLIC, dpopRequireNonce: true });
+  });
+  afterAll(() => Promise.all([strict.close(), other.close()]));
+
+  it('token endpoint: use_dpop_nonce with a DPoP-Nonce, then the proof with it succeeds on another instance', async () => {
+    await makeUser(f.db, 'olga');
+    const key = await newKey();
+    const body = form({ grant_type: 'password', username: 'olga', password: PASSWORD });
+    const before = await writes();
+    const first = await strict.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, dpop: await proof(key) },
+      payload: body,
+    });
+    expect(first.statusCode).toBe(400);
+    expect(first.json()).toEqual({ error: 'use_dpop_nonce', error_description: 'nonce is required in the DPoP proof' });
+    const nonce = first.headers['dpop-nonce'] as string;
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await writes()).toEqual(before);
+    const retry = await other.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, dpop: await proof(key, { nonce }) },
+      payload: body,
+    });
+    expect(retry.statusCode, retry.body).toBe(200);
+    expect(retry.json().token_type).toBe('DPoP');
+
+    // At a resource: 401 with the DPoP challenge and a nonce; with it, accepted.
+    const token = retry.json().access_token;
+    const noNonce = await strict.inject({
+      url: '/api/v4/user',
+      headers: {
+        authorization: `DPoP ${token}`,
+        dpop: await proof(key, { htm: 'GET', htu: `${PUBLIC}/api/v4/user`, accessToken: token }),
+      },
+    });
+    expect(noNonce.statusCode).toBe(401);
+    expect(noNonce.headers['www-authenticate']).toBe(
+      `DPoP error="use_dpop_nonce", error_description="nonce is required in the DPoP proof", algs="${ALGS}"`,
+    );
+    const resourceNonce = noNonce.headers['dpop-nonce'] as string;
+    expect(resourceNonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const withNonce = await other.inject({
+      url: '/api/v4/user',
+      headers: {
+        authorization: `DPoP ${token}`,
+        dpop: await proof(key, { htm: 'GET', htu: `${PUBLIC}/api/v4/user`, accessToken: token, nonce: resourceNonce }),
+      },
+    });
+    expect(withNonce.statusCode, withNonce.body).toBe(200);
+  });
+
+  it('a nonce that is not ours: use_dpop_nonce, even where nonces are optional', async () => {
+    await makeUser(f.db, 'pete');
+    const key = await newKey();
+    for (const app of [strict, f.app]) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { ...FORM, dpop: await proof(key, { nonce: 'x'.repeat(43) }) },
+        payload: form({ grant_type: 'password', username: 'pete', password: PASSWORD }),
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'use_dpop_nonce', error_description: 'invalid nonce in DPoP proof' });
+      expect(res.headers['dpop-nonce']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    }
+  });
+});
+
+describe('an application that requires DPoP (dpop_bound_access_tokens)', () => {
+  it('refuses a token request without a proof, changing nothing', async () => {
+    await makeUser(f.db, 'quinn');
+    const { clientId, secret } = await makeApp(f.db, { name: 'Strict', dpopBoundAccessTokens: true });
+    const before = await writes();
+    const res = await tokenRequest(
+      { grant_type: 'password', username: 'quinn', password: PASSWORD },
+      { authorization: basic(clientId, secret) },
+    );
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'invalid_dpop_proof', error_description: 'DPoP proof required' });
+    expect(await writes()).toEqual(before);
   });
 });
