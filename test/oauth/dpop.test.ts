@@ -545,3 +545,47 @@ describe('an application that requires DPoP (dpop_bound_access_tokens)', () => {
     expect(await writes()).toEqual(before);
   });
 });
+
+describe('the device grant (RFC 8628) binds too; a public client refreshes only with the key', () => {
+  it('device code → DPoP token; refresh with another key or none → invalid_grant; with the key → a bound pair', async () => {
+    const { user } = await makeUser(f.db, 'rita');
+    const { clientId } = await makeApp(f.db, { name: 'TV', confidential: false, scopes: 'read_user' });
+    const started = await f.app.inject({
+      method: 'POST',
+      url: '/oauth/authorize_device',
+      headers: FORM,
+      payload: form({ client_id: clientId }),
+    });
+    expect(started.statusCode).toBe(200);
+    // The person approved it on /oauth/device (test/oauth/device-flow.test.ts drives that page).
+    await sql`update oauth_device_grants set status = 'approved', user_id = ${user.id}`.execute(f.db);
+    const key = await newKey();
+    const issued = await tokenRequest(
+      {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        client_id: clientId,
+        device_code: started.json().device_code,
+      },
+      { dpop: await proof(key) },
+    );
+    expect(issued.statusCode, issued.body).toBe(200);
+    expect(issued.json().token_type).toBe('DPoP');
+    const refresh = { grant_type: 'refresh_token', refresh_token: issued.json().refresh_token, client_id: clientId };
+    const before = await writes();
+    for (const headers of [{}, { dpop: await proof(await newKey()) }] as Record<string, string>[]) {
+      const refused = await tokenRequest(refresh, headers);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().error).toBe('invalid_grant');
+    }
+    expect(await writes()).toEqual(before);
+    const refreshed = await tokenRequest(refresh, { dpop: await proof(key) });
+    expect(refreshed.statusCode, refreshed.body).toBe(200);
+    expect(refreshed.json().token_type).toBe('DPoP');
+    const row = await f.db
+      .selectFrom('oauth_access_tokens')
+      .select('dpop_jkt')
+      .where('token_digest', '=', createHash('sha256').update(refreshed.json().access_token).digest('hex'))
+      .executeTakeFirstOrThrow();
+    expect(row.dpop_jkt).toBe(key.jkt);
+  });
+});
