@@ -8,6 +8,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT, 
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../service/config';
 import { buildTestApp } from '../support/app';
 import { basic, FORM, form, makeApp, makeUser, PASSWORD, useFixture } from './support/harness';
 
@@ -587,5 +588,16 @@ describe('the device grant (RFC 8628) binds too; a public client refreshes only 
       .where('token_digest', '=', createHash('sha256').update(refreshed.json().access_token).digest('hex'))
       .executeTakeFirstOrThrow();
     expect(row.dpop_jkt).toBe(key.jkt);
+  });
+});
+
+describe('DPOP_REQUIRE_NONCE', () => {
+  it('is off by default, true/false otherwise, and anything else is refused at start-up', () => {
+    expect(loadConfig({}).dpopRequireNonce).toBe(false);
+    expect(loadConfig({ DPOP_REQUIRE_NONCE: 'true' }).dpopRequireNonce).toBe(true);
+    expect(loadConfig({ DPOP_REQUIRE_NONCE: '0' }).dpopRequireNonce).toBe(false);
+    expect(() => loadConfig({ DPOP_REQUIRE_NONCE: 'sometimes' })).toThrow(
+      'DPOP_REQUIRE_NONCE must be true or false (got "sometimes")',
+    );
   });
 });
