@@ -19,6 +19,7 @@ const SLOW = [
   'test/api/oauth-tokens.test.ts',
   'test/api/openapi-client.test.ts',
   'test/oauth/client-library.test.ts',
+  'test/oauth/dpop-client.test.ts',
 ];
 
 const GLOBAL_SETUP = 'test/support/global-setup.ts';

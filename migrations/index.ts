@@ -19,6 +19,7 @@ import * as m0015 from './0015-account-emails';
 import * as m0016 from './0016-logout';
 import * as m0017 from './0017-notification-events';
 import * as m0019 from './0019-backchannel-logout';
+import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
 
 export const migrations: Record<string, Migration> = {
@@ -40,5 +41,6 @@ export const migrations: Record<string, Migration> = {
   '0016-logout': m0016,
   '0017-notification-events': m0017,
   '0019-backchannel-logout': m0019,
+  '0021-dpop': m0021,
   '0022-webauthn': m0022,
 };

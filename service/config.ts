@@ -41,6 +41,12 @@ export interface Config {
    */
   refreshReuseLeeway: number;
   /**
+   * DPOP_REQUIRE_NONCE (default false): every DPoP proof must carry a server nonce (RFC 9449 §8, §9),
+   * answered with use_dpop_nonce and a DPoP-Nonce header first. Always so for applications that
+   * require DPoP (dpop_bound_access_tokens).
+   */
+  dpopRequireNonce: boolean;
+  /**
    * REQUEST_TIMEOUT (seconds, 1–600, default 30): a request whose headers and body have not all
    * arrived by then is answered 408 and its connection closed (a slow-body client cannot hold
    * connections open; issue 22). Headers must arrive within the smaller of this and 10 s.
@@ -208,6 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^\d+$/.test(leewayText) || Number(leewayText) > 60) {
     throw new ConfigError(`REFRESH_REUSE_LEEWAY must be a whole number of seconds from 0 to 60 (got "${leewayText}")`);
   }
+  const dpopNonceText = env.DPOP_REQUIRE_NONCE?.trim() || 'false';
+  const dpopRequireNonce = parseBoolean(dpopNonceText);
+  if (dpopRequireNonce === undefined) {
+    throw new ConfigError(`DPOP_REQUIRE_NONCE must be true or false (got "${dpopNonceText}")`);
+  }
   const timeoutText = env.REQUEST_TIMEOUT?.trim() || '30';
   if (!/^\d+$/.test(timeoutText) || Number(timeoutText) < 1 || Number(timeoutText) > 600) {
     throw new ConfigError(`REQUEST_TIMEOUT must be a whole number of seconds from 1 to 600 (got "${timeoutText}")`);
@@ -234,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,
     refreshReuseLeeway: Number(leewayText),
+    dpopRequireNonce,
     requestTimeoutSeconds: Number(timeoutText),
     pruneIntervalSeconds: Number(pruneText),
     auditRetentionDays: auditText ? Number(auditText) : undefined,

@@ -14,6 +14,7 @@ interface Args {
   scopes?: string;
   public: boolean;
   trusted: boolean;
+  dpopBoundAccessTokens: boolean;
   owner?: string;
 }
 
@@ -67,6 +68,11 @@ export default defineCommand<Args>({
         default: false,
         describe: 'Skip the consent page (first-party applications only)',
       })
+      .option('dpop-bound-access-tokens', {
+        type: 'boolean',
+        default: false,
+        describe: 'Require DPoP (RFC 9449): every token request must carry a DPoP proof',
+      })
       .option('owner', {
         type: 'string',
         describe: 'Username owning the application (it appears on their /profile/applications)',
@@ -82,6 +88,7 @@ export default defineCommand<Args>({
       scopes: args.scopes,
       confidential: !args.public,
       trusted: args.trusted,
+      dpopBoundAccessTokens: args.dpopBoundAccessTokens,
       ownerId: owner?.id ?? null,
       actor,
     });

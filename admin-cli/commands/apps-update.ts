@@ -14,6 +14,7 @@ interface Args {
   backchannelLogoutSessionRequired?: boolean;
   scopes?: string;
   confidential?: boolean;
+  dpopBoundAccessTokens?: boolean;
 }
 
 export default defineCommand<Args>({
@@ -25,6 +26,7 @@ export default defineCommand<Args>({
     ['apps update 3 --no-confidential', 'make it a public client (PKCE, no secret)'],
     ['apps update 3 --backchannel-logout-uri https://ci.example.com/bcl', 'receive back-channel logout tokens'],
     ['apps update 3 --post-logout-redirect-uri ""', 'remove every post-logout redirect URI'],
+    ['apps update 3 --dpop-bound-access-tokens', 'require DPoP-bound tokens (RFC 9449)'],
   ],
   options: (y) =>
     y
@@ -52,6 +54,10 @@ export default defineCommand<Args>({
       .option('confidential', {
         type: 'boolean',
         describe: '--confidential or --no-confidential (public: PKCE, not the secret)',
+      })
+      .option('dpop-bound-access-tokens', {
+        type: 'boolean',
+        describe: '--dpop-bound-access-tokens or --no-dpop-bound-access-tokens (require DPoP proofs)',
       }),
   async run(args, { db, actor }) {
     const changes = {
@@ -62,10 +68,11 @@ export default defineCommand<Args>({
       backchannelLogoutSessionRequired: args.backchannelLogoutSessionRequired,
       scopes: args.scopes,
       confidential: args.confidential,
+      dpopBoundAccessTokens: args.dpopBoundAccessTokens,
     };
     if (Object.values(changes).every((v) => v === undefined))
       throw new UserError(
-        'nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, --backchannel-logout-session-required, --scopes or --confidential',
+        'nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, --backchannel-logout-session-required, --scopes, --confidential or --dpop-bound-access-tokens',
       );
     const app = await getApplicationByIdOrUid(db, args.appId);
     const updated = await updateApplication(db, app.uid, changes, actor);

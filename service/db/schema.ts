@@ -79,6 +79,8 @@ export interface OAuthApplicationsTable {
   scopes: string[];
   confidential: Generated<boolean>;
   trusted: Generated<boolean>;
+  /** RFC 9449 §5.2: every token request of this application must carry a DPoP proof. */
+  dpop_bound_access_tokens: Generated<boolean>;
   owner_id: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -101,6 +103,8 @@ export interface OAuthAuthorizationCodesTable {
   sid: ColumnType<string | null, string | null | undefined, string | null>;
   /** RFC 8176: how the person signed in (the ID token's `amr`), absent for older codes. */
   amr: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** RFC 9449 §10: the authorize request's dpop_jkt; the exchange's proof must use that key. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;
@@ -134,7 +138,15 @@ export interface OAuthAccessTokensTable {
   parent_id: number | null;
   family_id: number | null;
   authorization_code_id: number | null;
+  /** RFC 9449 §6.1: the JWK thumbprint (cnf.jkt) of the key a DPoP-bound token is bound to. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
+}
+
+/** RFC 9449 §11.1: DPoP proofs already accepted (sha256 of jkt and jti), until their window ends. */
+export interface DpopProofsTable {
+  digest: string;
+  expires_at: Timestamp;
 }
 
 export interface GroupsTable {
@@ -375,6 +387,7 @@ export interface Database {
   notification_event_recipients: NotificationEventRecipientsTable;
   password_reset_tokens: PasswordResetTokensTable;
   backchannel_logout_deliveries: BackchannelLogoutDeliveriesTable;
+  dpop_proofs: DpopProofsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -52,6 +52,8 @@ export interface RegisterApplicationInput {
   scopes?: string | string[];
   confidential?: boolean;
   trusted?: boolean;
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request must carry a DPoP proof. */
+  dpopBoundAccessTokens?: boolean;
   ownerId?: number | null;
   actor?: string;
 }
@@ -68,6 +70,7 @@ const PUBLIC_COLUMNS = [
   'scopes',
   'confidential',
   'trusted',
+  'dpop_bound_access_tokens',
   'owner_id',
   'created_at',
   'updated_at',
@@ -104,6 +107,7 @@ export async function registerApplication(
         scopes: sortScopes(scopes),
         confidential: input.confidential ?? true,
         trusted: input.trusted ?? false,
+        dpop_bound_access_tokens: input.dpopBoundAccessTokens ?? false,
         owner_id: input.ownerId ?? null,
       })
       .returning(PUBLIC_COLUMNS)
@@ -122,6 +126,7 @@ export async function registerApplication(
         scopes,
         confidential: application.confidential,
         trusted: application.trusted,
+        ...(application.dpop_bound_access_tokens ? { dpop_bound_access_tokens: true } : {}),
       },
     });
     return { application, secret };
@@ -161,6 +166,7 @@ export interface UpdateApplicationInput {
   backchannelLogoutSessionRequired?: boolean;
   scopes?: string | string[];
   confidential?: boolean;
+  dpopBoundAccessTokens?: boolean;
 }
 
 /**
@@ -185,6 +191,7 @@ export async function updateApplication(
       | 'backchannel_logout_session_required'
       | 'scopes'
       | 'confidential'
+      | 'dpop_bound_access_tokens'
     >
   > = {};
   if (input.name !== undefined) changes.name = requireName(input.name);
@@ -197,6 +204,7 @@ export async function updateApplication(
     changes.backchannel_logout_session_required = input.backchannelLogoutSessionRequired;
   if (input.scopes !== undefined) changes.scopes = sortScopes(applicationScopes(input.scopes));
   if (input.confidential !== undefined) changes.confidential = input.confidential;
+  if (input.dpopBoundAccessTokens !== undefined) changes.dpop_bound_access_tokens = input.dpopBoundAccessTokens;
   return withTransaction(db, async (db) => {
     const q = db
       .updateTable('oauth_applications')
@@ -320,6 +328,7 @@ export function applicationSummary(app: ApplicationRecord) {
     scopes: app.scopes,
     confidential: app.confidential,
     trusted: app.trusted,
+    dpop_bound_access_tokens: app.dpop_bound_access_tokens,
     owner_id: app.owner_id,
     created_at: app.created_at.toISOString(),
   };

@@ -21,6 +21,8 @@ export interface NewAuthorizationCode {
   sid?: string;
   /** RFC 8176: how the person signed in (the ID token's amr). */
   amr?: string[];
+  /** RFC 9449 §10: the authorize request's dpop_jkt. */
+  dpopJkt?: string;
 }
 
 /** On every authorization, so written as one constant text: nothing for the query builder to compile. */
@@ -31,10 +33,10 @@ export async function createAuthorizationCode(
   const code = randomHex();
   const { rows } = await sql<{ id: number }>`
     insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
-      code_challenge, code_challenge_method, nonce, auth_time, sid, amr, expires_at)
+      code_challenge, code_challenge_method, nonce, auth_time, sid, amr, dpop_jkt, expires_at)
     values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
       ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
-      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.amr ?? null}::text[],
+      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.amr ?? null}::text[], ${input.dpopJkt ?? null},
       ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
     returning id
   `.execute(db);
@@ -65,6 +67,8 @@ export interface SpendAuthorizationCodeInput {
   allowOpenid: boolean;
   /** The service's clock: the code must not have expired by it; used_at is stamped with it. */
   now: Date;
+  /** RFC 9449: the DPoP proof's key; the tokens are bound to it, and a code issued for a dpop_jkt needs it. */
+  dpopJkt: string | null;
 }
 
 /** The code's row as the statement found it (locked, before being spent), without the digest. */
@@ -107,7 +111,7 @@ export async function spendAuthorizationCode(
   const { rows } = await sql<SpendableCode & { token_id: number | null; token_created_at: Date | null }>`
     with code as (
       select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
-        auth_time, sid, amr, expires_at, used_at, created_at
+        auth_time, sid, amr, dpop_jkt, expires_at, used_at, created_at
       from oauth_authorization_codes
       where code_digest = ${sha256Hex(input.code)}
       for update
@@ -128,14 +132,15 @@ export async function spendAuthorizationCode(
           when code.code_challenge_method = 'plain' then code.code_challenge = ${input.verifier.plain}::text
           else false
         end
+        and (code.dpop_jkt is null or code.dpop_jkt = ${input.dpopJkt}::text)
         and exists (select 1 from users as u where u.id = code.user_id and u.state = 'active')
       returning c.id
     ),
     issued as (
       insert into oauth_access_tokens
-        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id)
+        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id, dpop_jkt)
       select code.application_id, code.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, code.scopes,
-        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id
+        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id, ${input.dpopJkt}::text
       from spent join code on code.id = spent.id
       returning id, created_at
     )

@@ -23,6 +23,7 @@ export const ACCESS_TOKEN_COLUMNS = [
   'parent_id',
   'family_id',
   'authorization_code_id',
+  'dpop_jkt',
   'created_at',
 ] as const;
 
@@ -53,6 +54,8 @@ export interface IssueTokenInput {
   parentId?: number;
   familyId?: number;
   authorizationCodeId?: number | null;
+  /** RFC 9449 §6.1: bind the access token (and, for a public client, the refresh token) to this key. */
+  dpopJkt?: string;
 }
 
 export interface IssuedToken {
@@ -79,6 +82,7 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
       parent_id: input.parentId ?? null,
       family_id: input.familyId ?? null,
       authorization_code_id: input.authorizationCodeId ?? null,
+      dpop_jkt: input.dpopJkt ?? null,
     })
     .returning(['id', 'created_at'])
     .executeTakeFirstOrThrow();
@@ -110,6 +114,11 @@ export interface RotationInput {
    * token before it commits. Without it such a rotation is refused (outcome 'openid'), unchanged.
    */
   withOpenid: boolean;
+  /**
+   * The key of the request's DPoP proof (RFC 9449): the new pair is bound to it. A public client's
+   * bound refresh token rotates only with a proof of the same key (§5: bound to the key too).
+   */
+  dpopJkt: string | null;
 }
 
 export type RotationResult =
@@ -173,11 +182,12 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
         ${input.narrowTo ?? null}::text[] as narrow_to,
         ${input.withOpenid}::boolean as with_openid,
         ${SCOPE_ORDER}::text[] as scope_order,
-        ${new Date()}::timestamptz as sent_at
+        ${new Date()}::timestamptz as sent_at,
+        ${input.dpopJkt}::text as dpop_jkt
     ),
     locked as materialized (
       select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
-        t.parent_id, t.refresh_retries, t.successor_used_at, t.authorization_code_id, t.created_at, a.uid as client_uid, a.confidential, u.state as user_state,
+        t.parent_id, t.refresh_retries, t.successor_used_at, t.authorization_code_id, t.created_at, t.dpop_jkt, a.uid as client_uid, a.confidential, u.state as user_state,
         u.current_sign_in_at
       from oauth_access_tokens t
       join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
@@ -194,6 +204,10 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
             then 'invalid_grant'
           when p.client_application_id is null and (l.client_uid is null or l.confidential) then 'invalid_client'
           when l.revoked_at is not null then 'invalid_grant'
+          -- RFC 9449 §5: a public client's refresh token is bound to its key (before the replay
+          -- rule: a thief without the key cannot revoke the chain either).
+          when not l.confidential and l.dpop_jkt is not null and l.dpop_jkt is distinct from p.dpop_jkt
+            then 'invalid_grant'
           -- Within the leeway but no retry (its successor used, or its 2 retries spent): a replay.
           when l.refreshed_at is not null and not v.retry then
             case when w.within_leeway or l.refreshed_at < p.received_at then 'replay' else 'invalid_grant' end
@@ -222,11 +236,11 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     ),
     issued as (
       insert into oauth_access_tokens (application_id, user_id, token_digest, refresh_token_digest, scopes,
-        expires_at, parent_id, family_id, authorization_code_id)
+        expires_at, parent_id, family_id, authorization_code_id, dpop_jkt)
       select d.application_id, d.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, d.granted,
         now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), d.id, coalesce(d.family_id, d.id),
-        d.authorization_code_id
-      from decided d
+        d.authorization_code_id, p.dpop_jkt
+      from decided d cross join params p
       where d.outcome in ('rotated', 'retried')
       returning id, scopes, created_at
     ),

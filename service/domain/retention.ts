@@ -18,6 +18,7 @@
 //   descendants are revoked; a revoked token keeps answering "Token was revoked" rather than an
 //   anonymous 401 for as long. The first row of a refresh chain (family_id null, which its members
 //   point to with ON DELETE CASCADE) goes only with the last of its family.
+// - DPoP proof jtis: once their proof's iat window has passed (a replay is refused by its iat then).
 // - rate-limit counters: an hour after their window opened (every window is shorter: 60 s today).
 // - audit events: kept forever unless auditRetentionDays is set (see README "Retention").
 // - back-channel logout deliveries: as mail.
@@ -130,6 +131,13 @@ export const PURGE_RULES: readonly PurgeRule[] = [
     rule: 'expired, past the grace',
     key: 'id',
     expired: (s) => sql`t.expires_at < ${ago(s.grace)}`,
+  },
+  {
+    // RFC 9449 §11.1: a proof's jti is kept only while the proof could be accepted.
+    table: 'dpop_proofs',
+    rule: 'past the proof window',
+    key: 'digest',
+    expired: () => sql`t.expires_at < now()`,
   },
   {
     table: 'rate_limit_counters',

@@ -20,6 +20,7 @@ import {
 import { revokeRotatedTokenFamily } from '../domain/personal-access-tokens';
 import { formatScopes, type Scope, SUDO_SCOPE } from '../domain/scopes';
 import { findUserByIdOrUsername } from '../domain/sudo';
+import { checkResourceProof, consumeResourceProof, dpopTokenFromHeader } from './dpop';
 import { ApiError, forbidden, unauthorized } from './errors';
 
 export interface ApiPrincipal {
@@ -75,6 +76,8 @@ interface FoundToken {
   /** Where it was found: the first match wins (contract §4). */
   source: 'private_token' | 'PRIVATE-TOKEN' | 'access_token' | 'Authorization';
   token: string;
+  /** `Authorization: DPoP <token>` (RFC 9449 §7.1): an OAuth access token bound to a key. */
+  dpop?: true;
 }
 
 /** Present as in Rails' `.presence`: absent and empty values do not count. */
@@ -98,6 +101,8 @@ export function findRequestToken(request: FastifyRequest): FoundToken | undefine
   if (!present(bearer)) {
     source = 'Authorization';
     bearer = bearerFromHeader(request.headers.authorization);
+    const dpop = dpopTokenFromHeader(request.headers.authorization);
+    if (!present(bearer) && dpop) return { kind: 'oauth_access_token', source, token: dpop, dpop: true };
   }
   if (!present(bearer)) return undefined;
   const token = asToken(bearer);
@@ -148,6 +153,7 @@ function insufficientScope(required: string[]): ApiError {
 export async function authenticateApiRequest(
   db: Db,
   request: FastifyRequest,
+  dpop: ApiDpopOptions,
   now = new Date(),
 ): Promise<ApiPrincipal | ApplicationPrincipal> {
   const found = findRequestToken(request);
@@ -163,6 +169,36 @@ export async function authenticateApiRequest(
     await revokeRotatedTokenFamily(db, record.id, { ipAddress: request.ip });
   if (record.expired) throw invalidToken(TOKEN_EXPIRED);
   if (record.revoked) throw invalidToken(TOKEN_REVOKED);
+  // RFC 9449 §7: a bound token only with the DPoP scheme and a proof of its key; its jti is
+  // consumed once every other check has passed (a refused request writes nothing).
+  const proof =
+    record.kind === 'oauth_access_token'
+      ? await checkResourceProof(request, {
+          dpopScheme: found.dpop === true,
+          token: found.token,
+          boundJkt: record.dpopJkt,
+          ...dpop,
+        })
+      : undefined;
+  const principal = await authorize(db, request, found, record, now);
+  await consumeResourceProof(db, proof);
+  return principal;
+}
+
+/** What API authentication needs to check DPoP proofs (config). */
+interface ApiDpopOptions {
+  publicUrl: string;
+  requireNonce: boolean;
+}
+
+/** The checks after the token's own (scope, the user, Sudo), in GitLab's order. */
+async function authorize(
+  db: Db,
+  request: FastifyRequest,
+  found: FoundToken,
+  record: TokenRecord,
+  now: Date,
+): Promise<ApiPrincipal | ApplicationPrincipal> {
   const config = request.routeOptions.config;
   const allowed: string[] = scopesAllowing(request.method, config?.allowReadUser === true);
   if (config?.applicationScope) allowed.push(config.applicationScope);
@@ -224,9 +260,14 @@ async function sudo(db: Db, request: FastifyRequest, owner: ApiUser, scopes: str
 }
 
 /** An onRequest hook: every route of the plugin it is added to requires a valid token. */
-export function apiAuthentication(db: Db): onRequestHookHandler {
+export function apiAuthentication(
+  db: Db,
+  config: { publicUrl: string; dpopRequireNonce: boolean },
+): onRequestHookHandler {
   return async (request) => {
-    const principal = await authenticateApiRequest(db, request);
+    // Read per request, as discovery does: tests learn the public URL only once listening.
+    const dpop = { publicUrl: config.publicUrl, requireNonce: config.dpopRequireNonce };
+    const principal = await authenticateApiRequest(db, request, dpop);
     if ('user' in principal) request.apiPrincipal = principal;
     else request.apiApplication = principal;
   };

@@ -20,6 +20,8 @@ export const CREDENTIAL_HEADERS = [
   'job-token',
   'x-gitlab-token',
   'x-csrf-token',
+  // RFC 9449: a proof is a credential for its jti window (with the token it was made for).
+  'dpop',
   'cookie',
   'set-cookie',
 ];

@@ -22,6 +22,7 @@ export const AUTHORIZE_PARAMETERS = [
   'nonce',
   'prompt',
   'max_age',
+  'dpop_jkt',
 ] as const;
 
 /** OIDC Core §3.1.2.1 `prompt` values Lanyard honours (select_account: one account per session). */
@@ -43,6 +44,8 @@ export interface ValidAuthorizeRequest {
   prompt: Set<Prompt>;
   /** OpenID Connect: the longest acceptable time since sign-in, in seconds. */
   maxAge?: number;
+  /** RFC 9449 §10: the code is exchanged only with a DPoP proof of this key (its SHA-256 thumbprint). */
+  dpopJkt?: string;
 }
 
 export type AuthorizeRequest =
@@ -108,6 +111,9 @@ export function checkAuthorizeRequest(
       throw new InvalidRequest();
     const maxAgeText = stringParam(params, 'max_age');
     if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new InvalidRequest();
+    // A JWK SHA-256 thumbprint (RFC 7638) is 43 base64url characters.
+    const dpopJkt = stringParam(params, 'dpop_jkt');
+    if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) throw new InvalidRequest();
     return {
       kind: 'valid',
       application,
@@ -118,6 +124,7 @@ export function checkAuthorizeRequest(
       nonce,
       prompt: prompt as Set<Prompt>,
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
+      dpopJkt,
     };
   } catch (err) {
     if (err instanceof OAuthError) return { kind: 'error_redirect', redirectUri, state, error: err };

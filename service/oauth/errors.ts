@@ -43,7 +43,9 @@ export type OAuthErrorCode =
   | 'authorization_pending'
   | 'slow_down'
   | 'expired_token'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export class OAuthError extends Error {
   readonly headers: Record<string, string> = {};

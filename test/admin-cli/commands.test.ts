@@ -471,6 +471,7 @@ describe('apps', () => {
       scopes: ['api', 'read_api', 'read_user'],
       confidential: true,
       trusted: false,
+      dpop_bound_access_tokens: false,
       owner_id: 1,
       created_at: expect.any(String),
     });
@@ -528,6 +529,7 @@ describe('apps', () => {
       scopes: ['openid', 'read_user'],
       confidential: true,
       trusted: false,
+      dpop_bound_access_tokens: false,
       owner_id: null,
       created_at: expect.any(String),
     });
@@ -580,6 +582,24 @@ describe('apps', () => {
     await expectUserError(db, ['apps', 'update', String(app.id), '--scopes', 'root'], /scope/i);
     await expectUserError(db, ['apps', 'update', String(app.id), '--name', ''], /name/i);
     await expectUserError(db, ['apps', 'update', '999', '--name', 'x'], /application "999" not found/);
+  });
+
+  it('apps register --dpop-bound-access-tokens and apps update --no-dpop-bound-access-tokens (RFC 9449 §5.2)', async () => {
+    const app = (await register('--dpop-bound-access-tokens')).json;
+    const shown = await run(['apps', 'show', app.application_id, '--json']);
+    expect(shown.json.dpop_bound_access_tokens).toBe(true);
+    const off = await run(['apps', 'update', String(app.id), '--no-dpop-bound-access-tokens', '--json']);
+    expect(off.code).toBe(0);
+    expect(off.json.dpop_bound_access_tokens).toBe(false);
+    expect((await auditActions()).filter((a) => a.action === 'application.update')).toEqual([
+      { actor: ACTOR, action: 'application.update', details: { dpop_bound_access_tokens: false } },
+    ]);
+    expect((await register()).json.application_id).toMatch(/^[0-9a-f]{64}$/);
+    const plain = await run(['apps', 'list', '--json']);
+    expect(plain.json.map((a: { dpop_bound_access_tokens: boolean }) => a.dpop_bound_access_tokens)).toEqual([
+      false,
+      false,
+    ]);
   });
 
   it('apps rotate-secret: the new secret works and the old one stops at once', async () => {

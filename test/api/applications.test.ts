@@ -394,6 +394,42 @@ describe('GET, PUT, DELETE, renew-secret', () => {
     const res = await call(adminToken, 'DELETE', '/applications/abc');
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error: 'id is invalid' } });
   });
+
+  it('dpop_bound_access_tokens (RFC 9449 §5.2): set on create and update, shown only when set; a bad value changes nothing', async () => {
+    const created = await call(adminToken, 'POST', '/applications', { ...APP, dpop_bound_access_tokens: 'true' });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().dpop_bound_access_tokens).toBe(true);
+    const row = () =>
+      db
+        .selectFrom('oauth_applications')
+        .select('dpop_bound_access_tokens')
+        .where('id', '=', created.json().id)
+        .executeTakeFirstOrThrow();
+    expect(await row()).toEqual({ dpop_bound_access_tokens: true });
+    const before = await snapshot();
+    const bad = await call(adminToken, 'PUT', `/applications/${created.json().id}`, {
+      dpop_bound_access_tokens: 'maybe',
+    });
+    expect({ status: bad.statusCode, body: bad.json() }).toEqual({
+      status: 400,
+      body: { error: 'dpop_bound_access_tokens is invalid' },
+    });
+    expect(await snapshot()).toEqual(before);
+    const off = await call(adminToken, 'PUT', `/applications/${created.json().id}`, {
+      dpop_bound_access_tokens: false,
+    });
+    expect(off.statusCode).toBe(200);
+    // Off: GitLab's entity, without the member.
+    expect(Object.keys(off.json())).toEqual([
+      'id',
+      'application_id',
+      'application_name',
+      'callback_url',
+      'confidential',
+      'scopes',
+    ]);
+    expect(await row()).toEqual({ dpop_bound_access_tokens: false });
+  });
 });
 
 describe('logout fields (beyond GitLab): post_logout_redirect_uris, backchannel_logout_uri, …_session_required', () => {

@@ -130,6 +130,7 @@ describe('GET /api/v4/openapi.json', () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
       'access_token_query',
       'bearer',
+      'dpop',
       'oauth2',
       'private_token_header',
       'private_token_query',

@@ -169,6 +169,7 @@ describe('the built functions against PostgreSQL', () => {
           oauth_access_tokens: 0,
           oauth_authorization_codes: 0,
           oauth_device_grants: 0,
+          dpop_proofs: 0,
           rate_limit_counters: 0,
           audit_events: 0,
           backchannel_logout_deliveries: 0,

@@ -272,6 +272,19 @@ describe('discovery: GET /.well-known/openid-configuration and /.well-known/oaut
     prompt_values_supported: ['none', 'login', 'consent'],
     code_challenge_methods_supported: ['S256', 'plain'],
     authorization_response_iss_parameter_supported: true,
+    dpop_signing_alg_values_supported: [
+      'ES256',
+      'ES384',
+      'ES512',
+      'PS256',
+      'PS384',
+      'PS512',
+      'RS256',
+      'RS384',
+      'RS512',
+      'Ed25519',
+      'EdDSA',
+    ],
   };
 
   it.each(['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])(

@@ -19,6 +19,35 @@ const F = 'doorkeeper_application';
 const secretOf = (html: string) => /id="application-secret">([^<]+)</.exec(html)?.[1];
 
 describe('/profile/applications', () => {
+  it('offers "Require DPoP" (RFC 9449 dpop_bound_access_tokens), off by default, and stores it when checked', async () => {
+    const page = await web.get('/profile/applications');
+    const input = /<input[^>]*id="app_dpop_bound_access_tokens"[^>]*>/.exec(page.body)?.[0];
+    expect(input).toContain(`name="${F}[dpop_bound_access_tokens]"`);
+    expect(input).not.toContain('checked');
+    const post = (name: string, dpop?: string) =>
+      web.postRaw(
+        '/profile/applications',
+        new URLSearchParams([
+          ['authenticity_token', WebClient.csrf(page.body)],
+          [`${F}[name]`, name],
+          [`${F}[redirect_uri]`, 'https://app.example/cb'],
+          [`${F}[scopes][]`, 'read_user'],
+          ...(dpop ? [[`${F}[dpop_bound_access_tokens]`, dpop] as [string, string]] : []),
+        ] as [string, string][]).toString(),
+      );
+    expect((await post('Bound', '1')).statusCode).toBe(303);
+    expect((await post('Plain')).statusCode).toBe(303);
+    const rows = await f.db
+      .selectFrom('oauth_applications')
+      .select(['name', 'dpop_bound_access_tokens'])
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { name: 'Bound', dpop_bound_access_tokens: true },
+      { name: 'Plain', dpop_bound_access_tokens: false },
+    ]);
+  });
+
   it('registers an application and shows its secret once, stored only as a digest', async () => {
     const page = await web.get('/profile/applications');
     expect(page.statusCode).toBe(200);

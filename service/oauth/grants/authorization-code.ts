@@ -27,7 +27,7 @@ async function refusal(db: DbOrTrx, { code }: SpendAuthorizationCodeResult, appl
   return 'invalid_grant' as const;
 }
 
-export async function handler({ db, params, client, signIdToken }: GrantContext): Promise<GrantResult> {
+export async function handler({ db, params, client, signIdToken, dpopJkt }: GrantContext): Promise<GrantResult> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
@@ -40,6 +40,7 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
       verifier: candidates,
       allowOpenid,
       now: new Date(),
+      dpopJkt: dpopJkt ?? null,
     });
 
   // The common case, without openid: one statement, no transaction.

@@ -34,7 +34,14 @@ const REFUSALS: Record<Refusal, () => Error> = {
 const polledTooSoon = (row: DeviceGrantRecord, at: Date) =>
   row.last_polled_at !== null && at.getTime() - row.last_polled_at.getTime() < row.interval_seconds * 1000;
 
-export async function handler({ db, params, client, receivedAt, signIdToken }: GrantContext): Promise<GrantResult> {
+export async function handler({
+  db,
+  params,
+  client,
+  receivedAt,
+  signIdToken,
+  dpopJkt,
+}: GrantContext): Promise<GrantResult> {
   const deviceCode = params.device_code;
   if (!deviceCode) throw new InvalidRequest();
   const application = client!.application;
@@ -60,6 +67,7 @@ export async function handler({ db, params, client, receivedAt, signIdToken }: G
       userId: row.user_id!,
       scopes: row.scopes,
       withRefreshToken: true,
+      dpopJkt,
     });
     if (!row.scopes.includes('openid')) return issued;
     // The person authenticated in the browser session that approved the code; no nonce (RFC 8628 has none).

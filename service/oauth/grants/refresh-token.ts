@@ -46,6 +46,7 @@ export async function handler({
   receivedAt,
   refreshReuseLeeway,
   signIdToken,
+  dpopJkt,
 }: GrantContext): Promise<GrantResult> {
   const refreshToken = params.refresh_token;
   if (!refreshToken) throw new InvalidRequest();
@@ -61,6 +62,7 @@ export async function handler({
     receivedAt,
     leeway: refreshReuseLeeway,
     withOpenid: false,
+    dpopJkt: dpopJkt ?? null,
   };
   // Asked for scopes without openid: no ID token, so no transaction is needed.
   if (!parsed?.includes('openid')) {

@@ -15,6 +15,8 @@ export interface GrantContext {
   receivedAt: Date;
   /** Seconds after a refresh token's rotation during which the same client may retry it. */
   refreshReuseLeeway: number;
+  /** RFC 9449: the thumbprint of the key of the request's accepted DPoP proof; the token is bound to it. */
+  dpopJkt: string | undefined;
   /**
    * Signs the ID token of a grant holding `openid`. Called inside the grant's transaction, before
    * it commits: if signing fails (no usable key, a claims read), the code, device code or refresh

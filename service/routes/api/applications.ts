@@ -42,6 +42,10 @@ const applicationProperties = {
     type: 'boolean',
     description: 'Back-Channel Logout: the application needs sid in logout tokens (always sent; beyond GitLab)',
   },
+  dpop_bound_access_tokens: {
+    type: 'boolean',
+    description: 'RFC 9449 §5.2: every token request must carry a DPoP proof (beyond GitLab; present when true)',
+  },
 } as const;
 const applicationRequired = [
   'id',
@@ -83,6 +87,7 @@ const FIELDS = {
   },
   backchannel_logout_uri: { type: 'string', description: 'Where logout tokens are POSTed; empty for none' },
   backchannel_logout_session_required: booleanParam('The application needs sid in logout tokens (default false)'),
+  dpop_bound_access_tokens: booleanParam('Require DPoP-bound access tokens, RFC 9449 (default false)'),
 } as const;
 const applicationParams = { type: 'object', properties: FIELDS } as const;
 const idParams = {
@@ -101,6 +106,8 @@ const view = (app: ApplicationRecord) => ({
   post_logout_redirect_uris: app.post_logout_redirect_uris,
   backchannel_logout_uri: app.backchannel_logout_uri,
   backchannel_logout_session_required: app.backchannel_logout_session_required,
+  // Beyond GitLab's entity, so only when set: GitLab's clients see GitLab's shape.
+  ...(app.dpop_bound_access_tokens ? { dpop_bound_access_tokens: true } : {}),
 });
 
 /** GitLab's `authenticated_as_admin!`: 403 {"message":"403 Forbidden"} for anyone else. */
@@ -126,7 +133,7 @@ function readFields(request: FastifyRequest, required: boolean) {
     );
     if (problems.length) throw new ApiError(400, { error: problems.join(', ') });
   }
-  const flag = (name: 'confidential' | 'backchannel_logout_session_required') => {
+  const flag = (name: 'confidential' | 'backchannel_logout_session_required' | 'dpop_bound_access_tokens') => {
     if (params[name] === undefined) return undefined;
     const value = parseBoolean(params[name]);
     if (value === undefined) throw new ApiError(400, { error: `${name} is invalid` });
@@ -154,6 +161,7 @@ function readFields(request: FastifyRequest, required: boolean) {
     backchannelLogoutSessionRequired: flag('backchannel_logout_session_required'),
     scopes: fields.scopes,
     confidential: flag('confidential'),
+    dpopBoundAccessTokens: flag('dpop_bound_access_tokens'),
   };
 }
 
@@ -197,6 +205,7 @@ export const applicationRoutes: FastifyPluginAsync<AppContext> = async (app, { d
         postLogoutRedirectUris: fields.postLogoutRedirectUris,
         backchannelLogoutUri: fields.backchannelLogoutUri,
         backchannelLogoutSessionRequired: fields.backchannelLogoutSessionRequired,
+        dpopBoundAccessTokens: fields.dpopBoundAccessTokens,
         ownerId: null,
         actor,
       });

@@ -80,6 +80,12 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
             scheme: 'bearer',
             description: 'An OAuth 2.0 access token or a personal access token',
           },
+          dpop: {
+            type: 'http',
+            scheme: 'DPoP',
+            description:
+              'A DPoP-bound OAuth 2.0 access token (RFC 9449), with a DPoP proof for each request in the DPoP header',
+          },
           access_token_query: {
             type: 'apiKey',
             in: 'query',
@@ -107,6 +113,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
         { private_token_header: [] },
         { private_token_query: [] },
         { bearer: [] },
+        { dpop: [] },
         { access_token_query: [] },
         { oauth2: ['api'] },
       ],
@@ -141,7 +148,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
   await app.register(async (authenticated) => {
-    authenticated.addHook('onRequest', apiAuthentication(db));
+    authenticated.addHook('onRequest', apiAuthentication(db, ctx.config));
     authenticated.addHook('preValidation', rejectArraysForScalars);
     await authenticated.register(userRoutes, ctx);
     await authenticated.register(notificationSettingsRoutes, ctx);

@@ -66,6 +66,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       scopes: req.scopes,
       codeChallenge: req.codeChallenge,
       codeChallengeMethod: req.codeChallengeMethod,
+      dpopJkt: req.dpopJkt,
     });
     return redirect(reply, redirectWith(req.redirectUri, config.publicUrl, { code, state: req.state }));
   }
@@ -146,6 +147,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
           <Hidden name="code_challenge" value={req.codeChallenge} />
           <Hidden name="code_challenge_method" value={req.codeChallengeMethod} />
           <Hidden name="nonce" value={req.nonce} />
+          <Hidden name="dpop_jkt" value={req.dpopJkt} />
           <div class="actions">
             <Button name="decision" value="authorize">
               Authorize

@@ -24,6 +24,8 @@ const introspectionSchema = {
     sub: str,
     aud: str,
     iss: str,
+    // RFC 9449 §6.2: the key a DPoP-bound access token is bound to.
+    cnf: { type: 'object', properties: { jkt: str }, required: ['jkt'], additionalProperties: false },
   },
   required: ['active'],
   additionalProperties: false,
@@ -52,13 +54,14 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
       client_id: t.clientId ?? undefined,
       // An application's own token (client_credentials) has no user: no username, no sub.
       username: t.user?.username,
-      token_type: inspected.kind === 'access_token' ? 'Bearer' : 'refresh_token',
+      token_type: inspected.kind === 'access_token' ? (t.dpopJkt ? 'DPoP' : 'Bearer') : 'refresh_token',
       // A refresh token lives until used or revoked: no exp.
       exp: inspected.kind === 'access_token' ? Math.floor(t.expiresAt.getTime() / 1000) : undefined,
       iat: Math.floor(t.createdAt.getTime() / 1000),
       sub: t.user ? String(t.user.id) : undefined,
       aud: t.clientId ?? undefined,
       iss: config.publicUrl,
+      cnf: inspected.kind === 'access_token' && t.dpopJkt ? { jkt: t.dpopJkt } : undefined,
     });
   });
 }

@@ -3,6 +3,7 @@
 // The issuer is the public base URL.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context';
+import { DPOP_SIGNING_ALGS } from '../../domain/dpop';
 import { ALL_SCOPES } from '../../domain/scopes';
 import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
@@ -66,6 +67,7 @@ const metadataSchema = {
     prompt_values_supported: strings,
     code_challenge_methods_supported: strings,
     authorization_response_iss_parameter_supported: { type: 'boolean' },
+    dpop_signing_alg_values_supported: strings,
   },
   additionalProperties: false,
 } as const;
@@ -109,6 +111,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
       // RFC 9207: every authorization response carries `iss`.
       authorization_response_iss_parameter_supported: true,
+      // RFC 9449 §5.1: DPoP proofs with these (asymmetric) algorithms.
+      dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     });
   };
   const options = { schema: { response: { 200: metadataSchema } } };

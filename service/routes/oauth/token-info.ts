@@ -5,6 +5,7 @@ import { findApplicationById } from '../../domain/applications';
 import { findTokenRecord } from '../../domain/access-tokens';
 import { sortScopes } from '../../domain/scopes';
 import { bearerFromHeader } from '../../http/authenticate';
+import { checkResourceProof, consumeResourceProof, dpopTokenFromHeader } from '../../http/dpop';
 import { nonScalarParam } from '../../shared/params';
 import { InvalidToken } from '../../oauth/errors';
 
@@ -39,9 +40,10 @@ function bearerToken(authorization: string | undefined, query: unknown): string 
   return typeof q === 'string' && q ? q : undefined;
 }
 
-export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) {
+export async function tokenInfoRoutes(app: FastifyInstance, { db, config }: AppContext) {
   app.get('/oauth/token/info', { schema: { response: { 200: tokenInfoSchema } } }, async (request, reply) => {
-    const token = bearerToken(request.headers.authorization, request.query);
+    const dpopToken = dpopTokenFromHeader(request.headers.authorization);
+    const token = dpopToken ?? bearerToken(request.headers.authorization, request.query);
     // The same look-up as API authentication, and its blocked-user rule (the API answers 403):
     // a blocked user's token is not valid here either. An application's own token
     // (client_credentials) has no resource owner: null, as Doorkeeper answers.
@@ -52,9 +54,18 @@ export async function tokenInfoRoutes(app: FastifyInstance, { db }: AppContext) 
         'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"';
       throw err;
     }
+    // RFC 9449 §7: a bound token needs the DPoP scheme and a proof of its key.
+    const proof = await checkResourceProof(request, {
+      dpopScheme: dpopToken !== undefined,
+      token: token as string,
+      boundJkt: row.dpopJkt,
+      publicUrl: config.publicUrl,
+      requireNonce: config.dpopRequireNonce,
+    });
     const application = row.applicationId === null ? undefined : await findApplicationById(db, row.applicationId);
     const remaining = Math.max(0, Math.round((row.expiresAt.getTime() - Date.now()) / 1000));
     const scopes = sortScopes(row.scopes);
+    await consumeResourceProof(db, proof);
     return reply.header('cache-control', 'no-store').send({
       resource_owner_id: row.user?.id ?? null,
       scope: scopes,

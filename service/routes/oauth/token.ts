@@ -8,6 +8,7 @@ import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth
 import { GRANTS } from '../../oauth/grants';
 import { formatScopes } from '../../domain/scopes';
 import { issueIdToken } from '../../oauth/id-token';
+import { tokenRequestProof, withConsumedProof } from '../../oauth/dpop';
 
 export const tokenResponseSchema = {
   type: 'object',
@@ -41,23 +42,36 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
     const credentials = readClientCredentials(request, params);
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
-    const issued = await grant.handler({
-      db,
-      params: values,
-      client,
-      address: request.ip,
-      receivedAt,
-      refreshReuseLeeway: config.refreshReuseLeeway,
-      signIdToken: (trx, input) =>
-        issueIdToken(trx, signingKeys, {
-          ...input,
-          issuer: config.publicUrl,
-          lifetimeSeconds: config.idTokenLifetimeSeconds,
-        }),
+    const requiresDpop = client?.application.dpop_bound_access_tokens === true;
+    const proof = await tokenRequestProof({
+      header: request.headers.dpop,
+      // RFC 9449 §4.3: the URL the client addressed, PUBLIC_URL's (a proxy or API Gateway in front).
+      url: `${config.publicUrl}/oauth/token`,
+      ring: () => request.server.sessions.keyRing().load(),
+      requireNonce: config.dpopRequireNonce || requiresDpop,
+      required: requiresDpop,
     });
+    const issued = await withConsumedProof(db, proof, () =>
+      grant.handler({
+        db,
+        params: values,
+        client,
+        address: request.ip,
+        receivedAt,
+        refreshReuseLeeway: config.refreshReuseLeeway,
+        dpopJkt: proof?.jkt,
+        signIdToken: (trx, input) =>
+          issueIdToken(trx, signingKeys, {
+            ...input,
+            issuer: config.publicUrl,
+            lifetimeSeconds: config.idTokenLifetimeSeconds,
+          }),
+      }),
+    );
     return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({
       access_token: issued.accessToken,
-      token_type: 'bearer',
+      // RFC 9449 §5: a bound token is a DPoP token.
+      token_type: proof ? 'DPoP' : 'bearer',
       expires_in: issued.expiresIn,
       refresh_token: issued.refreshToken,
       scope: formatScopes(issued.scopes),

@@ -6,6 +6,7 @@ import type { OAuthRoutesContext } from '.';
 import { userClaims } from '../../domain/oidc-claims';
 import { inspectOAuthToken } from '../../domain/access-tokens';
 import { bearerFromHeader } from '../../http/authenticate';
+import { checkResourceProof, consumeResourceProof, dpopTokenFromHeader } from '../../http/dpop';
 import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
 import { OAuthError } from '../../oauth/errors';
 
@@ -29,13 +30,23 @@ export async function userinfoRoutes(app: FastifyInstance, { db, config }: OAuth
     reply.header('cache-control', 'no-store');
     const params = mergedParams(request);
     // A repeated or nested access_token names no token (as at token info): the invalid_token answer.
+    const dpopToken = dpopTokenFromHeader(request.headers.authorization);
     const token =
+      dpopToken ??
       bearerFromHeader(request.headers.authorization) ??
       (nonScalarParam(params, ['access_token']) ? undefined : stringParam(params, 'access_token'));
     const inspected = token ? await inspectOAuthToken(db, token) : { status: 'unknown' as const };
     if (inspected.status === 'expired') throw invalidToken(INVALID.expired);
     if (inspected.status === 'revoked') throw invalidToken(INVALID.revoked);
-    if (inspected.status !== 'live' || !inspected.token) throw invalidToken(INVALID.unknown);
+    if (inspected.status !== 'live' || !inspected.token || !token) throw invalidToken(INVALID.unknown);
+    // RFC 9449 §7: a bound token needs the DPoP scheme and a proof of its key.
+    const proof = await checkResourceProof(request, {
+      dpopScheme: dpopToken !== undefined,
+      token,
+      boundJkt: inspected.token.dpopJkt,
+      publicUrl: config.publicUrl,
+      requireNonce: config.dpopRequireNonce,
+    });
     const { user, scopes } = inspected.token;
     // An application's own token never holds openid (client_credentials refuses it), nor a user.
     if (!scopes.includes('openid') || !user) {
@@ -44,7 +55,9 @@ export async function userinfoRoutes(app: FastifyInstance, { db, config }: OAuth
         `Bearer realm="${REALM}", error="insufficient_scope", error_description="${INSUFFICIENT_SCOPE}", scope="openid"`;
       throw err;
     }
-    return reply.send(await userClaims(db, user, scopes, config.publicUrl, 'userinfo'));
+    const claims = await userClaims(db, user, scopes, config.publicUrl, 'userinfo');
+    await consumeResourceProof(db, proof);
+    return reply.send(claims);
   }
   app.get('/oauth/userinfo', handler);
   app.post('/oauth/userinfo', handler);

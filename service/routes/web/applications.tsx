@@ -51,6 +51,7 @@ interface FormValues {
   backchannelLogoutSessionRequired: boolean;
   scopes: string[];
   confidential: boolean;
+  dpopBoundAccessTokens: boolean;
 }
 
 /** What the page after a create or renew shows once. */
@@ -75,6 +76,7 @@ const REGISTER_FORM = formRouteOptions({
     `${F}[backchannel_logout_session_required]`,
     `${F}[confidential]`,
     `${F}[scopes]`,
+    `${F}[dpop_bound_access_tokens]`,
   ],
   arrays: [`${F}[scopes][]`],
 });
@@ -102,6 +104,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       backchannelLogoutSessionRequired: false,
       scopes: [],
       confidential: true,
+      dpopBoundAccessTokens: false,
     };
     const fieldError = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     return sendPage(
@@ -185,6 +188,13 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
               label="Confidential"
               hint="The application can keep its secret. Uncheck for native and single-page apps, which must use PKCE."
               checked={values.confidential}
+            />
+            <Checkbox
+              id="app_dpop_bound_access_tokens"
+              name={`${F}[dpop_bound_access_tokens]`}
+              label="Require DPoP"
+              hint="Every token request must prove possession of a key (RFC 9449): tokens stolen without it are useless."
+              checked={values.dpopBoundAccessTokens}
             />
             <CheckboxGroup
               id="app_scopes"
@@ -335,6 +345,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
           : []
       ).filter((s): s is string => typeof s === 'string' && s !== ''),
       confidential: parseBoolean(body[`${F}[confidential]`]) ?? false,
+      dpopBoundAccessTokens: parseBoolean(body[`${F}[dpop_bound_access_tokens]`]) ?? false,
     };
     try {
       const created = await registerApplication(db, {
@@ -345,6 +356,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         backchannelLogoutSessionRequired: values.backchannelLogoutSessionRequired,
         scopes: values.scopes,
         confidential: values.confidential,
+        dpopBoundAccessTokens: values.dpopBoundAccessTokens,
         ownerId: r.user.id,
         actor: auditActor(r.user, request).actor,
       });

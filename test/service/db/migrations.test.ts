@@ -8,6 +8,7 @@ import { createTestDatabase } from '../../support/db';
 const TABLES = [
   'audit_events',
   'backchannel_logout_deliveries',
+  'dpop_proofs',
   'groups',
   'mail_outbox',
   'members',
@@ -59,6 +60,8 @@ describe('migrations', () => {
       'oauth_access_tokens.authorization_code_id',
       'oauth_access_tokens.refresh_token_digest',
       'oauth_access_tokens.token_digest',
+      // RFC 9449 §5.2: a flag (an application requires DPoP), not a secret.
+      'oauth_applications.dpop_bound_access_tokens',
       'oauth_applications.secret_digest',
       'oauth_authorization_codes.code_challenge',
       'oauth_authorization_codes.code_challenge_method',
