@@ -171,6 +171,7 @@ describe('POST /-/unsubscribe/:token as a mail client sends it', () => {
 describe('GET /-/unsubscribe/:token', () => {
   it('changes nothing: shows the project and a button that posts the one-click body', async () => {
     const token = await tokenFor(alice.id, project.id);
+    const auditBefore = await f.db.selectFrom('audit_events').select('id').execute();
     for (let i = 0; i < 3; i++) {
       const res = await f.app.inject({ method: 'GET', url: `/-/unsubscribe/${token}` });
       expect(res.statusCode).toBe(200);
@@ -180,7 +181,7 @@ describe('GET /-/unsubscribe/:token', () => {
       expect(res.body).toContain('Your notification level for this project: Global (your default).');
     }
     expect(await levelOf(alice.id, project.id)).toBeUndefined();
-    expect(await f.db.selectFrom('audit_events').select('id').execute()).toEqual([]);
+    expect(await f.db.selectFrom('audit_events').select('id').execute()).toEqual(auditBefore);
   });
 });
 
