@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config';
 import { DatabaseUnavailableError, openDatabase } from './db/open';
 import { ensureRootUser } from './domain/bootstrap';
 import { migrateLocalDatabase } from './local/service-key-file';
+import { createSendRateLimiter } from './mail/send-rate';
 import { type MailSender, startMailSender } from './mail/sender';
 import { createMailTransport } from './mail/transports';
 import { type RetentionTimer, startRetentionTimer } from './retention-timer';
@@ -77,6 +78,7 @@ async function main(): Promise<void> {
       maxAttempts: config.mail.maxAttempts,
       concurrency: config.mail.concurrency,
       leaseSeconds: config.mail.leaseSeconds,
+      limiter: createSendRateLimiter(config.mail.sendRate),
       onResult: (r) =>
         app.log[r.outcome === 'sent' ? 'info' : 'warn'](
           {
