@@ -16,6 +16,8 @@ import groupsSetVisibility from './groups-set-visibility';
 import mailList from './mail-list';
 import mailRetry from './mail-retry';
 import mailShow from './mail-show';
+import mailSuppressionsList from './mail-suppressions-list';
+import mailSuppressionsRemove from './mail-suppressions-remove';
 import mailTest from './mail-test';
 import groupsDelete from './groups-delete';
 import groupsList from './groups-list';
@@ -82,6 +84,8 @@ export const COMMANDS: readonly AdminCommand[] = [
   mailShow,
   mailRetry,
   mailTest,
+  mailSuppressionsList,
+  mailSuppressionsRemove,
   auditList,
 ];
 
@@ -95,7 +99,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   projects: 'Projects: create, list, delete',
   members: 'Group and project members: add, list, remove',
   notify: 'Notification recipients: who is notified of an event, and why',
-  mail: 'Outgoing mail: the outbox, resending, a test message',
+  mail: 'Outgoing mail: the outbox, resending, a test message, suppressed addresses',
+  'mail suppressions': 'Addresses that bounced or complained: list, remove',
   secrets: "The service's own secrets",
   audit: 'The audit trail: who did what, when',
   'secrets rotate': 'Rotate a service secret',

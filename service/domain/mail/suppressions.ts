@@ -84,16 +84,42 @@ export async function listSuppressions(db: DbOrTrx, options: { limit?: number } 
     .execute();
 }
 
-/** Which of `addresses` are suppressed now (lower-cased), for the e-mails page. */
-export async function suppressedAmong(db: DbOrTrx, addresses: readonly string[]): Promise<Set<string>> {
-  if (!addresses.length) return new Set();
+/** Which of `addresses` are suppressed now, and why (keyed lower-cased), for the e-mails page. */
+export async function suppressedAmong(
+  db: DbOrTrx,
+  addresses: readonly string[],
+): Promise<Map<string, SuppressionReason>> {
+  if (!addresses.length) return new Map();
   const rows = await db
     .selectFrom('mail_suppressions')
-    .select('address')
+    .select(['address', 'reason'])
     .where('cleared_at', 'is', null)
     .where('address', 'in', addresses.map(normalizeAddress))
     .execute();
-  return new Set(rows.map((r) => r.address));
+  return new Map(rows.map((r) => [r.address, r.reason]));
+}
+
+/**
+ * The e-mails page's "Resume e-mail": a person clears the suppression of one of their own
+ * addresses (the primary one or a secondary one); anyone else's is not_found, like an unknown one.
+ */
+export async function clearOwnSuppression(
+  db: DbOrTrx,
+  user: { id: number; email: string },
+  address: string,
+  audit: AuditActor,
+): Promise<Suppression> {
+  const normalized = normalizeAddress(address);
+  const own =
+    normalizeAddress(user.email) === normalized ||
+    (await db
+      .selectFrom('user_emails')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .where(sql<string>`lower(email)`, '=', normalized)
+      .executeTakeFirst()) !== undefined;
+  if (!own) throw notFound(`${normalized} is not suppressed`);
+  return clearSuppression(db, normalized, audit);
 }
 
 /** Clear a suppression (mail goes to the address again), audited. Not suppressed → not_found. */

@@ -18,9 +18,9 @@ import { INHERIT, NOTIFICATION_LEVELS } from './levels';
 import { getNotificationSettings, updateNotificationSettings } from './settings';
 
 /** How long a List-Unsubscribe link works: 60 days after the message was written. */
-export const UNSUBSCRIBE_TOKEN_SECONDS = 60 * 24 * 3600;
+const UNSUBSCRIBE_TOKEN_SECONDS = 60 * 24 * 3600;
 /** How long the Undo button of the confirmation page works. */
-export const UNDO_TOKEN_SECONDS = 24 * 3600;
+const UNDO_TOKEN_SECONDS = 24 * 3600;
 /** The path of the one-click URL, before the token. */
 export const UNSUBSCRIBE_PATH = '/-/unsubscribe';
 
@@ -57,7 +57,7 @@ export function unsubscribeHeaders(
 }
 
 /** The one-click URL itself (for a footer link, say). */
-export function unsubscribeUrl(
+function unsubscribeUrl(
   settings: { publicUrl: string },
   ring: KeyRing,
   userId: number,
