@@ -201,7 +201,7 @@ describe('undo', () => {
       .values({ user_id: alice.id, project_id: project.id, level: 'custom', new_issue: true })
       .execute();
     const res = await oneClick(await tokenFor(alice.id, project.id));
-    expect(res.body).toContain('Undo restores your previous level (Custom).');
+    expect(res.body).toContain('Undo restores your previous level: Custom.');
     const token = undoTokenOf(res.body);
     expect(token).toMatch(new RegExp(`^${alice.id}\\.${project.id}\\.custom\\.\\d+\\.[A-Za-z0-9_-]{43}$`));
 

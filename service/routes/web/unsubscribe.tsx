@@ -150,7 +150,7 @@ export async function unsubscribeRoutes(app: FastifyInstance, _context: AppConte
             <ProjectLine subject={done} />
             <form method="post" action={UNDO_PATH}>
               <input type="hidden" name="undo_token" value={done.undoToken} />
-              <p>Changed your mind? Undo restores your previous level ({LEVEL_WORDS[done.previousLevel]}).</p>
+              <p>Changed your mind? Undo restores your previous level: {LEVEL_WORDS[done.previousLevel]}.</p>
               <div class="actions">
                 <Button variant="secondary">Undo</Button>
               </div>
