@@ -9,6 +9,7 @@ const TABLES = [
   'audit_events',
   'groups',
   'mail_outbox',
+  'mail_suppressions',
   'members',
   'notification_settings',
   'oauth_access_tokens',
