@@ -112,7 +112,6 @@ describe('bounces and complaints: SES → SNS → the events function', () => {
       'NODE_ENV',
     ]);
     expect(env.DB_SECRET_ARN).toBe(APP_SECRET);
-    for (const [key, value] of Object.entries(env)) expect(key).not.toMatch(/PASSWORD|SECRET_VALUE|TOKEN|KEY$/);
   });
 });
 
