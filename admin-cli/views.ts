@@ -128,7 +128,7 @@ export const mailView = (m: MailSummary): MailView => ({
 });
 
 /** `text` cut to `max` characters, the cut marked with "…". */
-const cut = (text: string, max: number): string =>
+export const cut = (text: string, max: number): string =>
   [...text].length > max ? `${[...text].slice(0, max - 1).join('')}…` : text;
 
 /** At most 80 columns: long kinds and addresses are cut, the subject gets the rest (the JSON has them whole). */

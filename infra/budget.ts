@@ -64,3 +64,12 @@ export function proxyConnectionBudget(
     forApi: (proxyConnections - forOtherFunctions) * PROXY_CLIENTS_PER_CONNECTION,
   };
 }
+
+/**
+ * MAIL_SEND_RATE of each mail sender instance: the SES account's maximum send rate shared by the
+ * queue's maximum concurrency (each instance paces itself with a token bucket), rounded down so the
+ * sum never exceeds the account's rate.
+ */
+export function senderInstanceRate(sendRate: number, maxConcurrency: number): string {
+  return String(Math.floor((sendRate / maxConcurrency) * 1000) / 1000);
+}

@@ -52,6 +52,17 @@ export interface StackConfig {
    * unset: no e-mail infrastructure, and messages wait in the outbox.
    */
   mailDomain?: string;
+  /**
+   * The SES account's maximum send rate (messages a second, default 14, SES's first production
+   * quota; 1 in the sandbox): the senders together never exceed it.
+   */
+  mailSendRate: number;
+  /** How many mail sender instances run at once (the queue's maximum concurrency, 2–100, default 2). */
+  mailSenderConcurrency: number;
+  /** Alarm when this many messages fail in 15 minutes (default 1). */
+  mailFailedAlarm: number;
+  /** Alarm when this many addresses are suppressed in a day (default 10). */
+  mailSuppressedAlarm: number;
 }
 
 export const EDGES = ['httpApi', 'waf'] as const;
@@ -93,6 +104,10 @@ export const CONFIG_KEYS = [
   'pruneSchedule',
   'auditEventRetentionDays',
   'mailDomain',
+  'mailSendRate',
+  'mailSenderConcurrency',
+  'mailFailedAlarm',
+  'mailSuppressedAlarm',
 ] as const;
 
 export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
@@ -143,6 +158,11 @@ export function parseStackConfig(stack: string, raw: RawConfig): StackConfig {
     pruneSchedule: str('pruneSchedule', 'rate(1 hour)'),
     auditEventRetentionDays: int('auditEventRetentionDays', 0, 0, 36500),
     mailDomain: optional('mailDomain')?.toLowerCase(),
+    mailSendRate: int('mailSendRate', 14, 1, 10000),
+    // Lambda's floor for an SQS event source's maximum concurrency is 2.
+    mailSenderConcurrency: int('mailSenderConcurrency', 2, 2, 100),
+    mailFailedAlarm: int('mailFailedAlarm', 1, 1, 100000),
+    mailSuppressedAlarm: int('mailSuppressedAlarm', 10, 1, 100000),
   };
 
   if (!EDGES.includes(config.edge)) {

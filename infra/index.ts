@@ -12,7 +12,7 @@ import { DatabaseProxy } from './components/database-proxy';
 import { Migrations } from './components/migrations';
 import { Network } from './components/network';
 import { Observability } from './components/observability';
-import { Mail, RELAY_TIMEOUT_SECONDS } from './components/mail';
+import { EVENTS_TIMEOUT_SECONDS, Mail, RELAY_TIMEOUT_SECONDS } from './components/mail';
 import { PRUNE_TIMEOUT_SECONDS, Retention } from './components/retention';
 import { Secrets } from './components/secrets';
 import { CONFIG_KEYS, parseStackConfig, type RawConfig } from './config';
@@ -164,6 +164,9 @@ const mail = config.mailDomain
       bundleDir: bundleDir('migrate'),
       senderFunctionName: functionName(stack, 'mail-sender'),
       senderBundleDir: bundleDir('mail'),
+      eventsFunctionName: functionName(stack, 'mail-events'),
+      sendRate: config.mailSendRate,
+      senderConcurrency: config.mailSenderConcurrency,
       vpcId: network.vpcId,
       endpointSecurityGroupId: network.endpointSecurityGroupId,
       ...placement,
@@ -226,7 +229,17 @@ const observability = new Observability('observability', {
     migrate: { name: migrations.functionName, timeoutSeconds: 300 },
     admin: { name: admin.functionName, timeoutSeconds: 60 },
     prune: { name: retention.functionName, timeoutSeconds: PRUNE_TIMEOUT_SECONDS },
-    ...(mail ? { mailRelay: { name: mail.relayFunctionName, timeoutSeconds: RELAY_TIMEOUT_SECONDS } } : {}),
+    ...(mail
+      ? {
+          mailRelay: { name: mail.relayFunctionName, timeoutSeconds: RELAY_TIMEOUT_SECONDS },
+          mailEvents: { name: mail.eventsFunctionName, timeoutSeconds: EVENTS_TIMEOUT_SECONDS },
+        }
+      : {}),
+  },
+  mail: mail && {
+    ...mail.metrics,
+    failedThreshold: config.mailFailedAlarm,
+    suppressedThreshold: config.mailSuppressedAlarm,
   },
   apiMetrics: api.metrics,
   apiLogGroupName: api.functionLogGroupName,
@@ -263,5 +276,6 @@ export const mailIdentityArn = mail?.identityArn;
 export const mailConfigurationSet = mail?.configurationSetName;
 export const mailQueueUrl = mail?.queueUrl;
 export const mailDnsRecords = mail?.dnsRecords;
+export const mailEventsTopicArn = mail?.eventsTopicArn;
 /** Read by `lanyard-admin --stack` to call the admin function in the right region. */
 export const region = aws.getRegionOutput().region;

@@ -9,8 +9,10 @@ export function physicalName(stack: string, suffix: string): string {
   return name;
 }
 
-export const functionName = (stack: string, fn: 'api' | 'migrate' | 'admin' | 'prune' | 'mail-relay' | 'mail-sender') =>
-  physicalName(stack, fn);
+export const functionName = (
+  stack: string,
+  fn: 'api' | 'migrate' | 'admin' | 'prune' | 'mail-relay' | 'mail-sender' | 'mail-events',
+) => physicalName(stack, fn);
 
 /** The log group Lambda writes to for a function name. */
 export const functionLogGroupName = (name: string) => `/aws/lambda/${name}`;

@@ -192,6 +192,33 @@ export function sqsEndpointPolicy(args: { accountId: string; queueArn: string })
   };
 }
 
+/**
+ * The SES events topic: only SES may publish, and only for this account's configuration set
+ * (the confused-deputy conditions AWS recommends for service principals).
+ */
+export function mailEventsTopicPolicy(args: {
+  topicArn: string;
+  accountId: string;
+  configurationSetArn: string;
+}): PolicyDocument {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'SesPublishesThisConfigurationSet',
+        Effect: 'Allow',
+        Principal: { Service: 'ses.amazonaws.com' },
+        Action: ['sns:Publish'],
+        Resource: [args.topicArn],
+        Condition: {
+          StringEquals: { 'AWS:SourceAccount': args.accountId },
+          ArnLike: { 'AWS:SourceArn': args.configurationSetArn },
+        },
+      },
+    ],
+  };
+}
+
 /** The DNS records SES needs (stack output mailDnsRecords): Easy DKIM, the MAIL FROM domain, SPF. */
 export function mailDnsRecords(args: { domain: string; mailFromDomain: string; region: string; dkimTokens: string[] }) {
   return [

@@ -18,6 +18,7 @@ import * as m0014 from './0014-mail-outbox';
 import * as m0015 from './0015-account-emails';
 import * as m0016 from './0016-logout';
 import * as m0017 from './0017-notification-events';
+import * as m0018 from './0018-mail-suppressions';
 import * as m0019 from './0019-backchannel-logout';
 import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '0015-account-emails': m0015,
   '0016-logout': m0016,
   '0017-notification-events': m0017,
+  '0018-mail-suppressions': m0018,
   '0019-backchannel-logout': m0019,
   '0021-dpop': m0021,
   '0022-webauthn': m0022,

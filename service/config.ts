@@ -124,6 +124,11 @@ export interface MailConfig {
    * sender that dies mid-send leaves it to be sent again (same Message-ID) after this.
    */
   leaseSeconds: number;
+  /**
+   * MAIL_SEND_RATE (messages a second, 0–10000, decimals allowed, default 0 = no limit): the
+   * sender's token bucket (mail/send-rate.ts). Set it at or below the SES account's maximum send rate.
+   */
+  sendRate: number;
 }
 
 export class ConfigError extends Error {}
@@ -289,7 +294,18 @@ function loadMailConfig(env: NodeJS.ProcessEnv, publicUrl: string, home: string)
     concurrency: boundedInteger(env, 'MAIL_CONCURRENCY', 4, 64),
     retentionDays: boundedInteger(env, 'MAIL_RETENTION_DAYS', 30, 3650),
     leaseSeconds: boundedInteger(env, 'MAIL_LEASE_SECONDS', 300, 3600, 5),
+    sendRate: sendRate(env),
   };
+}
+
+function sendRate(env: NodeJS.ProcessEnv): number {
+  const text = env.MAIL_SEND_RATE?.trim() || '0';
+  if (!/^\d{1,5}(?:\.\d{1,3})?$/.test(text) || Number(text) > 10_000) {
+    throw new ConfigError(
+      `MAIL_SEND_RATE must be a number of messages a second from 0 (no limit) to 10000 (got "${text}")`,
+    );
+  }
+  return Number(text);
 }
 
 /** MAIL_URL parsed; an error names the problem but never echoes the URL (it may hold a password). */

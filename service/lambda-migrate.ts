@@ -1,11 +1,13 @@
-// The maintenance bundle, two handlers. `handler`, the migration function: invoked by `pulumi up`
+// The maintenance bundle. `handler`, the migration function: invoked by `pulumi up`
 // (aws.lambda.Invocation) before the API function changes, and by hand when needed. The only
 // function holding the master user's credentials: it migrates, keeps the app role (lanyard_app)
 // and its secret current, and seeds the session key ring and the first OpenID Connect signing key
 // (aws/migrate-handler.ts). Throwing fails the invocation, and with it the deploy. `prune`, the
 // retention function (its own function and role, handler index.prune, on an EventBridge schedule,
-// connected as the app role): purges expired rows, nothing else.
+// connected as the app role): purges expired rows, nothing else. `relayMail` and
+// `recordMailEvents` (SES bounces and complaints from SNS) are the mail functions in the VPC.
 import { openLambdaDatabase } from './aws/database';
+import { createMailEventsHandler } from './aws/mail-events-handler';
 import { createMigrateHandler } from './aws/migrate-handler';
 import { secretsManagerOptions, secretsManagerStore } from './aws/secret-store';
 import { secretSigningKeySource } from './aws/signing-key-secret';
@@ -108,3 +110,15 @@ async function relayLogouts(timeLeft: () => number): Promise<void> {
     if (round.claimed === 0 || timeLeft() < 10_000) break;
   }
 }
+
+/**
+ * The mail events function (its own function and role, handler index.recordMailEvents, invoked by
+ * the SES events topic): hard bounces and complaints suppress their addresses
+ * (aws/mail-events-handler.ts).
+ */
+export const recordMailEvents = createMailEventsHandler({
+  db: database.db,
+  log: (level, entry) => {
+    if (config.logLevel !== 'silent') console.log(JSON.stringify({ level, ...entry }));
+  },
+});

@@ -6,6 +6,7 @@ import { ensureRootUser } from './domain/bootstrap';
 import { migrateLocalDatabase } from './local/service-key-file';
 import { fileSigningKeySource } from './local/signing-key-file';
 import { drainLogoutsOnce } from './mail/backchannel-sender';
+import { createSendRateLimiter } from './mail/send-rate';
 import { type MailSender, startMailSender } from './mail/sender';
 import { createMailTransport } from './mail/transports';
 import { type RetentionTimer, startRetentionTimer } from './retention-timer';
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       maxAttempts: config.mail.maxAttempts,
       concurrency: config.mail.concurrency,
       leaseSeconds: config.mail.leaseSeconds,
+      limiter: createSendRateLimiter(config.mail.sendRate),
       onResult: (r) =>
         app.log[r.outcome === 'sent' ? 'info' : 'warn'](
           {

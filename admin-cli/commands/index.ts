@@ -17,6 +17,8 @@ import logoutDeliveriesList from './logout-deliveries-list';
 import mailList from './mail-list';
 import mailRetry from './mail-retry';
 import mailShow from './mail-show';
+import mailSuppressionsList from './mail-suppressions-list';
+import mailSuppressionsRemove from './mail-suppressions-remove';
 import mailTest from './mail-test';
 import groupsDelete from './groups-delete';
 import groupsList from './groups-list';
@@ -94,6 +96,8 @@ export const COMMANDS: readonly AdminCommand[] = [
   mailRetry,
   mailTest,
   logoutDeliveriesList,
+  mailSuppressionsList,
+  mailSuppressionsRemove,
   auditList,
 ];
 
@@ -108,7 +112,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   members: 'Group and project members: add, list, remove',
   notify: 'Notifications: who is notified of an event and why, sending events, what they sent',
   'notify events': 'Notification events posted to the intake',
-  mail: 'Outgoing mail: the outbox, resending, a test message',
+  mail: 'Outgoing mail: the outbox, resending, a test message, suppressed addresses',
+  'mail suppressions': 'Addresses that bounced or complained: list, remove',
   sessions: "A user's signed-in web sessions: list, revoke",
   'logout-deliveries': 'Back-channel logout tokens to relying parties: sent, pending, failed',
   secrets: "The service's own secrets",

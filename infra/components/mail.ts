@@ -6,12 +6,18 @@
 // The relay drains the outbox (service/lambda-migrate.ts `relayMail`); the sender
 // (service/aws/mail-sender-handler.ts) sends each message's raw bytes as the domain identity
 // through the configuration set, and SQS redelivers until SES takes it, then dead-letters it.
+// Bounces and complaints come back the other way: configuration set event destination → SNS topic
+// → the events function (in the VPC, service/aws/mail-events-handler.ts), which suppresses the
+// addresses. Two metric filters count failed messages (the relay's log line) and new suppressions
+// (the events function's log line) for the alarms in Observability.
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
+import { senderInstanceRate } from '../budget';
 import { functionLogGroupName } from '../names';
 import {
   lambdaAssumeRolePolicy,
   mailDnsRecords,
+  mailEventsTopicPolicy,
   mailHandOffPolicy,
   mailSenderPolicy,
   sqsEndpointPolicy,
@@ -20,6 +26,11 @@ import { createServiceFunction, type FunctionArgs, functionArgs, RUNTIME, ARCHIT
 
 export const RELAY_TIMEOUT_SECONDS = 60;
 export const SENDER_TIMEOUT_SECONDS = 30;
+export const EVENTS_TIMEOUT_SECONDS = 30;
+/** The relay's round total (service/lambda-migrate.ts relayMail): failed messages in that run. */
+export const FAILED_PATTERN = '{ $.msg = "mail: relayed" && $.failed > 0 }';
+/** One line per newly suppressed address (service/aws/mail-events-handler.ts). */
+export const SUPPRESSED_PATTERN = '{ $.msg = "mail: suppressed" }';
 
 export interface MailArgs extends FunctionArgs {
   /** lanyard:mailDomain: the SES identity; MAIL FROM is mail.<domain>. */
@@ -33,6 +44,12 @@ export interface MailArgs extends FunctionArgs {
   senderBundleDir: string;
   /** How often the relay drains the outbox (EventBridge), default rate(1 minute). */
   schedule?: string;
+  /** The bounce and complaint function's name (handler index.recordMailEvents of the relay's bundle). */
+  eventsFunctionName: string;
+  /** The SES account's maximum send rate (messages a second), shared by the sender instances. */
+  sendRate: number;
+  /** The hand-off queue's maximum concurrency: sender instances at once (≥ 2). */
+  senderConcurrency: number;
 }
 
 export class Mail extends pulumi.ComponentResource {
@@ -42,6 +59,10 @@ export class Mail extends pulumi.ComponentResource {
   readonly queueArn: pulumi.Output<string>;
   readonly relayFunctionName: pulumi.Output<string>;
   readonly senderFunctionName: pulumi.Output<string>;
+  readonly eventsFunctionName: pulumi.Output<string>;
+  readonly eventsTopicArn: pulumi.Output<string>;
+  /** The custom metrics the alarms watch (metric filters; namespace `Lanyard/<prefix>`, like RateLimited). */
+  readonly metrics: { namespace: string; failed: string; suppressed: string };
   /** The records to create at the domain's DNS host: DKIM CNAMEs, the MAIL FROM MX and SPF. */
   readonly dnsRecords: pulumi.Output<{ type: string; name: string; value: string }[]>;
 
@@ -51,6 +72,11 @@ export class Mail extends pulumi.ComponentResource {
     const region = aws.getRegionOutput({}, parent).region;
     const account = aws.getCallerIdentityOutput({}, parent).accountId;
     const mailFromDomain = `mail.${args.domain}`;
+    this.metrics = {
+      namespace: `Lanyard/${args.namePrefix}`,
+      failed: 'MailFailedMessages',
+      suppressed: 'MailSuppressedAddresses',
+    };
 
     const configurationSet = new aws.sesv2.ConfigurationSet(
       `${name}-config`,
@@ -219,6 +245,8 @@ export class Mail extends pulumi.ComponentResource {
             NODE_ENV: 'production',
             MAIL_URL: 'ses',
             MAIL_SES_CONFIGURATION_SET: configurationSet.configurationSetName,
+            // This instance's share of the account's rate (service/mail/send-rate.ts).
+            MAIL_SEND_RATE: senderInstanceRate(args.sendRate, args.senderConcurrency),
             LOG_LEVEL: 'info',
           },
         },
@@ -234,6 +262,102 @@ export class Mail extends pulumi.ComponentResource {
         functionName: sender.name,
         batchSize: 10,
         functionResponseTypes: ['ReportBatchItemFailures'],
+        scalingConfig: { maximumConcurrency: args.senderConcurrency },
+      },
+      parent,
+    );
+
+    // Bounces and complaints: the configuration set publishes them to a topic only SES may publish
+    // to (for this configuration set), which invokes the events function.
+    const eventsTopic = new aws.sns.Topic(
+      `${name}-events`,
+      { name: `${args.namePrefix}-mail-events`, tags: args.tags },
+      parent,
+    );
+    new aws.sns.TopicPolicy(
+      `${name}-events-policy`,
+      {
+        arn: eventsTopic.arn,
+        policy: pulumi
+          .all([eventsTopic.arn, account, configurationSet.arn])
+          .apply(([topicArn, accountId, configurationSetArn]) =>
+            JSON.stringify(mailEventsTopicPolicy({ topicArn, accountId, configurationSetArn })),
+          ),
+      },
+      parent,
+    );
+    new aws.sesv2.ConfigurationSetEventDestination(
+      `${name}-bounces`,
+      {
+        configurationSetName: configurationSet.configurationSetName,
+        eventDestinationName: 'bounces-and-complaints',
+        eventDestination: {
+          enabled: true,
+          matchingEventTypes: ['BOUNCE', 'COMPLAINT'],
+          snsDestination: { topicArn: eventsTopic.arn },
+        },
+      },
+      parent,
+    );
+    // In the VPC with the database (the app role's secret only), like the relay.
+    const events = createServiceFunction(
+      `${name}-events`,
+      {
+        ...functionArgs(args),
+        functionName: args.eventsFunctionName,
+        description: 'Lanyard mail events: SES bounces and complaints (SNS) suppress their addresses',
+        handler: 'index.recordMailEvents',
+        memoryMb: 256,
+        timeoutSeconds: EVENTS_TIMEOUT_SECONDS,
+        // Each instance holds a database connection: a handful is plenty for bounce traffic.
+        reservedConcurrency: 2,
+      },
+      this,
+    );
+    const eventsInvoke = new aws.lambda.Permission(
+      `${name}-events-invoke`,
+      {
+        action: 'lambda:InvokeFunction',
+        function: events.fn.name,
+        principal: 'sns.amazonaws.com',
+        sourceArn: eventsTopic.arn,
+      },
+      parent,
+    );
+    new aws.sns.TopicSubscription(
+      `${name}-events-subscription`,
+      { topic: eventsTopic.arn, protocol: 'lambda', endpoint: events.fn.arn },
+      { parent: this, dependsOn: [eventsInvoke] },
+    );
+
+    // The alarms' metrics, from the functions' JSON log lines (no PutMetricData permission needed).
+    new aws.cloudwatch.LogMetricFilter(
+      `${name}-failed-metric`,
+      {
+        name: `${args.namePrefix}-mail-failed`,
+        logGroupName: relay.logGroup.name,
+        pattern: FAILED_PATTERN,
+        metricTransformation: {
+          name: this.metrics.failed,
+          namespace: this.metrics.namespace,
+          value: '$.failed',
+          unit: 'Count',
+        },
+      },
+      parent,
+    );
+    new aws.cloudwatch.LogMetricFilter(
+      `${name}-suppressed-metric`,
+      {
+        name: `${args.namePrefix}-mail-suppressed`,
+        logGroupName: events.logGroup.name,
+        pattern: SUPPRESSED_PATTERN,
+        metricTransformation: {
+          name: this.metrics.suppressed,
+          namespace: this.metrics.namespace,
+          value: '1',
+          unit: 'Count',
+        },
       },
       parent,
     );
@@ -244,6 +368,8 @@ export class Mail extends pulumi.ComponentResource {
     this.queueArn = queue.arn;
     this.relayFunctionName = relay.fn.name;
     this.senderFunctionName = sender.name;
+    this.eventsFunctionName = events.fn.name;
+    this.eventsTopicArn = eventsTopic.arn;
     this.dnsRecords = pulumi
       .all([region, identity.dkimSigningAttributes])
       .apply(([r, dkim]) =>
@@ -255,6 +381,8 @@ export class Mail extends pulumi.ComponentResource {
       queueUrl: this.queueUrl,
       relayFunctionName: this.relayFunctionName,
       senderFunctionName: this.senderFunctionName,
+      eventsFunctionName: this.eventsFunctionName,
+      eventsTopicArn: this.eventsTopicArn,
       dnsRecords: this.dnsRecords,
     });
   }

@@ -1,7 +1,8 @@
 // Observability: the alarm topic (optionally mailed) and the alarms — Lambda errors, throttles
 // and duration for each function, API 4xx and 5xx, surges of the app's own 429s (a metric filter
 // on the API function's JSON log lines), WAF blocks on the `waf` edge, RDS CPU, free storage and
-// connections. (Log groups with retention are made by each function's component.)
+// connections, and with mail, failed outbox messages and newly suppressed addresses (metric filters
+// of the mail component). (Log groups with retention are made by each function's component.)
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 
@@ -28,6 +29,16 @@ export interface ObservabilityArgs {
   /** Alarm when free storage falls below this (bytes). */
   dbFreeStorageBytes: number;
   alarmEmail?: string;
+  /** The mail path's metrics (infra/components/mail.ts), when there is one, and their thresholds. */
+  mail?: {
+    namespace: string;
+    failed: string;
+    suppressed: string;
+    /** Failed messages in 15 minutes. */
+    failedThreshold: number;
+    /** Newly suppressed addresses in a day. */
+    suppressedThreshold: number;
+  };
   tags: Record<string, string>;
 }
 
@@ -155,6 +166,32 @@ export class Observability extends pulumi.ComponentResource {
       comparisonOperator: 'GreaterThanOrEqualToThreshold',
       alarmDescription: 'A surge of 429s from the per-address credential limit (password guessing)',
     });
+
+    if (args.mail) {
+      alarm('mail-failed', {
+        namespace: args.mail.namespace,
+        metricName: args.mail.failed,
+        dimensions: {},
+        statistic: 'Sum',
+        period: 900,
+        evaluationPeriods: 1,
+        threshold: args.mail.failedThreshold,
+        comparisonOperator: 'GreaterThanOrEqualToThreshold',
+        alarmDescription: 'Outbox messages failed for good (`lanyard-admin mail list --status failed`)',
+      });
+      alarm('mail-suppressed', {
+        namespace: args.mail.namespace,
+        metricName: args.mail.suppressed,
+        dimensions: {},
+        statistic: 'Sum',
+        period: 86400,
+        evaluationPeriods: 1,
+        threshold: args.mail.suppressedThreshold,
+        comparisonOperator: 'GreaterThanOrEqualToThreshold',
+        alarmDescription:
+          'Many addresses bounced or complained in a day (`lanyard-admin mail suppressions list`): a reputation risk',
+      });
+    }
 
     if (args.waf) {
       alarm('waf-blocked', {

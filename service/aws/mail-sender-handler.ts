@@ -5,6 +5,7 @@
 // one (SES refused the message itself) is logged and dropped, since redelivery cannot help.
 // It has no database and no secret: its role may only consume the queue and send as the identity.
 import { postLogoutToken, retryableStatus } from '../mail/logout-post';
+import type { SendRateLimiter } from '../mail/send-rate';
 import type { HandOffBody, LogoutHandOffBody } from '../mail/sqs-handoff-transport';
 import { type MailTransport, TransportError } from '../mail/transport';
 
@@ -35,7 +36,11 @@ function parseBody(body: string): HandOffBody | LogoutHandOffBody | undefined {
   }
 }
 
-export function createMailSenderHandler(options: { transport: MailTransport; log: Log }) {
+/**
+ * `limiter`: this instance's share of MAIL_SEND_RATE (the stack divides the SES account's rate by
+ * the queue's maximum concurrency), kept across invocations of the instance.
+ */
+export function createMailSenderHandler(options: { transport: MailTransport; log: Log; limiter?: SendRateLimiter }) {
   return async (event: SqsEvent): Promise<BatchResponse> => {
     const failures: { itemIdentifier: string }[] = [];
     await Promise.all(
@@ -63,6 +68,7 @@ export function createMailSenderHandler(options: { transport: MailTransport; log
           return;
         }
         try {
+          await options.limiter?.take();
           const answer = await options.transport.send({ ...body, queuedAt: new Date() });
           options.log('info', { msg: 'mail: sent', messageId: body.messageId, detail: answer });
         } catch (err) {

@@ -356,6 +356,20 @@ export interface BackchannelLogoutDeliveriesTable {
   sent_at: NullableTimestamp;
 }
 
+/** An address no e-mail goes to (hard bounce or complaint) until someone clears it (migration 0018). */
+export interface MailSuppressionsTable {
+  id: Id;
+  /** Lower-cased addr-spec. */
+  address: string;
+  reason: 'bounce' | 'complaint';
+  detail: Generated<string>;
+  /** Who reported it: `smtp`, `ses`, `cli:<user>`… */
+  source: string;
+  created_at: Timestamp;
+  cleared_at: NullableTimestamp;
+  cleared_by: string | null;
+}
+
 /** At most one live forgotten-password token per user: its SHA-256 digest and expiry. */
 export interface PasswordResetTokensTable {
   user_id: number;
@@ -388,6 +402,7 @@ export interface Database {
   password_reset_tokens: PasswordResetTokensTable;
   backchannel_logout_deliveries: BackchannelLogoutDeliveriesTable;
   dpop_proofs: DpopProofsTable;
+  mail_suppressions: MailSuppressionsTable;
 }
 
 export type Db = Kysely<Database>;

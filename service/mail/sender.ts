@@ -5,6 +5,9 @@
 // between leaves it claimed, and once the claim lapses another round sends the same bytes, same
 // Message-ID, again (at-least-once; a duplicate is recognisable). A failure goes back to pending
 // after an exponential backoff with jitter, until the last attempt, which leaves it failed.
+// A message to a suppressed address is held back by the claim itself (never offered to the
+// transport); a permanent refusal of the recipient (SMTP 5xx at RCPT TO) is a hard bounce and
+// suppresses the address (domain/mail/suppressions.ts). MAIL_SEND_RATE paces the hand-overs.
 import type { Db } from '../db/schema';
 import {
   type ClaimedMail,
@@ -15,6 +18,8 @@ import {
   saveRenderedMail,
 } from '../domain/mail/outbox';
 import { envelopeAddress, renderMail } from '../domain/mail/render';
+import { recordSuppression, SUPPRESSED_ERROR } from '../domain/mail/suppressions';
+import type { SendRateLimiter } from './send-rate';
 import { type MailTransport, TransportError } from './transport';
 
 export interface SenderOptions {
@@ -30,6 +35,8 @@ export interface SenderOptions {
   /** How long a claim holds before another sender may take the message over (default 300 s). */
   leaseSeconds?: number;
   retry?: { baseSeconds?: number; maxSeconds?: number };
+  /** MAIL_SEND_RATE's token bucket (send-rate.ts), shared by every round; unset: no limit. */
+  limiter?: SendRateLimiter;
   /** One line per outcome, for the logs: ids and the transport's answer, never a body or a credential. */
   onResult?(result: SendResult): void;
 }
@@ -54,13 +61,29 @@ export interface RoundReport {
 /** One round: claim, render what is new, send, record. `ids`: only these messages (`mail test`). */
 export async function drainOnce(options: SenderOptions, ids?: readonly number[]): Promise<RoundReport> {
   const batchSize = options.batchSize ?? options.concurrency * 8;
-  const claimed = await claimDueMail(options.db, {
+  const { claimed, suppressed } = await claimDueMail(options.db, {
     limit: batchSize,
     leaseSeconds: options.leaseSeconds ?? 300,
     maxAttempts: options.maxAttempts,
     ids,
   });
-  const report: RoundReport = { claimed: claimed.length, sent: 0, retried: 0, failed: 0 };
+  // Held back by the claim (a suppressed address): counted as claimed and failed, as their rows are.
+  const report: RoundReport = {
+    claimed: claimed.length + suppressed.length,
+    sent: 0,
+    retried: 0,
+    failed: suppressed.length,
+  };
+  for (const m of suppressed) {
+    options.onResult?.({
+      id: m.id,
+      messageId: m.message_id,
+      kind: m.kind,
+      attempt: m.attempts,
+      outcome: 'failed',
+      detail: SUPPRESSED_ERROR,
+    });
+  }
   if (!claimed.length) return report;
 
   const fresh = await Promise.all(
@@ -95,6 +118,7 @@ async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): 
   };
   let response: string;
   try {
+    await options.limiter?.take();
     response = await options.transport.send({
       raw,
       from: envelopeAddress(mail.from_address ?? options.from),
@@ -111,6 +135,14 @@ async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): 
       retryInSeconds: retryDelaySeconds(mail.attempts, options.retry),
       maxAttempts: options.maxAttempts,
     });
+    if (error.hardBounce) {
+      await recordSuppression(options.db, {
+        address: mail.to_address,
+        reason: 'bounce',
+        detail: error.message,
+        source: error.source ?? 'transport',
+      });
+    }
     return result(status === 'failed' ? 'failed' : 'retry', error.message);
   }
   await markMailSent(options.db, mail.id, response);

@@ -63,7 +63,10 @@ export function smtpTransport(options: SmtpTransportOptions): MailTransport {
         // 5xx to RCPT TO or DATA: this server will never take this message (RFC 5321 §4.2.1).
         // A 5xx to AUTH or MAIL FROM is about our configuration: retried, so fixing it loses nothing.
         const permanent = (e.responseCode ?? 0) >= 500 && (e.command === 'RCPT TO' || e.command === 'DATA');
-        throw new TransportError(text, permanent);
+        // Only a 5xx to RCPT TO is about the address (550 no such mailbox, 551, 553): a hard bounce.
+        // A 5xx to DATA refuses this message (its content), not the mailbox.
+        const hardBounce = permanent && e.command === 'RCPT TO';
+        throw new TransportError(text, permanent, hardBounce, 'smtp');
       }
     },
     async close() {

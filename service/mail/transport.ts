@@ -21,11 +21,16 @@ export interface MailTransport {
   close(): Promise<void>;
 }
 
-/** A failed hand-over. `permanent`: trying again cannot help (the recipient was refused). */
+/**
+ * A failed hand-over. `permanent`: trying again cannot help. `hardBounce`: the recipient itself was
+ * refused for good (SMTP 5xx at RCPT TO), so the address is suppressed; `source` names who said so.
+ */
 export class TransportError extends Error {
   constructor(
     message: string,
     readonly permanent: boolean,
+    readonly hardBounce = false,
+    readonly source?: string,
   ) {
     super(message);
     this.name = 'TransportError';

@@ -160,6 +160,9 @@ describe('mail retry', () => {
     sink.refuse = { code: 550, message: 'No' };
     await sendAll();
     sink.refuse = undefined;
+    // A 550 at RCPT TO is a hard bounce: the address is suppressed until an operator clears it.
+    const cleared = await runIn(db, ['mail', 'suppressions', 'remove', 'ada@example.com']);
+    expect(cleared.code, cleared.err).toBe(0);
     const run = await runIn(db, ['mail', 'retry', '1', '--json'], mailServices());
     expect(run.code, run.err).toBe(0);
     expect(run.json).toMatchObject({ id: 1, message_id: messageId, status: 'pending', attempts: 0 });
@@ -169,6 +172,18 @@ describe('mail retry', () => {
     expect((await simpleParser(sink.received[0].raw)).messageId).toBe(messageId);
     const audit = await db.selectFrom('audit_events').select(['actor', 'action', 'target_id', 'details']).execute();
     expect(audit).toEqual([
+      {
+        actor: 'system:smtp',
+        action: 'mail_suppression.create',
+        target_id: 'ada@example.com',
+        details: { reason: 'bounce' },
+      },
+      {
+        actor: 'cli:test-operator',
+        action: 'mail_suppression.clear',
+        target_id: 'ada@example.com',
+        details: { reason: 'bounce' },
+      },
       { actor: 'cli:test-operator', action: 'mail.retry', target_id: '1', details: { was: 'failed' } },
     ]);
   });

@@ -113,6 +113,8 @@ describe('from the VPC to SES without a NAT gateway', () => {
       NODE_ENV: 'production',
       MAIL_URL: 'ses',
       MAIL_SES_CONFIGURATION_SET: 'lanyard-prod-mail',
+      // The default 14/s shared by the default 2 instances.
+      MAIL_SEND_RATE: '7',
       LOG_LEVEL: 'info',
     });
     const policy = policyOf('mail-sender-policy');
@@ -141,6 +143,7 @@ describe('from the VPC to SES without a NAT gateway', () => {
       eventSourceArn: QUEUE,
       functionName: 'lanyard-prod-mail-sender',
       functionResponseTypes: ['ReportBatchItemFailures'],
+      scalingConfig: { maximumConcurrency: 2 },
     });
   });
 

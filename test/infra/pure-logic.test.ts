@@ -41,6 +41,10 @@ describe('parseStackConfig', () => {
       refreshReuseLeeway: 30,
       pruneSchedule: 'rate(1 hour)',
       auditEventRetentionDays: 0,
+      mailSendRate: 14,
+      mailSenderConcurrency: 2,
+      mailFailedAlarm: 1,
+      mailSuppressedAlarm: 10,
     });
   });
 
@@ -60,6 +64,8 @@ describe('parseStackConfig', () => {
       [{ refreshReuseLeeway: '-1' }, /lanyard:refreshReuseLeeway must be an integer from 0 to 60/],
       [{ pruneSchedule: 'hourly' }, /lanyard:pruneSchedule must be an EventBridge rate\(…\) or cron\(…\) expression/],
       [{ auditEventRetentionDays: '-1' }, /lanyard:auditEventRetentionDays must be an integer from 0 to 36500/],
+      [{ mailSenderConcurrency: '1' }, /lanyard:mailSenderConcurrency must be an integer from 2 to 100/],
+      [{ mailSendRate: '0' }, /lanyard:mailSendRate must be an integer from 1 to 10000/],
     ];
     for (const [raw, message] of bad) expect(() => parseStackConfig('x', raw)).toThrow(message);
     expect(parseStackConfig('x', { apiReservedConcurrency: '-1' }).apiReservedConcurrency).toBe(-1);

@@ -181,6 +181,27 @@ describe('the built functions against PostgreSQL', () => {
       expect((await client.query(`select actor from audit_events where action = 'db.prune'`)).rows).toEqual([
         { actor: 'system:retention-schedule' },
       ]);
+
+      // The same bundle's `recordMailEvents` (the SES events function), fed AWS's documented
+      // Bounce event record in the SNS envelope Lambda receives: the recipient is suppressed.
+      const { recordMailEvents } = loadBundle('migrate', {}) as unknown as {
+        recordMailEvents: (event: unknown) => Promise<unknown>;
+      };
+      const message = fs.readFileSync(path.join(__dirname, 'fixtures', 'ses-bounce-event.json'), 'utf8');
+      expect(
+        await recordMailEvents({
+          Records: [
+            {
+              EventSource: 'aws:sns',
+              EventVersion: '1.0',
+              Sns: { Type: 'Notification', MessageId: 'm-1', Message: message },
+            },
+          ],
+        }),
+      ).toEqual({ suppressed: 1, known: 0, ignored: 0 });
+      expect((await client.query('select address, reason, source from mail_suppressions')).rows).toEqual([
+        { address: 'recipient@example.com', reason: 'bounce', source: 'ses' },
+      ]);
     } finally {
       await client.end();
     }

@@ -19,13 +19,22 @@ export interface SmtpSink {
   received: ReceivedMail[];
   /** Refuse RCPT TO with this reply (e.g. 451 or 550) while set. */
   refuse?: { code: number; message: string };
+  /** Refuse RCPT TO for these addresses only (lower-case), with their reply. */
+  refuseAddress: Map<string, { code: number; message: string }>;
+  /** Every RCPT TO address offered, accepted or not, in order. */
+  offered: string[];
   /** Hold each DATA this long before answering 250. */
   delayMs: number;
   close(): Promise<void>;
 }
 
 export async function startSmtpSink(options: { auth?: { user: string; pass: string }; echoAuth?: boolean } = {}) {
-  const sink = { received: [] as ReceivedMail[], delayMs: 0 } as SmtpSink;
+  const sink = {
+    received: [] as ReceivedMail[],
+    delayMs: 0,
+    refuseAddress: new Map(),
+    offered: [],
+  } as unknown as SmtpSink;
   const server = new SMTPServer({
     // Plain SMTP on loopback: no STARTTLS offered (a test certificate would be refused by a client
     // that verifies, as ours does).
@@ -46,9 +55,11 @@ export async function startSmtpSink(options: { auth?: { user: string; pass: stri
       const err = Object.assign(new Error(`Invalid username or password${said}`), { responseCode: 535 });
       callback(err);
     },
-    onRcptTo(_address, _session, callback) {
-      if (sink.refuse) {
-        callback(Object.assign(new Error(sink.refuse.message), { responseCode: sink.refuse.code }));
+    onRcptTo(address, _session, callback) {
+      sink.offered.push(address.address);
+      const refusal = sink.refuse ?? sink.refuseAddress.get(address.address.toLowerCase());
+      if (refusal) {
+        callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
         return;
       }
       callback();

@@ -7,6 +7,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema';
 import { isSingleMailbox } from '../email-address';
 import { invalid } from '../errors';
+import { addressNotSuppressed, SUPPRESSED_ERROR } from './suppressions';
 
 export interface OutgoingMail {
   to: string;
@@ -147,16 +148,19 @@ export interface ClaimedMail {
  * senders never claim the same row, and neither waits for the other. The claim commits before any
  * send, so `attempts` counts every try, a crashed one included; a lapsed claim that was already the
  * last attempt is marked failed instead of being tried again (a message that kills its sender
- * cannot keep killing it).
+ * cannot keep killing it). A message to a suppressed address (suppressions.ts) is marked failed
+ * with `last_error` 'suppressed' in the same statement, never handed to a transport: it comes back
+ * in `suppressed`, not in `claimed`.
  */
 export async function claimDueMail(
   db: Kysely<Database> | Transaction<Database>,
   options: { limit: number; leaseSeconds: number; maxAttempts: number; ids?: readonly number[] },
-): Promise<ClaimedMail[]> {
+): Promise<{ claimed: ClaimedMail[]; suppressed: Pick<ClaimedMail, 'id' | 'message_id' | 'kind' | 'attempts'>[] }> {
   const only = options.ids ? sql`and id = any(${[...options.ids]}::bigint[])` : sql``;
-  const { rows } = await sql<ClaimedMail & { status: string }>`
+  const lastTry = sql`o.status = 'sending' and o.attempts >= ${options.maxAttempts}`;
+  const { rows } = await sql<ClaimedMail & { status: string; held: boolean }>`
     with due as (
-      select id from mail_outbox
+      select id, not ${addressNotSuppressed(sql.ref('to_address'))} as held from mail_outbox
        where ((status = 'pending' and next_attempt_at <= now())
           or (status = 'sending' and locked_until < now())) ${only}
        order by next_attempt_at, id
@@ -164,21 +168,28 @@ export async function claimDueMail(
        for update skip locked
     )
     update mail_outbox o
-       set status = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts} then 'failed' else 'sending' end,
-           attempts = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts} then o.attempts else o.attempts + 1 end,
-           last_error = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts}
-                             then 'the sender stopped during the last attempt' else o.last_error end,
-           locked_until = case when o.status = 'sending' and o.attempts >= ${options.maxAttempts}
+       set status = case when due.held or ${lastTry} then 'failed' else 'sending' end,
+           attempts = case when due.held or ${lastTry} then o.attempts else o.attempts + 1 end,
+           last_error = case when due.held then ${SUPPRESSED_ERROR}
+                             when ${lastTry} then 'the sender stopped during the last attempt' else o.last_error end,
+           locked_until = case when due.held or ${lastTry}
                                then null else now() + make_interval(secs => ${options.leaseSeconds}) end,
            updated_at = now()
       from due
      where o.id = due.id
     returning o.id, o.message_id, o.kind, o.to_address, o.from_address, o.subject, o.text_body, o.html_body,
-              o.headers, o.raw, o.attempts, o.created_at, o.status`.execute(db);
-  return rows
-    .filter((r) => r.status === 'sending')
-    .map(({ status: _, ...row }) => row)
-    .sort((a, b) => a.id - b.id);
+              o.headers, o.raw, o.attempts, o.created_at, o.status, due.held`.execute(db);
+  const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
+  return {
+    claimed: rows
+      .filter((r) => r.status === 'sending')
+      .map(({ status: _, held: __, ...row }) => row)
+      .sort(byId),
+    suppressed: rows
+      .filter((r) => r.held)
+      .map((r) => ({ id: r.id, message_id: r.message_id, kind: r.kind, attempts: r.attempts }))
+      .sort(byId),
+  };
 }
 
 /**

@@ -15,6 +15,12 @@ import {
   resendConfirmation,
 } from '../../domain/emails';
 import { DomainError, RateLimitedError } from '../../domain/errors';
+import {
+  clearOwnSuppression,
+  normalizeAddress,
+  type SuppressionReason,
+  suppressedAmong,
+} from '../../domain/mail/suppressions';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import {
@@ -46,6 +52,12 @@ const idParams = {
   params: { type: 'object', properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } }, required: ['id'] },
 } as const;
 const ID_FORM = formRouteOptions({ strings: [] }, idParams);
+const RESUME = `${BASE}/resume`;
+const RESUME_FORM = formRouteOptions({ strings: ['email'] });
+const SUPPRESSED_WORDS: Record<SuppressionReason, string> = {
+  bounce: 'Mail to this address bounced, so we stopped sending to it.',
+  complaint: 'Mail to this address was reported as spam, so we stopped sending to it.',
+};
 const CONFIRMATION_QUERY = {
   schema: {
     querystring: {
@@ -75,6 +87,10 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
   ) {
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
     const emails = await listAccountEmails(db, r.user);
+    const suppressed = await suppressedAmong(
+      db,
+      emails.map((e) => e.email),
+    );
     const error = opts.errors?.find((e) => e.field === 'email_email')?.message;
     return sendPage(
       reply,
@@ -128,6 +144,19 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
                 </td>
                 <td data-label="Status">
                   <Status email={e} />
+                  {suppressed.has(normalizeAddress(e.email)) ? (
+                    <>
+                      <span class="badge">Not receiving e-mail</span>
+                      <span class="hint">{SUPPRESSED_WORDS[suppressed.get(normalizeAddress(e.email))!]}</span>
+                      <form method="post" action={RESUME} class="inline-form">
+                        <CsrfField token={r.csrf} />
+                        <input type="hidden" name="email" value={e.email} />
+                        <Button variant="secondary" small>
+                          Resume e-mail
+                        </Button>
+                      </form>
+                    </>
+                  ) : null}
                   {!e.confirmedAt && e.confirmationSentAt ? (
                     <span class="hint">
                       Link sent <Time value={e.confirmationSentAt} />
@@ -233,6 +262,20 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
     try {
       const email = await makePrimaryEmail(db, r.user, Number(request.params.id), ctxOf(r, request));
       return redirectWithFlash(app, reply, r.session, BASE, { notice: `${email} is now your primary address.` });
+    } catch (err) {
+      return refused(reply, r, err);
+    }
+  });
+
+  app.post(RESUME, RESUME_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const address = stringParam((request.body ?? {}) as Record<string, unknown>, 'email') ?? '';
+    try {
+      const cleared = await clearOwnSuppression(db, r.user, address, auditActor(r.user, request));
+      return redirectWithFlash(app, reply, r.session, BASE, {
+        notice: `E-mail to ${cleared.address} resumed. If it bounces again, it stops again.`,
+      });
     } catch (err) {
       return refused(reply, r, err);
     }

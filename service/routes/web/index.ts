@@ -1,5 +1,6 @@
 // Server-rendered pages: sign-in and sign-out, the account pages (applications, access tokens,
-// two-factor, password, notifications, e-mails, active sessions), the forgotten-password pages and the stylesheet. (The consent page is
+// two-factor, password, notifications, e-mails, active sessions), the forgotten-password pages, the one-click
+// unsubscribe page and the stylesheet. (The consent page is
 // GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
@@ -16,6 +17,7 @@ import { personalAccessTokenRoutes } from './personal-access-tokens';
 import { twoFactorRoutes } from './two-factor';
 import { signInRoutes } from './sign-in';
 import { webAuthnSignInRoutes } from './webauthn';
+import { unsubscribeRoutes } from './unsubscribe';
 
 export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await assetRoutes(app);
@@ -29,6 +31,7 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await notificationRoutes(app, ctx);
   await emailRoutes(app, ctx);
   await activeSessionRoutes(app, ctx);
+  await unsubscribeRoutes(app, ctx);
   app.get('/', async (request, reply) =>
     redirect(reply, (await currentUser(app.sessions, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
   );

@@ -11,6 +11,7 @@ const TABLES = [
   'dpop_proofs',
   'groups',
   'mail_outbox',
+  'mail_suppressions',
   'members',
   'notification_event_recipients',
   'notification_events',

@@ -14,7 +14,20 @@ describe('mail configuration', () => {
       concurrency: 4,
       retentionDays: 30,
       leaseSeconds: 300,
+      sendRate: 0,
     });
+  });
+
+  it('MAIL_SEND_RATE: messages a second, decimals allowed; anything else is refused', () => {
+    expect(mail({ MAIL_SEND_RATE: '14' }).sendRate).toBe(14);
+    expect(mail({ MAIL_SEND_RATE: '0.5' }).sendRate).toBe(0.5);
+    for (const bad of ['-1', 'fast', '10001', '1e3', '1.2345']) {
+      expect(() => mail({ MAIL_SEND_RATE: bad })).toThrow(
+        new ConfigError(
+          `MAIL_SEND_RATE must be a number of messages a second from 0 (no limit) to 10000 (got "${bad}")`,
+        ),
+      );
+    }
   });
 
   it('smtp:// and smtps:// URLs, with their default ports', () => {
