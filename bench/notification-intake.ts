@@ -5,6 +5,7 @@
 // 10,000 outbox rows (read back from an intake: per-row values as arrays, each distinct body once,
 // as the intake sends them), i.e. what writing the e-mails costs at the least.
 // Run: npx tsx bench/notification-intake.ts   (TEST_DATABASE_URL to use a server; else embedded PostgreSQL)
+import { parseKeyRingDocument, rotateKeyRingDocument } from '../service/domain/service-keys';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../service/db/migrator';
 import type { Db } from '../service/db/schema';
@@ -69,9 +70,11 @@ async function main() {
     const seeded = Date.now() - started;
     const author = await db.selectFrom('users').select('id').where('username', '=', 'u0').executeTakeFirstOrThrow();
     const target: EventTarget = { kind: 'project', project };
+    // The service's key ring, as the intake signs every project e-mail's unsubscribe link with it.
+    const ring = parseKeyRingDocument(rotateKeyRingDocument(undefined).document);
     let queued = 0;
     const intake = async (i: number) => {
-      const receipt = await takeNotificationEvent(db, MAIL, 'bench', target, {
+      const receipt = await takeNotificationEvent(db, MAIL, ring, 'bench', target, {
         request: { event: 'new_issue', authorId: author.id, participantIds: [], mentionedIds: [] },
         target: {
           type: 'issue',

@@ -55,7 +55,7 @@ export default defineCommand<Args>({
       .option('mentioned', { type: 'string', array: true, describe: 'Usernames mentioned' })
       .option('summary', { type: 'string', describe: 'Text quoted in the e-mail' })
       .option('idempotency-key', { type: 'string', describe: 'Repeat-safe key (default: a new one each run)' }),
-  async run(args, { db, actor, mailSettings }) {
+  async run(args, { db, actor, mailSettings, services }) {
     const { target, input } = await eventFromNames(db, {
       project: args.project,
       event: args.event,
@@ -66,7 +66,7 @@ export default defineCommand<Args>({
       summary: args.summary,
       idempotencyKey: args.idempotencyKey ?? `cli-${randomUUID()}`,
     });
-    const receipt = await takeNotificationEvent(db, mailSettings(), actor, target, input);
+    const receipt = await takeNotificationEvent(db, mailSettings(), await services.keyRing(db), actor, target, input);
     return {
       json: receipt,
       text: recordOf({

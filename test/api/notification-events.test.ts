@@ -11,6 +11,7 @@ import { loadConfig } from '../../service/config';
 import { registerApplication } from '../../service/domain/applications';
 import type { Db, Group, Project, User } from '../../service/db/schema';
 import { resolveRecipients } from '../../service/domain/notifications/recipients';
+import { recordSuppression } from '../../service/domain/mail/suppressions';
 import { addUserEmail } from '../../service/domain/users';
 import { drainOnce } from '../../service/mail/sender';
 import { createMailTransport } from '../../service/mail/transports';
@@ -492,5 +493,96 @@ describe('bad input and refusals', () => {
     const alice = await post(await makePat(db, users.alice, ['api']), `/projects/${project.id}`, base());
     expect([alice.statusCode, alice.json()]).toEqual([403, { message: '403 Forbidden' }]);
     expect(await counts()).toEqual(before);
+  });
+});
+
+describe('one-click unsubscribe and suppressed addresses, end to end (RFC 8058)', () => {
+  it("a project e-mail's List-Unsubscribe, POSTed as a mail client does, disables that project; GET changes nothing", async () => {
+    const first = await post(notifyToken, '/projects/acme%2Fteam%2Fapi', {
+      ...issue(90),
+      event: 'new_issue',
+      author_id: users.alice.id,
+      mentioned_ids: [users.gina.id],
+    });
+    expect(first.statusCode, first.body).toBe(202);
+    const gina = (await deliver()).get('gina@example.com')!;
+    expect(header(gina, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+    const link = /^<(https:\/\/id\.example\.org\/-\/unsubscribe\/[^>]+)>$/.exec(header(gina, 'List-Unsubscribe') ?? '');
+    expect(link, header(gina, 'List-Unsubscribe')).not.toBeNull();
+    const path = new URL(link![1]).pathname;
+    const level = async () =>
+      (
+        await db
+          .selectFrom('notification_settings')
+          .select('level')
+          .where('user_id', '=', users.gina.id)
+          .where('project_id', '=', project.id)
+          .executeTakeFirst()
+      )?.level;
+
+    // A link scanner's GET: a page with the button, nothing changed.
+    const page = await app.inject({ method: 'GET', url: path });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(await level()).toBeUndefined();
+
+    // The mail client's POST (RFC 8058 §3.2): no cookies, no CSRF token, exactly this body.
+    const res = await app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    });
+    expect(res.statusCode).toBe(200);
+    expect(await level()).toBe('disabled');
+
+    // The next event about the project mentions gina again: she is not e-mailed.
+    const second = await post(notifyToken, '/projects/acme%2Fteam%2Fapi', {
+      ...issue(91),
+      event: 'new_issue',
+      author_id: users.alice.id,
+      mentioned_ids: [users.gina.id, users.carol.id],
+    });
+    expect(second.statusCode, second.body).toBe(202);
+    const received = await deliver();
+    expect(received.has('gina@example.com')).toBe(false);
+    expect(received.has('carol@example.com')).toBe(true);
+  });
+
+  it('a group e-mail carries no one-click link (a group has no project level to disable)', async () => {
+    const res = await post(notifyToken, '/groups/acme', {
+      event: 'new_issue',
+      target: { type: 'issue', iid: 3, title: 'Plans', url: 'https://code.example.org/groups/acme/-/issues/3' },
+      author_id: users.alice.id,
+      idempotency_key: 'group-unsubscribe',
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const bob = (await deliver()).get('bob@work.example.com')!;
+    expect(header(bob, 'List-Unsubscribe')).toBeUndefined();
+  });
+
+  it('a suppressed address (a hard bounce) is not queued; the person is still recorded, with no message', async () => {
+    await recordSuppression(db, { address: 'Bob@Work.example.com', reason: 'bounce', source: 'smtp' });
+    const res = await post(notifyToken, '/projects/acme%2Fteam%2Fapi', {
+      ...issue(92),
+      event: 'new_issue',
+      author_id: users.alice.id,
+      participant_ids: [users.carol.id],
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const { id, recipient_count } = res.json();
+    const received = await deliver();
+    expect([...received.keys()].sort()).toEqual(['carol@example.com']);
+    expect(recipient_count).toBe(1);
+    const links = await db
+      .selectFrom('notification_event_recipients')
+      .select(['user_id', 'mail_id'])
+      .where('event_id', '=', id)
+      .orderBy('user_id')
+      .execute();
+    expect(links).toEqual([
+      { user_id: users.bob.id, mail_id: null },
+      { user_id: users.carol.id, mail_id: expect.any(Number) },
+    ]);
   });
 });

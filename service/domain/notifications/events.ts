@@ -10,8 +10,10 @@ import { withTransaction } from '../../db/transaction';
 import { DomainError, notFound } from '../errors';
 import type { MailSettings } from '../mail/message';
 import { assertSendable } from '../mail/outbox';
+import { addressNotSuppressed } from '../mail/suppressions';
 import { getProjectByPath } from '../namespaces';
 import { sha256Hex } from '../secrets';
+import type { KeyRing } from '../service-keys';
 import { getUserByUsername } from '../users';
 import type { RecipientReason } from './levels';
 import { EVENT_KINDS, type EventMessageContext, type EventScope, eventMessages } from './messages';
@@ -192,6 +194,7 @@ const receiptOf = (r: ReceiptRow): NotificationEventReceipt => ({
 export async function takeNotificationEvent(
   db: DbOrTrx,
   mail: MailSettings,
+  ring: KeyRing,
   caller: string,
   target: EventTarget,
   input: NotificationEventInput,
@@ -224,7 +227,7 @@ export async function takeNotificationEvent(
       authorName,
       summary: input.summary,
     };
-    const queued = await queueEventMail(trx, mail, ctx, recipients);
+    const queued = await queueEventMail(trx, mail, ring, ctx, recipients);
     return { ...receipt, recipient_count: queued };
   });
 }
@@ -258,10 +261,11 @@ async function earlierAnswer(
 async function queueEventMail(
   trx: Transaction<Database>,
   mail: MailSettings,
+  ring: KeyRing,
   ctx: EventMessageContext,
   recipients: readonly Recipient[],
 ): Promise<number> {
-  const messages = eventMessages(mail, ctx);
+  const messages = eventMessages(mail, ctx, ring);
   const kind = `notification.${ctx.event}`;
   const reasons: RecipientReason[] = [];
   const rows = recipients.map((r) => {
@@ -292,7 +296,7 @@ async function queueEventMail(
       select r.message_id, ${kind}, r.to_address, ${messages.from}, ${messages.subject},
              (${bodies.map((b) => b.text)}::text[])[r.body], (${bodies.map((b) => b.html)}::text[])[r.body], r.headers::jsonb
         from r
-       where true
+       where ${addressNotSuppressed(sql.ref('r.to_address'))}
       returning id, message_id
     ),
     linked as (

@@ -9,6 +9,8 @@
 //   (GitLab's "<issue_42@host>"), so every e-mail about one issue, merge request or pipeline threads;
 // - a footer saying why the person gets it, and a link to their notification settings.
 // The text and HTML parts come from buildMessage (domain/mail/message.ts).
+import type { KeyRing } from '../service-keys';
+import { unsubscribeHeaders } from './unsubscribe';
 import type { NotificationEvent, NotificationTargetType } from '../../db/schema';
 import { buildMessage, type MailSettings } from '../mail/message';
 import type { RecipientReason } from './levels';
@@ -197,10 +199,15 @@ function eventHeaders(ctx: EventMessageContext, host: string): Record<string, st
 
 /**
  * The headers of one recipient's e-mail, given the event's (eventHeaders): the one place where
- * per-recipient headers are built (add List-Unsubscribe here).
+ * per-recipient headers are built. A project's e-mails carry RFC 8058's one-click unsubscribe,
+ * signed for this person and this project (unsubscribe.ts); a group has no such level to set.
  */
-function notificationHeaders(common: Record<string, string>, recipient: MessageRecipient): Record<string, string> {
-  return { ...common, 'X-GitLab-NotificationReason': recipient.reason };
+function notificationHeaders(
+  common: Record<string, string>,
+  recipient: MessageRecipient,
+  unsubscribe: ((userId: number) => Record<string, string>) | undefined,
+): Record<string, string> {
+  return { ...common, 'X-GitLab-NotificationReason': recipient.reason, ...unsubscribe?.(recipient.user_id) };
 }
 
 /** The footer's sentence (EmailsHelper#notification_reason_text, with the engine's reasons). */
@@ -239,8 +246,11 @@ export interface EventBody {
  * composed once per reason, not once per recipient (10,000 recipients, at most four bodies); what
  * differs per recipient is the address, the Message-ID and the headers (notificationHeaders).
  */
-export function eventMessages(settings: MailSettings, ctx: EventMessageContext) {
+export function eventMessages(settings: MailSettings, ctx: EventMessageContext, ring: KeyRing) {
   const host = hostOf(settings);
+  const scope = ctx.scope;
+  const unsubscribe =
+    scope.type === 'project' ? (userId: number) => unsubscribeHeaders(settings, ring, userId, scope.id) : undefined;
   const subject = notificationSubject(ctx);
   const paragraphs = eventParagraphs(ctx);
   const common = eventHeaders(ctx, host);
@@ -263,7 +273,7 @@ export function eventMessages(settings: MailSettings, ctx: EventMessageContext) 
       }
       return body;
     },
-    headers: (recipient: MessageRecipient) => notificationHeaders(common, recipient),
+    headers: (recipient: MessageRecipient) => notificationHeaders(common, recipient, unsubscribe),
     messageId: (recipient: MessageRecipient) => recipientMessageId(ctx, recipient.user_id, host),
   };
 }

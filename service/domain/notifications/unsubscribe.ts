@@ -41,8 +41,7 @@ export function unsubscribeToken(ring: KeyRing, userId: number, projectId: numbe
 /**
  * The headers of a notification about `projectId` to `userId` (RFC 2369 §3.2, RFC 8058 §3.1): an
  * HTTPS URI the mail client POSTs `List-Unsubscribe=One-Click` to. Spread them into the message's
- * `headers`. (`@public` keeps knip quiet until the notification message builder calls it.)
- * @public
+ * `headers` (notification e-mails about a project: messages.ts).
  */
 export function unsubscribeHeaders(
   settings: { publicUrl: string },

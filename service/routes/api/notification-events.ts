@@ -112,7 +112,8 @@ export const notificationEventRoutes: FastifyPluginAsync<AppContext> = async (ap
         const caller = application ? `application:${application.applicationId}` : `user:${viewer.id}`;
         // Read per request: tests point PUBLIC_URL at the port they listen on after the app is built.
         const mail = { publicUrl: config.publicUrl, from: config.mail.from };
-        const receipt = await takeNotificationEvent(db, mail, caller, target, input);
+        const ring = await app.sessions.keyRing().load();
+        const receipt = await takeNotificationEvent(db, mail, ring, caller, target, input);
         return reply.code(202).send(receipt);
       },
     );
