@@ -78,7 +78,8 @@ fieldset{border:0;padding:0;margin:0 0 1.1rem;min-width:0}
 .copyable{display:flex;gap:.5rem;align-items:flex-start;margin:0 0 1rem}.copyable .secret{margin:0;flex:1;min-width:0}
 .details{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.6rem 1.25rem;margin:0 0 1.5rem}
 .details dt{font-weight:600}.details dd{margin:0;min-width:0;overflow-wrap:anywhere}
-.details dd .copyable{margin:0}.uri-list{list-style:none;margin:0;padding:0}.uri-list li{overflow-wrap:anywhere}
+.details dd .copyable{margin:0}.uri-list{list-style:none;margin:0;padding:0}.uri-list li{overflow-wrap:anywhere;margin:0 0 .35rem}
+.actions+p{margin-top:1.25rem}.expiry .badge{margin:0 0 0 .4rem}
 .pagination{display:flex;gap:1rem;align-items:center;justify-content:center;margin:1rem 0}
 .expiring-soon time{font-weight:600}
 .badge-warning{background:var(--warning-bg);border-color:var(--warning-border);color:var(--warning-text)}

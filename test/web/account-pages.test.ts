@@ -103,9 +103,10 @@ describe('personal access tokens', () => {
     [{ 'personal_access_token[scopes][]': 'sudo' }, 'token_scopes', SCOPES],
     [{ 'personal_access_token[scopes][]': 'openid' }, 'token_scopes', SCOPES],
     [{ 'personal_access_token[scopes][]': undefined }, 'token_scopes', SCOPES],
-  ])('bad input %j → 422 with "%s" message, nothing created', async (values, field, message) => {
-    const res = await create(values);
-    expect(res.statusCode).toBe(422);
+  ])('bad input %j → 303 back to the form, "%s" message, nothing created', async (values, field, message) => {
+    // Post/redirect/get for a refusal too: Back and reload never re-post the form.
+    expectSeeOther(await create(values), PATS);
+    const res = await web.get(PATS);
     const expected = typeof message === 'function' ? message() : message;
     expect(fieldError(res.body, field)).toBe(expected);
     // The summary links to the field; no other field is marked; no domain wording leaks.
@@ -407,26 +408,28 @@ describe('authorized applications', () => {
       scopes: ['api'],
       withRefreshToken: true,
     });
-    const page = await web.get('/-/user_settings/applications');
+    const AUTHORIZED = '/-/user_settings/authorized_applications';
+    const page = await web.get(AUTHORIZED);
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<h2 id="authorized-applications">Authorized applications (1)</h2>');
+    expect(page.body).toContain('<h1>Authorized applications</h1>');
+    expect(page.body).toContain(`<a href="${AUTHORIZED}" aria-current="page">Authorized applications</a>`);
     expect(page.body).toMatch(
       /<td data-label="Name">Grafana<\/td><td data-label="Scopes"><span class="badge">api<\/span><span class="badge">read_user<\/span><\/td>/,
     );
     const bobApp = await makeApp(f.db, { name: 'Other' });
-    const unknown = await web.post(`/profile/applications/authorized/${bobApp.clientId}/revoke`, {
+    const unknown = await web.post(`${AUTHORIZED}/${bobApp.clientId}/revoke`, {
       authenticity_token: WebClient.csrf(page.body),
     });
     expect(unknown.statusCode).toBe(404);
     expect(alert(unknown.body)).toBe('That authorized application was not found.');
-    expect((await web.get(`/profile/applications/authorized/${app.clientId}/revoke`)).statusCode).toBe(200);
+    expect((await web.get(`${AUTHORIZED}/${app.clientId}/revoke`)).statusCode).toBe(200);
     const live = async () =>
       (await f.db.selectFrom('oauth_access_tokens').select('id').where('revoked_at', 'is', null).execute()).length;
     expect(await live()).toBe(2);
-    const res = await web.post(`/profile/applications/authorized/${app.clientId}/revoke`, {
+    const res = await web.post(`${AUTHORIZED}/${app.clientId}/revoke`, {
       authenticity_token: WebClient.csrf(page.body),
     });
-    expectSeeOther(res, '/profile/applications');
+    expectSeeOther(res, AUTHORIZED);
     expect(await live()).toBe(0);
     for (const t of [t1, t2]) {
       const api = await f.app.inject({
@@ -436,9 +439,9 @@ describe('authorized applications', () => {
       });
       expect(api.statusCode).toBe(401);
     }
-    const after = await web.get('/profile/applications');
+    const after = await web.get(AUTHORIZED);
     expect(notice(after.body)).toBe('The access of Grafana was revoked.');
-    expect(after.body).toContain('Authorized applications (0)');
+    expect(after.body).toContain('You have not authorized any applications to use your account.');
     expect(await audits('oauth_application.revoke_authorization')).toBe(1);
   });
 });

@@ -30,7 +30,7 @@ export interface ConsentProps {
 
 export function ConsentPage(props: ConsentProps): Html {
   return (
-    <Layout title={`Authorize ${props.applicationName}`} variant="card" user={props.user} csrf={props.csrf}>
+    <Layout title="Authorize application" variant="card" user={props.user} csrf={props.csrf}>
       <p class="consent-request" id="consent-request">
         <strong>{props.applicationName}</strong> is requesting access to your account.
       </p>

@@ -7,6 +7,7 @@ import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH } from '../../pages/cu
 import { redirect } from '../../pages/layout';
 import { applicationRoutes } from './applications';
 import { assetRoutes } from './assets';
+import { authorizedApplicationRoutes } from './authorized-applications';
 import { emailRoutes } from './emails';
 import { notificationRoutes } from './notifications';
 import { passwordRoutes } from './password';
@@ -20,6 +21,7 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await signInRoutes(app, ctx);
   await passwordResetRoutes(app, ctx);
   await applicationRoutes(app, ctx);
+  await authorizedApplicationRoutes(app, ctx);
   await personalAccessTokenRoutes(app, ctx);
   await twoFactorRoutes(app, ctx);
   await passwordRoutes(app, ctx);

@@ -16,7 +16,6 @@ import {
   revokePersonalAccessToken,
   selfServiceExpiryRange,
 } from '../../domain/personal-access-tokens';
-import { fieldOf } from '../../domain/errors';
 import { personalAccessTokenScopesFor, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
@@ -25,6 +24,7 @@ import {
   CheckboxGroup,
   CsrfField,
   type FieldError,
+  fieldErrorOf,
   type Flash,
   LinkButton,
   ShownOnce,
@@ -42,6 +42,8 @@ import {
   auditActor,
   mailSettingsOf,
   pendingFlash,
+  type RejectedForm,
+  redirectRejected,
   redirectWithFlash,
 } from './account';
 
@@ -68,22 +70,17 @@ interface ShownToken {
  * The form's inputs by the domain's field names, and what each says when the domain refuses it
  * (GOV.UK style: what to do, not which rule failed; the rules are the domain's).
  */
-const FIELDS = {
-  name: { id: 'token_name', message: () => 'Enter a token name of 255 characters or fewer' },
-  expires_at: {
-    id: 'token_expires_at',
-    message: () => {
-      const { earliest, latest } = selfServiceExpiryRange();
-      return `Enter an expiration date between ${earliest} and ${latest}`;
-    },
-  },
-  scopes: { id: 'token_scopes', message: () => 'Select at least one of the scopes listed' },
-} as const;
-
-/** A refusal of the create form, at its field. */
 function formError(err: DomainError): FieldError {
-  const field = FIELDS[fieldOf(err) as keyof typeof FIELDS];
-  return field ? { field: field.id, message: field.message() } : { message: 'The token could not be created' };
+  const { earliest, latest } = selfServiceExpiryRange();
+  return fieldErrorOf(
+    err,
+    {
+      name: { id: 'token_name', message: 'Enter a token name of 255 characters or fewer' },
+      expires_at: { id: 'token_expires_at', message: `Enter an expiration date between ${earliest} and ${latest}` },
+      scopes: { id: 'token_scopes', message: 'Select at least one of the scopes listed' },
+    },
+    'The token could not be created',
+  );
 }
 
 export async function personalAccessTokenRoutes(app: FastifyInstance, context: AppContext) {
@@ -91,9 +88,13 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
   async function page(
     reply: FastifyReply,
     { user, session, csrf }: AccountRequest,
-    opts: { status?: number; errors?: FieldError[]; values?: FormValues; flash?: Flash; page?: number } = {},
+    opts: { status?: number; flash?: Flash; page?: number } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownToken>(app, session, BASE);
+    const pending = opts.flash
+      ? { flash: opts.flash }
+      : await pendingFlash<ShownToken | RejectedForm<FormValues>>(app, session, BASE);
+    const shown = pending.secret && 'token' in pending.secret ? pending.secret : undefined;
+    const rejected = pending.secret && 'rejected' in pending.secret ? pending.secret.rejected : undefined;
     const pageNumber = opts.page ?? 1;
     const tokens = await listPersonalAccessTokensPage(db, {
       userId: user.id,
@@ -101,9 +102,10 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       sort: 'created_desc',
       ...pageWindow(pageNumber),
     });
-    const values = opts.values ?? { name: '', expiresAt: defaultTokenExpiry(), scopes: [] };
+    const values = rejected?.values ?? { name: '', expiresAt: defaultTokenExpiry(), scopes: [] };
+    const errors = rejected?.errors;
     const { earliest, latest } = selfServiceExpiryRange();
-    const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
+    const err = (field: string) => errors?.find((e) => e.field === field)?.message;
     return sendPage(
       reply,
       opts.status ?? 200,
@@ -113,17 +115,17 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
         csrf={csrf}
         section={BASE}
         flash={pending.flash}
-        errors={opts.errors}
+        errors={errors}
         lead="Use a personal access token instead of your password with the API and with Git clients. Two-factor users need one."
       >
-        {pending.secret ? (
+        {shown ? (
           <ShownOnce id="created-token" title="Your new personal access token">
             <p>
-              Copy <strong>{pending.secret.name}</strong> now: it is shown only once.
+              Copy <strong>{shown.name}</strong> now: it is shown only once.
             </p>
             <div class="copyable">
               <code class="secret" id="created-personal-access-token">
-                {pending.secret.token}
+                {shown.token}
               </code>
               <CopyButton target="created-personal-access-token" label="Copy the personal access token" />
             </div>
@@ -259,7 +261,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return page(reply, r, { status: 422, errors: [formError(err)], values });
+        return redirectRejected(app, reply, r.session, BASE, values, [formError(err)]);
       throw err;
     }
   });

@@ -1,0 +1,161 @@
+// The application form (new and edit): its fields, reading a submitted form, and where and how a
+// refusal is shown. One place per field: a new field is a line in FormValues, readApplicationForm,
+// ApplicationFields and FIELDS.
+import type { ApplicationRecord } from '../../domain/applications';
+import { parseBoolean } from '../../domain/booleans';
+import type { DomainError } from '../../domain/errors';
+import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
+import { formRouteOptions } from '../../http/form-body';
+import { Checkbox, CheckboxGroup, type FieldError, fieldErrorOf, TextArea, TextField } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import type { Html } from '../../pages/jsx';
+import { stringParam } from '../../shared/params';
+
+/** Doorkeeper's (GitLab's) form field names: `doorkeeper_application[name]`, … */
+const F = 'doorkeeper_application';
+
+export interface ApplicationFormValues {
+  name: string;
+  redirectUri: string;
+  postLogoutRedirectUri: string;
+  scopes: string[];
+  confidential: boolean;
+}
+
+/** The form's route options (with `params` for edit): scopes as checkboxes (`[scopes][]`) or one string. */
+export const applicationFormOptions = (schema: Parameters<typeof formRouteOptions>[1] = {}) =>
+  formRouteOptions(
+    {
+      strings: [
+        `${F}[name]`,
+        `${F}[redirect_uri]`,
+        `${F}[post_logout_redirect_uri]`,
+        `${F}[confidential]`,
+        `${F}[scopes]`,
+      ],
+      arrays: [`${F}[scopes][]`],
+    },
+    schema,
+  );
+
+/** A new application's form: confidential by default, nothing else filled in. */
+export const EMPTY_APPLICATION_FORM: ApplicationFormValues = {
+  name: '',
+  redirectUri: '',
+  postLogoutRedirectUri: '',
+  scopes: [],
+  confidential: true,
+};
+
+/** The edit form, filled from the application. */
+export const applicationFormValues = (a: ApplicationRecord): ApplicationFormValues => ({
+  name: a.name,
+  redirectUri: a.redirect_uris.join('\n'),
+  postLogoutRedirectUri: a.post_logout_redirect_uris.join('\n'),
+  scopes: a.scopes,
+  confidential: a.confidential,
+});
+
+export function readApplicationForm(body: Record<string, unknown>): ApplicationFormValues {
+  const rawScopes = body[`${F}[scopes][]`] ?? body[`${F}[scopes]`];
+  return {
+    name: stringParam(body, `${F}[name]`) ?? '',
+    redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
+    postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
+    scopes: (Array.isArray(rawScopes) ? rawScopes : typeof rawScopes === 'string' ? rawScopes.split(/\s+/) : []).filter(
+      (s): s is string => typeof s === 'string' && s !== '',
+    ),
+    confidential: parseBoolean(body[`${F}[confidential]`]) ?? false,
+  };
+}
+
+/** What the domain's register and update functions take from the form. */
+export const applicationInput = (v: ApplicationFormValues) => ({
+  name: v.name,
+  redirectUris: [v.redirectUri],
+  postLogoutRedirectUris: [v.postLogoutRedirectUri],
+  scopes: v.scopes,
+  confidential: v.confidential,
+});
+
+/**
+ * The form's inputs by the domain's field names, and what each says when the domain refuses it
+ * (GOV.UK style: what to do; which rule failed is the domain's business).
+ */
+const FIELDS = {
+  name: { id: 'app_name', message: 'Enter a name of 255 characters or fewer' },
+  redirect_uri: {
+    id: 'app_redirect_uri',
+    message:
+      'Enter at least one redirect URI, one per line, each a full address such as https://app.example/callback without a #fragment',
+  },
+  post_logout_redirect_uri: {
+    id: 'app_post_logout_redirect_uri',
+    message:
+      'Enter each post-logout redirect URI on its own line as a full address such as https://app.example/signed-out without a #fragment',
+  },
+  scopes: { id: 'app_scopes', message: 'Select at least one of the scopes listed' },
+};
+
+/** A refusal of the form, at its field (the domain error names it). */
+export const applicationFormError = (err: DomainError): FieldError =>
+  fieldErrorOf(err, FIELDS, 'The application could not be saved');
+
+export function ApplicationFields({
+  values,
+  errors,
+}: {
+  values: ApplicationFormValues;
+  errors?: readonly FieldError[];
+}): Html {
+  const error = (id: string) => errors?.find((e) => e.field === id)?.message;
+  return (
+    <>
+      <TextField
+        id="app_name"
+        name={`${F}[name]`}
+        label="Name"
+        hint="People see it when the application asks for access."
+        value={values.name}
+        error={error('app_name')}
+        required
+        maxlength={255}
+      />
+      <TextArea
+        id="app_redirect_uri"
+        name={`${F}[redirect_uri]`}
+        label="Redirect URIs"
+        hint="One per line. Loopback URIs (127.0.0.1, [::1]) match any port."
+        value={values.redirectUri}
+        error={error('app_redirect_uri')}
+        rows={3}
+        required
+      />
+      <TextArea
+        id="app_post_logout_redirect_uri"
+        name={`${F}[post_logout_redirect_uri]`}
+        label="Post-logout redirect URIs (optional)"
+        hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
+        value={values.postLogoutRedirectUri}
+        error={error('app_post_logout_redirect_uri')}
+        rows={2}
+      />
+      <Checkbox
+        id="app_confidential"
+        name={`${F}[confidential]`}
+        label="Confidential"
+        hint="The application can keep its secret. Uncheck for native and single-page apps, which must use PKCE."
+        checked={values.confidential}
+      />
+      <CheckboxGroup
+        id="app_scopes"
+        name={`${F}[scopes][]`}
+        legend="Scopes"
+        hint="What the application may ask people for."
+        options={ALL_SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_DESCRIPTIONS[s] }))}
+        checked={values.scopes}
+        error={error('app_scopes')}
+      />
+    </>
+  );
+}
