@@ -76,7 +76,7 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
 
   /**
    * A user code from the form or the confirm page's URL, checked (and counted: a wrong code counts
-   * the same on either) — the pending grant and its application, or the reply already sent.
+   * the same on either) — the pending grant, or the reply already sent.
    */
   async function checkedGrant(request: FastifyRequest, reply: FastifyReply, current: SignedIn, userCode: string) {
     const { user, session } = current;
@@ -98,9 +98,7 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     const { grant } = checked;
     if (!grant) return void (await codeForm(reply, session, user, 400, { userCode, error: INVALID_USER_CODE }));
     if (grant.expired) return void (await codeForm(reply, session, user, 400, { error: EXPIRED_USER_CODE }));
-    const application = await findApplicationById(db, grant.application_id);
-    if (!application) return void (await codeForm(reply, session, user, 400, { error: INVALID_USER_CODE }));
-    return { grant, application };
+    return grant;
   }
 
   // The code step: checked, then post/redirect/get to the consent page (Back never re-posts it).
@@ -111,14 +109,14 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     const current = await currentUser(sessions, request);
     if (!current) return seeOther(reply, SIGN_IN_PATH);
     const userCode = stringParam(params, 'user_code') ?? '';
-    const found = await checkedGrant(request, reply, current, userCode);
-    if (!found) return reply;
+    const grant = await checkedGrant(request, reply, current, userCode);
+    if (!grant) return reply;
 
     const decision = stringParam(params, 'decision');
     if (decision === 'authorize' || decision === 'deny') {
       const decided = await decideDeviceGrant(
         db,
-        found.grant.id,
+        grant.id,
         current.user.id,
         decision === 'authorize' ? 'approved' : 'denied',
       );
@@ -133,9 +131,10 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     const current = await currentUser(sessions, request);
     if (!current) return requireSignIn(sessions, request, reply);
     const userCode = stringParam(mergedParams(request), 'user_code') ?? '';
-    const found = await checkedGrant(request, reply, current, userCode);
-    if (!found) return reply;
-    const { grant, application } = found;
+    const grant = await checkedGrant(request, reply, current, userCode);
+    if (!grant) return reply;
+    const application = await findApplicationById(db, grant.application_id);
+    if (!application) return codeForm(reply, current.session, current.user, 400, { error: INVALID_USER_CODE });
     return sendPage(
       reply,
       200,
