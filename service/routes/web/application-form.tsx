@@ -101,6 +101,13 @@ const FIELDS = {
 export const applicationFormError = (err: DomainError): FieldError =>
   fieldErrorOf(err, FIELDS, 'The application could not be saved');
 
+/** Rows enough for what is there (a long URI wraps at about 60 characters), 3 to 10. */
+const rowsFor = (text: string, least: number) =>
+  Math.min(
+    10,
+    Math.max(least, text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / 60)), 0) + 1),
+  );
+
 export function ApplicationFields({
   values,
   errors,
@@ -128,7 +135,7 @@ export function ApplicationFields({
         hint="One per line. Loopback URIs (127.0.0.1, [::1]) match any port."
         value={values.redirectUri}
         error={error('app_redirect_uri')}
-        rows={3}
+        rows={rowsFor(values.redirectUri, 3)}
         required
       />
       <TextArea
@@ -138,7 +145,7 @@ export function ApplicationFields({
         hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
         value={values.postLogoutRedirectUri}
         error={error('app_post_logout_redirect_uri')}
-        rows={2}
+        rows={rowsFor(values.postLogoutRedirectUri, 2)}
       />
       <Checkbox
         id="app_confidential"
