@@ -7,6 +7,7 @@ import type { Database, DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
 import { DomainError, invalid, notFound } from './errors';
 import { requireName } from './names';
+import { type Page, windowPage } from './page';
 import {
   addressLimit,
   type CheckedAttemptColumns,
@@ -156,6 +157,37 @@ export const listApplications = (db: DbOrTrx, ownerId?: ApplicationOwner): Promi
     .$if(ownerId !== undefined, (q) => q.where(ownerIs(ownerId as number | null)))
     .orderBy('id')
     .execute();
+
+/** One page of a person's own applications (the applications page), newest first, with the total. */
+export async function listOwnApplicationsPage(
+  db: DbOrTrx,
+  ownerId: number,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<Page<ApplicationRecord>> {
+  const mine = db.selectFrom('oauth_applications').where('owner_id', '=', ownerId);
+  const rows = await mine
+    .select([...PUBLIC_COLUMNS, sql<string>`count(*) over ()`.as('total')])
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return windowPage(
+    rows,
+    async () => (await mine.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+  );
+}
+
+/**
+ * Who registered an application, as the consent page names them; undefined when no person owns
+ * it (registered by the administrator, from the CLI or the Applications API).
+ */
+export const findApplicationOwner = async (
+  db: DbOrTrx,
+  application: Pick<ApplicationRecord, 'owner_id'>,
+): Promise<{ username: string; name: string } | undefined> =>
+  application.owner_id === null
+    ? undefined
+    : db.selectFrom('users').select(['username', 'name']).where('id', '=', application.owner_id).executeTakeFirst();
 
 export interface UpdateApplicationInput {
   name?: string;

@@ -8,7 +8,7 @@ import { auditInsertFrom, recordAudit } from './audit';
 import { invalid, invalidField, notFound } from './errors';
 import { windowPage } from './page';
 import { requireName } from './names';
-import { PERSONAL_ACCESS_TOKEN_SCOPES, requireScopes, SUDO_SCOPE, sortScopes } from './scopes';
+import { PERSONAL_ACCESS_TOKEN_SCOPES, personalAccessTokenScopesFor, requireScopes, sortScopes } from './scopes';
 import { newPersonalAccessToken, sha256Hex } from './secrets';
 import type { MailSettings } from './mail/account-messages';
 import { enqueueSecurityAlert } from './security-alerts';
@@ -64,6 +64,11 @@ export interface CreateTokenInput {
   actor?: string;
   ipAddress?: string;
   now?: Date;
+  /**
+   * The person's own token (the account page): an expiry is required, from tomorrow to
+   * MAX_SELF_SERVICE_LIFETIME_DAYS ahead (selfServiceExpiryRange).
+   */
+  selfService?: boolean;
   /** What the security alert needs (PUBLIC_URL, MAIL_FROM); every service and CLI caller passes it (tests may not). */
   mail?: MailSettings;
 }
@@ -72,9 +77,15 @@ export async function createPersonalAccessToken(db: DbOrTrx, input: CreateTokenI
   return withTransaction(db, async (db) => {
     const name = requireName(input.name);
     const scopes = requireScopes(input.scopes, PERSONAL_ACCESS_TOKEN_SCOPES);
-    const expiresAt = input.expiresAt == null ? null : requireExpiry(input.expiresAt, input.now ?? new Date());
+    const now = input.now ?? new Date();
+    const expiresAt = input.selfService
+      ? requireSelfServiceExpiry(input.expiresAt ?? '', now)
+      : input.expiresAt == null
+        ? null
+        : requireExpiry(input.expiresAt, now);
     const user = await getUserByUsername(db, input.username);
-    if (scopes.includes(SUDO_SCOPE) && !user.is_admin)
+    const available = personalAccessTokenScopesFor(user);
+    if (!scopes.every((s) => available.includes(s)))
       throw invalid('the sudo scope is for administrators only', { scopes: ['can only contain available scopes'] });
     const token = newPersonalAccessToken();
     const row = await db
@@ -177,18 +188,25 @@ export function personalAccessTokenSummary(
 /** Self-service tokens must expire, within a year (GitLab's maximum lifetime). */
 export const MAX_SELF_SERVICE_LIFETIME_DAYS = 365;
 
-/** The expiry a user may choose for their own token: a date from tomorrow to 365 days ahead. */
-export function selfServiceExpiryProblem(expiresAt: string, now = new Date()): string | undefined {
-  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(expiresAt);
-  const parsed = d ? new Date(`${expiresAt}T00:00:00Z`) : undefined;
-  if (!parsed || Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== expiresAt)
-    return 'Expiration date must be a date (YYYY-MM-DD).';
-  const today = now.toISOString().slice(0, 10);
-  const latest = new Date(now.getTime() + MAX_SELF_SERVICE_LIFETIME_DAYS * 86_400_000).toISOString().slice(0, 10);
-  if (expiresAt <= today) return 'Expiration date must be in the future.';
-  if (expiresAt > latest)
-    return `Expiration date must be at most ${MAX_SELF_SERVICE_LIFETIME_DAYS} days from today (${latest}).`;
-  return undefined;
+/** The expiries a user may choose for their own token: from tomorrow to 365 days ahead (UTC dates). */
+export function selfServiceExpiryRange(now = new Date()): { earliest: string; latest: string } {
+  return {
+    earliest: isoDay(new Date(now.getTime() + 86_400_000)),
+    latest: isoDay(new Date(now.getTime() + MAX_SELF_SERVICE_LIFETIME_DAYS * 86_400_000)),
+  };
+}
+
+/** A self-service expiry, or an error naming `expires_at` (with GitLab's field wording for the API). */
+function requireSelfServiceExpiry(expiresAt: string, now: Date): string {
+  const { earliest, latest } = selfServiceExpiryRange(now);
+  if (!expiresAt) throw invalidField('expires_at', "can't be blank");
+  if (!isCalendarDate(expiresAt))
+    throw invalid(`expires-at "${expiresAt}" is not a date (YYYY-MM-DD)`, { expires_at: ['is not a date'] });
+  if (expiresAt < earliest || expiresAt > latest)
+    throw invalid(`expires-at ${expiresAt} is not between ${earliest} and ${latest}`, {
+      expires_at: [`must be between ${earliest} and ${latest}`],
+    });
+  return expiresAt;
 }
 
 /** A user's own active tokens (not revoked, not expired), newest first. */

@@ -1,7 +1,7 @@
 // Scopes: api (all of /api/v4), read_api (GET/HEAD on /api/v4), read_user (GET/HEAD /api/v4/user),
 // the OpenID Connect scopes openid, profile, email (identity only: no /api/v4 access), and
 // Lanyard's notify (the notification recipients API), which only an application's own token holds.
-import { invalid, invalidField } from './errors';
+import { invalidField } from './errors';
 
 /** Scopes that open /api/v4 (personal access tokens hold only these). */
 export const API_SCOPES = ['api', 'read_api', 'read_user'] as const;
@@ -17,17 +17,26 @@ export const NOTIFY_SCOPE = 'notify';
 export const ALL_SCOPES = [...API_SCOPES, ...OIDC_SCOPES, ...APPLICATION_ONLY_SCOPES] as const;
 export type Scope = (typeof ALL_SCOPES)[number];
 
-/** The scopes in words, as GitLab describes them (the consent page and the applications form). */
-export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  api: 'Grants complete read/write access to the API, including all groups and projects.',
-  read_api: 'Grants read access to the API, including all groups and projects.',
-  read_user: 'Grants read-only access to your profile through the /user API endpoint.',
-  openid:
-    "Grants permission to authenticate with GitLab using OpenID Connect. Also gives read-only access to the user's profile and group memberships.",
-  profile: "Grants read-only access to the user's profile data using OpenID Connect.",
-  email: "Grants read-only access to the user's primary email address using OpenID Connect.",
-  notify:
-    "Grants the application's own token (client credentials) access to Lanyard's notification APIs. Never granted by a user.",
+/**
+ * `sudo` (contract §1): acting as another user with the `Sudo` header. Only administrators'
+ * personal access tokens may carry it, so it is not among the scopes applications get by default.
+ */
+export const SUDO_SCOPE = 'sudo';
+
+/**
+ * What each scope lets the holder do, in plain second-person words: the one table the consent and
+ * device pages ("This application will be able to: …"), the access-token form and the applications
+ * form read. Product-neutral: what the person knows is their Lanyard account, not an API's paths.
+ */
+export const SCOPE_DESCRIPTIONS: Record<Scope | typeof SUDO_SCOPE, string> = {
+  api: 'Read and change everything your account can reach, including all your groups and projects',
+  read_api: 'Read everything your account can reach, including all your groups and projects',
+  read_user: 'Read your profile: your name, username and e-mail addresses',
+  openid: 'Confirm who you are (your Lanyard account)',
+  profile: 'See your name, username, avatar and the groups you belong to',
+  email: 'See your primary e-mail address and whether it is confirmed',
+  notify: 'Send notifications as the application itself (never granted by a person)',
+  sudo: 'Act as any other user when calling the API (administrators only)',
 };
 
 export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s);
@@ -37,15 +46,17 @@ export const userGrantableScopes = <S extends string>(scopes: readonly S[]): S[]
   scopes.filter((s) => !(APPLICATION_ONLY_SCOPES as readonly string[]).includes(s));
 
 /**
- * `sudo` (contract §1): acting as another user with the `Sudo` header. Only administrators'
- * personal access tokens may carry it, so it is not among the scopes applications get by default.
- */
-export const SUDO_SCOPE = 'sudo';
-/**
  * The scopes a personal access token may carry (sudo: administrators only). Not the OpenID Connect
  * scopes: a personal access token gets no ID token and they open nothing under /api/v4.
  */
 export const PERSONAL_ACCESS_TOKEN_SCOPES = [...API_SCOPES, SUDO_SCOPE] as const;
+
+/**
+ * The scopes this user's personal access token may carry: sudo for administrators only. The token
+ * form offers exactly these, and createPersonalAccessToken refuses any other.
+ */
+export const personalAccessTokenScopesFor = (user: { is_admin: boolean }): readonly string[] =>
+  user.is_admin ? PERSONAL_ACCESS_TOKEN_SCOPES : API_SCOPES;
 
 /** Split a space- (or comma-) separated scope string; undefined when any scope is unknown or it is empty. */
 export function parseScopeString(text: string): Scope[] | undefined {

@@ -18,12 +18,19 @@ export interface FieldError {
 }
 
 /**
- * A domain refusal shown on a form: at the input the error names (`ids` maps the domain's field,
- * e.g. `scopes`, to this form's input id), else in the summary only. Never by reading the message.
+ * A domain refusal shown on a form: at the input the error names (`fields` maps the domain's field,
+ * e.g. `scopes`, to this form's input id, or to the id and the page's own words for it), else in
+ * the summary only with `otherwise`. Never by reading the message.
  */
-export const fieldErrorOf = (err: DomainError, ids: Readonly<Record<string, string>>): FieldError => {
-  const field = fieldOf(err);
-  return { field: field === undefined ? undefined : ids[field], message: err.message };
+export const fieldErrorOf = (
+  err: DomainError,
+  fields: Readonly<Record<string, string | { id: string; message: string }>>,
+  otherwise = err.message,
+): FieldError => {
+  const name = fieldOf(err);
+  const field = name === undefined ? undefined : fields[name];
+  if (field === undefined) return { message: otherwise };
+  return typeof field === 'string' ? { field, message: err.message } : { field: field.id, message: field.message };
 };
 
 export function FlashMessages({ flash }: { flash?: Flash }): Html {

@@ -5,12 +5,14 @@ import { createHash } from 'node:crypto';
 export const STYLESHEET = `:root{color-scheme:light dark;--bg:#f6f6f8;--surface:#fff;--text:#1f1e24;--muted:#5c5b62;--border:#d4d4d9;
 --primary:#1068bf;--primary-hover:#0b5cad;--link:#1068bf;--on-primary:#fff;--danger:#c02f12;--danger-hover:#a02710;--focus:#428fdc;
 --notice-bg:#ecf4ee;--notice-border:#108548;--notice-text:#0a4020;--alert-bg:#fdf1ee;--alert-border:#c02f12;--alert-text:#7a1d0b;
---code-bg:#efeef2;--radius:6px;font-family:system-ui,sans-serif}
+--code-bg:#efeef2;--warning-bg:#fdf6e3;--warning-border:#ab6100;--warning-text:#5c3300;--radius:6px;font-family:system-ui,sans-serif}
 @media (prefers-color-scheme:dark){:root{--bg:#18171d;--surface:#232228;--text:#ececef;--muted:#bfbfc3;--border:#434248;
 --primary:#1068bf;--primary-hover:#2f83d6;--link:#7db8f0;--danger:#c02f12;--danger-hover:#d8401f;--focus:#63a6e9;
---notice-bg:#0f2a1b;--notice-border:#2da160;--notice-text:#b6e4c6;--alert-bg:#35150e;--alert-border:#ec5941;--alert-text:#fcd0c6;--code-bg:#2e2d33}
+--notice-bg:#0f2a1b;--notice-border:#2da160;--notice-text:#b6e4c6;--alert-bg:#35150e;--alert-border:#ec5941;--alert-text:#fcd0c6;--code-bg:#2e2d33;
+--warning-bg:#3a2a0a;--warning-border:#d99530;--warning-text:#f5d9a8}
 a{color:#8fc1f2}}
 *,*::before,*::after{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--text);font-size:16px;line-height:1.5;overflow-wrap:anywhere}
 a{color:var(--link)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
@@ -68,11 +70,27 @@ fieldset{border:0;padding:0;margin:0 0 1.1rem;min-width:0}
 .button.danger:hover{background:var(--danger-hover)}
 .button.small{padding:.25rem .65rem;font-size:.9rem}
 .inline-form{display:inline;margin:0}
+.link-button{background:none;border:0;padding:0;font:inherit;color:var(--link);text-decoration:underline;cursor:pointer}
+.scope-list{padding-left:1.25rem;margin:.25rem 0 1rem}.scope-list li{margin:.25rem 0}
+.consent-heading{font-size:1rem;margin:1.25rem 0 .25rem}
+.trust-warning{border-left:4px solid var(--warning-border);background:var(--warning-bg);padding:.5rem .75rem;border-radius:var(--radius)}
+.not-you{margin:1.25rem 0 0;color:var(--muted)}
+.copyable{display:flex;gap:.5rem;align-items:flex-start;margin:0 0 1rem}.copyable .secret{margin:0;flex:1;min-width:0}
+.details{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.6rem 1.25rem;margin:0 0 1.5rem}
+.details dt{font-weight:600}.details dd{margin:0;min-width:0;overflow-wrap:anywhere}
+.details dd .copyable{margin:0}.uri-list{list-style:none;margin:0;padding:0}.uri-list li{overflow-wrap:anywhere;margin:0 0 .35rem}
+.actions+p{margin-top:1.25rem}.expiry .badge{margin:0 0 0 .4rem}
+.pagination{display:flex;gap:1rem;align-items:center;justify-content:center;margin:1rem 0}
+.expiring-soon time{font-weight:600}
+.badge-warning{background:var(--warning-bg);border-color:var(--warning-border);color:var(--warning-text)}
+.page-actions{display:flex;flex-wrap:wrap;gap:.6rem;align-items:center;justify-content:space-between;margin:0 0 1rem}
+.page-actions h2{margin:0}
 table.list{width:100%;border-collapse:collapse;background:var(--surface);border:1px solid var(--border);border-radius:var(--radius)}
 .list th,.list td{padding:.65rem .85rem;text-align:left;vertical-align:top;border-bottom:1px solid var(--border);overflow-wrap:break-word}
 .list td code,.list td.url{word-break:break-all}
 .list th{font-size:.85rem;color:var(--muted);font-weight:600;background:var(--bg)}
 .list td.actions-cell{white-space:nowrap;text-align:right}
+@media (max-width:36rem){.details{grid-template-columns:minmax(0,1fr);gap:.15rem}.details dd{margin-bottom:.6rem}}
 @media (max-width:48rem){.shell{grid-template-columns:minmax(0,1fr);gap:1rem;padding:1rem .85rem}
 .side-nav ul{display:flex;flex-wrap:wrap;gap:.25rem}.side-nav h2{display:none}
 .side-nav a[aria-current=page]{box-shadow:inset 0 -3px 0 var(--primary)}

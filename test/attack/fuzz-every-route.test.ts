@@ -370,7 +370,7 @@ describe('every route, fuzzed', () => {
         'POST /oauth/token',
         'GET /oauth/token/info',
         'GET /users/sign_in',
-        'POST /profile/applications/:uid/delete',
+        'POST /profile/applications/:id/delete',
         'PUT /api/v4/notification_settings',
         'PUT /api/v4/projects/:id/notification_settings',
       ]),

@@ -72,7 +72,7 @@ describe('a shown-once secret is taken by whichever account page loads first', (
     expect(codesOf((await web.get(TFA)).body)).toEqual([]);
   });
 
-  it('an application secret waits for the applications page', async () => {
+  it("an application secret waits for the application's own page", async () => {
     await makeUser(f.db, 'dave');
     web = new WebClient(f.app);
     expect((await web.signIn('dave', PASSWORD)).statusCode).toBe(302);
@@ -84,12 +84,14 @@ describe('a shown-once secret is taken by whichever account page loads first', (
       'doorkeeper_application[scopes][]': 'read_user',
     });
     expect(res.statusCode).toBe(303);
-    for (const other of [PATS, TFA]) {
+    const own = res.headers.location as string;
+    expect(own).toMatch(/^\/profile\/applications\/[1-9][0-9]*$/);
+    for (const other of [PATS, TFA, APPS]) {
       const r = await web.get(other);
       expect(r.statusCode).toBe(200);
       expect(r.body).not.toContain('gloas-');
     }
-    const shown = await web.get(APPS);
+    const shown = await web.get(own);
     expect(/id="application-secret">\s*(gloas-[0-9a-f]{64})/.exec(shown.body)?.[1]).toMatch(/^gloas-/);
   });
 });

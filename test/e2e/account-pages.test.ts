@@ -148,7 +148,7 @@ describe.skipIf(!available)('account pages in chromium', () => {
       expect(page.url().startsWith(`${callbackBase}/cb?code=`)).toBe(true);
 
       // Revoke it on the authorized-applications page: its token dies, consent is asked again.
-      await page.goto(`${base}/profile/applications`);
+      await page.goto(`${base}/-/user_settings/authorized_applications`);
       expect(await page.textContent('#authorized')).toContain('Grafana');
       await inspect(page, 'applications-authorized');
       await page.locator('#authorized').getByRole('link', { name: 'Revoke' }).click();
@@ -163,8 +163,9 @@ describe.skipIf(!available)('account pages in chromium', () => {
       await page.goto(authorize('three'));
       expect(await page.textContent('main')).toContain('Grafana is requesting access to your account');
 
-      // Register an application of one's own; the secret is shown once.
+      // Register an application of one's own ("New application", its own page); the secret is shown once.
       await page.goto(`${base}/-/user_settings/applications`);
+      await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'New application' }).click()]);
       await page.fill('#app_name', 'Deploy bot');
       await page.fill('#app_redirect_uri', 'https://deploy.example/oauth/callback');
       await page.check('#app_scopes-api');

@@ -80,7 +80,7 @@ describe.skipIf(!available)('headless chromium', () => {
       await page.click('button[type="submit"]');
       await page.waitForURL((u) => u.pathname === '/oauth/authorize');
       expect(await page.textContent('body')).toContain('Browser <Test> App is requesting access to your account');
-      expect(await page.textContent('#scopes')).toContain('read_user');
+      expect(await page.textContent('#scopes')).toContain('Read your profile');
       const cookies = await context.cookies();
       expect(cookies.find((c) => c.name === '_lanyard_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
 

@@ -108,13 +108,24 @@ async function personDecides(
     await page.click('button[type="submit"]');
     await page.waitForURL((u) => u.pathname === '/oauth/device');
     expect(await page.inputValue('#user_code')).toBe(userCode);
+    // The code step redirects to the consent step (post/redirect/get).
     await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForSelector('#application');
-    expect(await page.textContent('#application')).toBe('glab-like CLI');
+    await page.waitForURL((u) => u.pathname === '/oauth/device/confirm');
+    expect(await page.textContent('#consent-request')).toBe('glab-like CLI is requesting access to your account.');
     expect(await page.textContent('#scopes')).toBe(scopeInWords);
+    // Authorize and Deny sit apart (the gap of .actions), the same buttons as the authorize flow.
+    const authorize = (await page.getByRole('button', { name: 'Authorize' }).boundingBox())!;
+    const deny = (await page.getByRole('button', { name: 'Deny' }).boundingBox())!;
+    expect(deny.x - (authorize.x + authorize.width)).toBeGreaterThanOrEqual(8);
     await page.getByRole('button', { name: button }).click();
-    await page.waitForURL((u) => u.pathname !== '/oauth/device');
-    return { path: new URL(page.url()).pathname, heading: await page.textContent('h1') };
+    await page.waitForURL((u) => !u.pathname.startsWith('/oauth/device/confirm'));
+    const decided = { path: new URL(page.url()).pathname, heading: await page.textContent('h1') };
+    // Back returns to the consent step's GET: no "Confirm Form Resubmission", and nothing is decided again.
+    const back = await page.goBack();
+    expect(back?.request().method()).toBe('GET');
+    expect(new URL(page.url()).pathname).toBe('/oauth/device/confirm');
+    expect(await page.textContent('#error')).toBe('The user code is invalid');
+    return decided;
   } finally {
     await context.close();
   }
@@ -142,7 +153,7 @@ describe.skipIf(!available)('device flow: oauth4webapi polls while Chromium appr
       device.verification_uri_complete!,
       device.user_code,
       'Authorize',
-      'read_user: Grants read-only access to your profile through the /user API endpoint.',
+      'Read your profile: your name, username and e-mail addresses',
     );
     expect(decided).toEqual({ path: '/oauth/device/authorized', heading: 'Device successfully authorized' });
 
@@ -167,7 +178,7 @@ describe.skipIf(!available)('device flow: oauth4webapi polls while Chromium appr
       device.verification_uri_complete!,
       device.user_code,
       'Deny',
-      'api: Grants complete read/write access to the API, including all groups and projects.',
+      'Read and change everything your account can reach, including all your groups and projects',
     );
     expect(decided).toEqual({ path: '/oauth/device/denied', heading: 'Device authorization denied' });
     const outcome = await pollOnce(device.device_code);

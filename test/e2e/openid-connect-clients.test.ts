@@ -57,7 +57,7 @@ async function userSignsInAndApproves(authorizationUrl: URL, login: string): Pro
       await page.fill('input[name="user[password]"]', PASSWORD);
       await page.click('button[type="submit"]');
       await page.waitForURL((u) => u.pathname === '/oauth/authorize');
-      expect(await page.textContent('#scopes')).toContain('openid');
+      expect(await page.textContent('#scopes')).toContain('Confirm who you are');
       await page.getByRole('button', { name: 'Authorize' }).click();
       await page.waitForURL((u) => u.href.startsWith(callbackBase));
       return new URL(page.url());

@@ -178,13 +178,69 @@ describe('sign-in round trip and consent', () => {
     expect(res.body).toContain(
       '<strong>Confidential &lt;App&gt; &amp; &quot;Co&quot;</strong> is requesting access to your account',
     );
-    expect(res.body).toContain('Grants complete read/write access to the API');
-    expect(res.body).toContain('Grants read-only access to your profile');
-    expect(res.body).not.toContain('Grants read access to the API');
-    expect(res.body).toMatch(
-      /<button type="submit" class="button primary" name="decision" value="authorize">Authorize<\/button>/,
+    expect(res.body).toContain('<p id="application-owner" class="muted">Registered by the administrator</p>');
+    expect(res.body).toContain(
+      '<ul id="scopes" class="scope-list"><li data-scope="api">Read and change everything your account can reach, including all your groups and projects</li><li data-scope="read_user">Read your profile: your name, username and e-mail addresses</li></ul>',
     );
-    expect(res.body).toMatch(/<button type="submit" class="button" name="decision" value="deny">Deny<\/button>/);
+    expect(res.body).toContain('<p id="redirect-host">You will be sent back to <strong>client.example</strong>.</p>');
+    expect(res.body).toContain('<p class="trust-warning" id="trust-warning">Only allow applications you trust.</p>');
+    expect(res.body).toContain(
+      '<div class="actions consent-actions"><button type="submit" class="button primary" name="decision" value="authorize">Authorize</button><button type="submit" class="button" name="decision" value="deny">Deny</button></div>',
+    );
+    expect(res.body).not.toContain('GitLab');
+  });
+
+  it('names the person who registered the application, and the loopback host and port it returns to', async () => {
+    const owner = await makeUser(f.db, 'grace');
+    await f.db.updateTable('users').set({ name: 'Grace <Hopper>' }).where('id', '=', owner.user.id).execute();
+    const owned = await makeApp(f.db, {
+      name: 'Owned',
+      redirectUris: ['http://127.0.0.1:8000/cb'],
+      ownerId: owner.user.id,
+    });
+    await web.signIn('alice', PASSWORD);
+    const res = await web.get(authorizeUrl(owned.clientId, { redirectUri: 'http://127.0.0.1:8000/cb' }));
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain(
+      '<p id="application-owner" class="muted">Registered by Grace &lt;Hopper&gt; (@grace)</p>',
+    );
+    expect(res.body).toContain('You will be sent back to <strong>127.0.0.1:8000</strong>.');
+  });
+
+  it('"Not you? Sign out" ends the session and the next sign-in returns to this authorization request', async () => {
+    await makeUser(f.db, 'bob');
+    await web.signIn('alice', PASSWORD);
+    const url = authorizeUrl(c.clientId, { state: 'not-you' });
+    const page = await web.get(url);
+    const notYou = /<form method="post" action="\/users\/sign_out" class="not-you">[\s\S]*?<\/form>/.exec(
+      page.body,
+    )?.[0];
+    expect(notYou).toContain(`<input type="hidden" name="return_to" value="${url.replace(/&/g, '&amp;')}">`);
+    expect(notYou).toContain('Not you? <button type="submit" class="link-button">Sign out</button>');
+    const out = await web.post('/users/sign_out', { authenticity_token: WebClient.csrf(page.body), return_to: url });
+    expect(out.statusCode).toBe(302);
+    expect(out.headers.location).toBe('/users/sign_in');
+    expect((await web.get(url)).headers.location).toBe('/users/sign_in');
+    const signedIn = await web.signIn('bob', PASSWORD);
+    expect(signedIn.statusCode).toBe(302);
+    expect(signedIn.headers.location).toBe(url);
+    expect((await web.get(url)).body).toContain('Signed in as <strong id="signed-in-user">bob</strong>');
+  });
+
+  it('sign-out ignores a return_to that is not our own path (no open redirect)', async () => {
+    for (const returnTo of ['https://evil.example/', '//evil.example/x', '/\\evil.example']) {
+      const other = new WebClient(f.app);
+      await other.signIn('alice', PASSWORD);
+      const page = await other.get('/users/sign_out');
+      const out = await other.post('/users/sign_out', {
+        authenticity_token: WebClient.csrf(page.body),
+        return_to: returnTo,
+      });
+      expect(out.headers.location).toBe('/users/sign_in');
+      const again = await other.signIn('alice', PASSWORD);
+      expect(again.headers.location).toMatch(/^\/[^/\\]/);
+      expect(again.headers.location).not.toContain('evil');
+    }
   });
 
   it('Authorize → {redirect_uri}?code=…&state=…; Deny → access_denied with state', async () => {

@@ -299,8 +299,8 @@ describe('oauth4webapi against the real server', () => {
       },
     });
     expect(created.status).toBe(303);
-    // The secret waits sealed in the session (pages/flash.ts) and is shown on the next page.
-    const shown = await browser.request('/profile/applications');
+    // The secret waits sealed in the session (pages/flash.ts) and is shown on the application's page.
+    const shown = await browser.request(created.location!);
     remember(/id="application-secret">([^<]+)</.exec(shown.body)![1], csrfOf(apps.body), ...browser.cookies.values());
     for (const v of [...seen]) if (v.includes('.')) remember(...v.split('.')); // cookie id and signature separately
 

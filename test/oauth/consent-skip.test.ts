@@ -90,9 +90,9 @@ describe('a confidential application the user already authorized', () => {
 
   it('revoking the application on the authorized-applications page brings the consent page back', async () => {
     await grantThroughTheFlow();
-    const page = await web.get('/profile/applications');
+    const page = await web.get('/-/user_settings/authorized_applications');
     const csrf = WebClient.csrf(page.body);
-    const revoked = await web.post(`/profile/applications/authorized/${c.clientId}/revoke`, {
+    const revoked = await web.post(`/-/user_settings/authorized_applications/${c.clientId}/revoke`, {
       authenticity_token: csrf,
     });
     expect(revoked.statusCode).toBe(303);

@@ -46,19 +46,28 @@ const grantRows = () =>
     .select(['status', 'user_id', 'interval_seconds', 'scopes', 'device_code_digest', 'user_code_digest'])
     .execute();
 
-/** Enter a user code on the page (the confirmation step) and press a button. */
+/**
+ * Enter a user code on the page, follow the redirect to the consent step (post/redirect/get) and
+ * press a button there.
+ */
 async function decide(web: WebClient, userCode: string, decision: 'authorize' | 'deny') {
-  const page = await web.get('/oauth/device');
-  const confirm = await web.post('/oauth/device', {
-    authenticity_token: WebClient.csrf(page.body),
-    user_code: userCode,
-  });
-  expect(confirm.statusCode).toBe(200);
+  const confirm = await enterCode(web, userCode);
   return web.post('/oauth/device', {
     authenticity_token: WebClient.csrf(confirm.body),
     user_code: userCode,
     decision,
   });
+}
+
+/** The code step: 303 to the consent step, whose page (GET) is returned. */
+async function enterCode(web: WebClient, typed: string) {
+  const page = await web.get('/oauth/device');
+  const entered = await web.post('/oauth/device', { authenticity_token: WebClient.csrf(page.body), user_code: typed });
+  expect(entered.statusCode).toBe(303);
+  expect(entered.headers.location).toBe(`/oauth/device/confirm?${new URLSearchParams({ user_code: typed })}`);
+  const confirm = await web.get(entered.headers.location as string);
+  expect(confirm.statusCode).toBe(200);
+  return confirm;
 }
 
 let ctx: Awaited<ReturnType<typeof setup>>;
@@ -384,18 +393,23 @@ describe('the /oauth/device page', () => {
 
   it('takes the code in any case and without the dash, and shows the application and its scopes in words', async () => {
     const { user_code } = await authorizeDevice(ctx.pub.clientId, 'read_user');
-    const page = await ctx.web.get('/oauth/device');
     const typed = user_code.replace('-', '').toLowerCase();
-    const confirm = await ctx.web.post('/oauth/device', {
-      authenticity_token: WebClient.csrf(page.body),
-      user_code: ` ${typed} `,
-    });
-    expect(confirm.statusCode).toBe(200);
-    expect(confirm.body).toContain('<strong id="application">CLI &lt;tool&gt;</strong> is requesting access');
+    const confirm = await enterCode(ctx.web, ` ${typed} `);
+    expect(confirm.headers['x-frame-options']).toBe('DENY');
+    expect(confirm.body).toContain('<strong>CLI &lt;tool&gt;</strong> is requesting access to your account.');
+    expect(confirm.body).toContain('<p id="application-owner" class="muted">Registered by the administrator</p>');
     expect(confirm.body).toContain(
-      '<li><strong>read_user</strong>: Grants read-only access to your profile through the /user API endpoint.</li>',
+      '<ul id="scopes" class="scope-list"><li data-scope="read_user">Read your profile: your name, username and e-mail addresses</li></ul>',
     );
-    expect(confirm.body).not.toContain('<strong>api</strong>');
+    expect(confirm.body).toContain('Only allow applications you trust.');
+    // One button style in both flows: Authorize primary, Deny secondary, apart in one .actions row.
+    expect(confirm.body).toContain(
+      '<div class="actions consent-actions"><button type="submit" class="button primary" name="decision" value="authorize">Authorize</button><button type="submit" class="button" name="decision" value="deny">Deny</button></div>',
+    );
+    // A reload of the consent step shows it again and decides nothing.
+    expect((await ctx.web.get(`/oauth/device/confirm?user_code=${encodeURIComponent(` ${typed} `)}`)).statusCode).toBe(
+      200,
+    );
     // Nothing is decided by entering the code.
     expect((await grantRows())[0].status).toBe('pending');
     const done = await ctx.web.post('/oauth/device', {
@@ -427,6 +441,25 @@ describe('the /oauth/device page', () => {
     expect(again.statusCode).toBe(400);
     expect(again.body).toContain('The user code is invalid');
     expect((await grantRows())[0].status).toBe('denied');
+  });
+
+  it('the consent step checks its code like the form: a wrong one counts and is 400; Back after deciding changes nothing', async () => {
+    const { user_code } = await authorizeDevice(ctx.pub.clientId);
+    const wrong = await ctx.web.get('/oauth/device/confirm?user_code=BBBB-BBBB');
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toContain('<p class="flash flash-alert" role="alert" id="error">The user code is invalid</p>');
+    expect(await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).orderBy('key').execute()).toEqual([
+      { key: 'failures:addr:127.0.0.1', count: 1 },
+      { key: expect.stringMatching(/^failures:user_code:session:[0-9a-f]{64}$/), count: 1 },
+    ]);
+    expect((await decide(ctx.web, user_code, 'authorize')).statusCode).toBe(303);
+    // The browser's Back lands on the consent step's GET: no form is re-posted, the grant stays approved.
+    const back = await ctx.web.get(`/oauth/device/confirm?user_code=${user_code}`);
+    expect(back.statusCode).toBe(400);
+    expect((await grantRows())[0].status).toBe('approved');
+    const signedOut = await new WebClient(f.app).get(`/oauth/device/confirm?user_code=${user_code}`);
+    expect(signedOut.statusCode).toBe(302);
+    expect(signedOut.headers.location).toBe('/users/sign_in');
   });
 
   it('5 wrong codes a minute per session: the 6th attempt, even the right code, is 429; another session goes on', async () => {

@@ -346,9 +346,8 @@ describe('/oauth/authorize: nonce, prompt, max_age and scopes', () => {
     const res = await web.get(`${authorizeUrl(trusted.clientId)}&prompt=consent`);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('<strong>Trusted</strong> is requesting access to your account.');
-    expect(res.body).toContain(
-      '<strong>openid</strong>: Grants permission to authenticate with GitLab using OpenID Connect. Also gives read-only access to the user&#39;s profile and group memberships.',
-    );
+    expect(res.body).toContain('<li data-scope="openid">Confirm who you are (your Lanyard account)</li>');
+    expect(res.body).not.toContain('GitLab');
   });
 
   it('prompt=login and max_age=0 force a fresh sign-in, then come back without them; auth_time is the new sign-in', async () => {

@@ -247,20 +247,30 @@ describe('/oauth/device, signed in', () => {
     expect(sent[0]).toMatch(SESSION_WITH_USER);
   });
 
-  it('POST a code: 6 statements (the session with its user, the two guess reservations, the grant, the reservations given back, its application)', async () => {
+  it('POST a code: 5 statements (the session with its user, the two guess reservations, the grant, the reservations given back), then 303', async () => {
     const userCode = await deviceCode();
     const page = await web.get('/oauth/device');
     const { result: res, sent } = await counting(() =>
       web.post('/oauth/device', { authenticity_token: WebClient.csrf(page.body), user_code: userCode }),
     );
-    expect(res.statusCode).toBe(200);
-    expect(res.body).toContain('is requesting access to your account from a device');
-    expect(sent).toHaveLength(6);
+    expect(res.statusCode).toBe(303);
+    expect(sent).toHaveLength(5);
     expect(sent[0]).toMatch(SESSION_WITH_USER);
     expect(sent[1]).toMatch(/^with "admitted" as \( insert into rate_limit_counters /);
     expect(sent[2]).toMatch(/^with "admitted" as \( insert into rate_limit_counters /);
     expect(sent[3]).toMatch(/ from "oauth_device_grants" where "user_code_digest" = \$1 /);
     expect(sent[4]).toMatch(/^with mine as \( select \* from unnest\(/);
+  });
+
+  it('GET the consent step: the same five, then its application (6; no owner to look up)', async () => {
+    const userCode = await deviceCode();
+    const { result: res, sent } = await counting(() => web.get(`/oauth/device/confirm?user_code=${userCode}`));
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('is requesting access to your account.');
+    expect(res.body).toContain('Registered by the administrator');
+    expect(sent).toHaveLength(6);
+    expect(sent[0]).toMatch(SESSION_WITH_USER);
+    expect(sent[3]).toMatch(/ from "oauth_device_grants" where "user_code_digest" = \$1 /);
     expect(sent[5]).toMatch(/ from "oauth_applications" where "id" = \$1$/);
   });
 });

@@ -89,28 +89,85 @@ describe('personal access tokens', () => {
     expect(await audits('personal_access_token.create')).toBe(1);
   });
 
+  const NAME = 'Enter a token name of 255 characters or fewer';
+  const EXPIRY = () => `Enter an expiration date between ${day(1)} and ${day(365)}`;
+  const SCOPES = 'Select at least one of the scopes listed';
   it.each([
-    [{ 'personal_access_token[name]': '' }, 'token_name', 'Token name can’t be blank.'],
-    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', 'Expiration date must be in the future.'],
-    [{ 'personal_access_token[expires_at]': '' }, 'token_expires_at', 'Expiration date can’t be blank.'],
-    [
-      { 'personal_access_token[expires_at]': day(366) },
-      'token_expires_at',
-      `Expiration date must be at most 365 days from today (${day(365)}).`,
-    ],
-    [
-      { 'personal_access_token[expires_at]': '2026-02-30' },
-      'token_expires_at',
-      'Expiration date must be a date (YYYY-MM-DD).',
-    ],
-    [{ 'personal_access_token[scopes][]': 'sudo' }, 'token_scopes', 'Unknown scope: sudo.'],
-    [{ 'personal_access_token[scopes][]': undefined }, 'token_scopes', 'Select at least one scope.'],
-  ])('bad input %j → 422 with "%s" message, nothing created', async (values, field, message) => {
-    const res = await create(values);
-    expect(res.statusCode).toBe(422);
-    expect(fieldError(res.body, field)).toBe(message);
-    expect(res.body).toContain('<div class="error-summary" role="alert"');
+    [{ 'personal_access_token[name]': '' }, 'token_name', NAME],
+    [{ 'personal_access_token[name]': 'x'.repeat(256) }, 'token_name', NAME],
+    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[expires_at]': day(0) }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[expires_at]': '' }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[expires_at]': day(366) }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[expires_at]': '2026-02-30' }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[scopes][]': 'sudo' }, 'token_scopes', SCOPES],
+    [{ 'personal_access_token[scopes][]': 'openid' }, 'token_scopes', SCOPES],
+    [{ 'personal_access_token[scopes][]': undefined }, 'token_scopes', SCOPES],
+  ])('bad input %j → 303 back to the form, "%s" message, nothing created', async (values, field, message) => {
+    // Post/redirect/get for a refusal too: Back and reload never re-post the form.
+    expectSeeOther(await create(values), PATS);
+    const res = await web.get(PATS);
+    const expected = typeof message === 'function' ? message() : message;
+    expect(fieldError(res.body, field)).toBe(expected);
+    // The summary links to the field; no other field is marked; no domain wording leaks.
+    expect(res.body).toContain(`<li><a href="#${field}">${expected}</a></li>`);
+    expect(res.body.match(/class="field-error"/g)).toHaveLength(1);
+    expect(res.body).not.toMatch(/sudo|unknown scope|choose from|YYYY/i);
     expect(await f.db.selectFrom('personal_access_tokens').select('id').execute()).toEqual([]);
+  });
+
+  it('offers only the scopes a token can hold (sudo to administrators), each in words; the new token has a copy button', async () => {
+    const offered = (body: string) => [...body.matchAll(/id="token_scopes-([a-z_]+)"/g)].map((m) => m[1]);
+    const page = await web.get(PATS);
+    expect(offered(page.body)).toEqual(['api', 'read_api', 'read_user']);
+    expect(page.body).toContain(
+      '<span class="hint" id="token_scopes-read_user-hint">Read your profile: your name, username and e-mail addresses</span>',
+    );
+    expect(page.body).not.toMatch(/sudo|openid|GitLab/);
+    await f.db.updateTable('users').set({ is_admin: true }).where('id', '=', alice.id).execute();
+    expect(offered((await web.get(PATS)).body)).toEqual(['api', 'read_api', 'read_user', 'sudo']);
+    expectSeeOther(await create({ 'personal_access_token[scopes][]': 'sudo' }), PATS);
+    const shown = (await web.get(PATS)).body;
+    expect(shown).toContain(
+      '<button type="button" class="button small copy" data-copy="#created-personal-access-token" aria-label="Copy the personal access token" hidden>Copy</button>',
+    );
+  });
+
+  it('shows expiry in words, highlights the ones expiring within 7 days, and pages the list by 20', async () => {
+    for (const [name, offset] of [
+      ['soon', 3],
+      ['today', 0],
+      ['later', 10],
+    ] as const)
+      await f.db
+        .insertInto('personal_access_tokens')
+        .values({ user_id: alice.id, name, token_digest: sha256Hex(name), scopes: ['api'], expires_at: day(offset) })
+        .execute();
+    const body = (await web.get(PATS)).body;
+    const cell = (name: string) =>
+      new RegExp(`<td data-label="Token name">${name}</td>.*?<td data-label="Expires">(.*?)</td>`, 's').exec(body)?.[1];
+    expect(cell('later')).toBe(
+      `<span class="expiry"><time datetime="${day(10)}" title="${day(10)}">in 10 days</time><span class="muted"> (${day(10)})</span></span>`,
+    );
+    expect(cell('soon')).toBe(
+      `<span class="expiry expiring-soon"><time datetime="${day(3)}" title="${day(3)}">in 3 days</time><span class="muted"> (${day(3)})</span><span class="badge badge-warning">Expires soon</span></span>`,
+    );
+    expect(cell('today')).toContain('>today</time>');
+    expect(body).not.toContain('class="pagination"');
+
+    for (let i = 0; i < 20; i++) await makePat(f.db, alice, ['api']);
+    const first = (await web.get(PATS)).body;
+    expect(first).toContain('Active personal access tokens (23)');
+    expect(first.match(/<td data-label="Token name">/g)).toHaveLength(20);
+    expect(first).toContain(
+      `<nav class="pagination" aria-label="Personal access tokens pages"><span aria-current="page">Page 1 of 2</span><a href="${PATS}?page=2" rel="next">Next</a></nav>`,
+    );
+    const second = (await web.get(`${PATS}?page=2`)).body;
+    expect(second.match(/<td data-label="Token name">/g)).toHaveLength(3);
+    // Newest first: the three named ones were made first, so they are on page 2.
+    expect(second).toContain('<td data-label="Token name">soon</td>');
+    expect(second).toContain(`<a href="${PATS}" rel="prev">Previous</a>`);
+    expect((await web.get(`${PATS}?page=abc`)).body.match(/<td data-label="Token name">/g)).toHaveLength(20);
   });
 
   it('revoke: a confirm page that changes nothing, then 303; the token stops working; another user’s id → 404', async () => {
@@ -351,26 +408,28 @@ describe('authorized applications', () => {
       scopes: ['api'],
       withRefreshToken: true,
     });
-    const page = await web.get('/-/user_settings/applications');
+    const AUTHORIZED = '/-/user_settings/authorized_applications';
+    const page = await web.get(AUTHORIZED);
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<h2 id="authorized-applications">Authorized applications (1)</h2>');
+    expect(page.body).toContain('<h1>Authorized applications</h1>');
+    expect(page.body).toContain(`<a href="${AUTHORIZED}" aria-current="page">Authorized applications</a>`);
     expect(page.body).toMatch(
       /<td data-label="Name">Grafana<\/td><td data-label="Scopes"><span class="badge">api<\/span><span class="badge">read_user<\/span><\/td>/,
     );
     const bobApp = await makeApp(f.db, { name: 'Other' });
-    const unknown = await web.post(`/profile/applications/authorized/${bobApp.clientId}/revoke`, {
+    const unknown = await web.post(`${AUTHORIZED}/${bobApp.clientId}/revoke`, {
       authenticity_token: WebClient.csrf(page.body),
     });
     expect(unknown.statusCode).toBe(404);
     expect(alert(unknown.body)).toBe('That authorized application was not found.');
-    expect((await web.get(`/profile/applications/authorized/${app.clientId}/revoke`)).statusCode).toBe(200);
+    expect((await web.get(`${AUTHORIZED}/${app.clientId}/revoke`)).statusCode).toBe(200);
     const live = async () =>
       (await f.db.selectFrom('oauth_access_tokens').select('id').where('revoked_at', 'is', null).execute()).length;
     expect(await live()).toBe(2);
-    const res = await web.post(`/profile/applications/authorized/${app.clientId}/revoke`, {
+    const res = await web.post(`${AUTHORIZED}/${app.clientId}/revoke`, {
       authenticity_token: WebClient.csrf(page.body),
     });
-    expectSeeOther(res, '/profile/applications');
+    expectSeeOther(res, AUTHORIZED);
     expect(await live()).toBe(0);
     for (const t of [t1, t2]) {
       const api = await f.app.inject({
@@ -380,9 +439,9 @@ describe('authorized applications', () => {
       });
       expect(api.statusCode).toBe(401);
     }
-    const after = await web.get('/profile/applications');
+    const after = await web.get(AUTHORIZED);
     expect(notice(after.body)).toBe('The access of Grafana was revoked.');
-    expect(after.body).toContain('Authorized applications (0)');
+    expect(after.body).toContain('You have not authorized any applications to use your account.');
     expect(await audits('oauth_application.revoke_authorization')).toBe(1);
   });
 });

@@ -125,7 +125,7 @@ describe('/profile/applications', () => {
     const token = WebClient.csrf((await web.get('/profile/applications')).body);
     const res = await web.post('/profile/applications/not-an-id/delete', { authenticity_token: token });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ message: 'uid is invalid' });
+    expect(res.json()).toEqual({ message: 'id is invalid' });
   });
 });
 

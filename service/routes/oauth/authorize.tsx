@@ -6,7 +6,8 @@ import type { User } from '../../db/schema';
 import { findApplicationAndSession, type WebSession } from '../../domain/sessions';
 import { createAuthorizationCode } from '../../domain/authorization-codes';
 import { hasLiveGrantCovering } from '../../domain/authorized-applications';
-import { formatScopes, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
+import { findApplicationOwner } from '../../domain/applications';
+import { formatScopes } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { mergedParams, stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
@@ -21,10 +22,10 @@ import {
 } from '../../oauth/authorize-request';
 import { AccessDenied, ConsentRequired, InvalidRequest, LoginRequired } from '../../oauth/errors';
 import { csrfRejected, errorPage as sharedErrorPage } from '../../pages/common';
-import { Button, CsrfField } from '../../pages/components';
 import { requireSignIn, SIGN_IN_PATH, signedInWith } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
-import { Layout, redirect, sendPage } from '../../pages/layout';
+import { redirect, sendPage } from '../../pages/layout';
+import { ConsentPage } from './consent-page';
 
 /** When the user signed in: the session's record, else (sessions from before it was kept) the user's. */
 function authTimeOf(session: WebSession, user: User): Date | undefined {
@@ -48,8 +49,14 @@ const CONSENT_FORM = formRouteOptions(
   { rejectRepeated: false },
 );
 
-const Hidden = ({ name, value }: { name: string; value: string | undefined }) =>
-  value === undefined ? React.EMPTY : <input type="hidden" name={name} value={value} />;
+/**
+ * Where the answer goes, as the consent page names it: the host (with a port other than the
+ * scheme's), or for a native app's private-use scheme (RFC 8252 §7.1) the scheme.
+ */
+function hostOf(uri: string): string {
+  const u = new URL(uri);
+  return u.host || u.protocol.replace(/:$/, '');
+}
 
 export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppContext) {
   const sessions = app.sessions;
@@ -125,39 +132,26 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
     return sendPage(
       reply,
       200,
-      <Layout title="Authorize application" variant="card" user={user} csrf={token}>
-        <p>
-          <strong>{req.application.name}</strong> is requesting access to your account.
-        </p>
-        <p>This application will be able to:</p>
-        <ul id="scopes">
-          {req.scopes.map((s) => (
-            <li>
-              <strong>{s}</strong>: {SCOPE_DESCRIPTIONS[s as Scope] ?? s}
-            </li>
-          ))}
-        </ul>
-        <form method="post" action="/oauth/authorize">
-          <CsrfField token={token} />
-          <Hidden name="client_id" value={req.application.uid} />
-          <Hidden name="redirect_uri" value={req.redirectUri} />
-          <Hidden name="state" value={req.state} />
-          <Hidden name="response_type" value="code" />
-          <Hidden name="scope" value={formatScopes(req.scopes)} />
-          <Hidden name="code_challenge" value={req.codeChallenge} />
-          <Hidden name="code_challenge_method" value={req.codeChallengeMethod} />
-          <Hidden name="nonce" value={req.nonce} />
-          <Hidden name="dpop_jkt" value={req.dpopJkt} />
-          <div class="actions">
-            <Button name="decision" value="authorize">
-              Authorize
-            </Button>
-            <Button variant="secondary" name="decision" value="deny">
-              Deny
-            </Button>
-          </div>
-        </form>
-      </Layout>,
+      <ConsentPage
+        user={user}
+        csrf={token}
+        applicationName={req.application.name}
+        owner={await findApplicationOwner(db, req.application)}
+        scopes={req.scopes}
+        action="/oauth/authorize"
+        hidden={{
+          client_id: req.application.uid,
+          redirect_uri: req.redirectUri,
+          state: req.state,
+          response_type: 'code',
+          scope: formatScopes(req.scopes),
+          code_challenge: req.codeChallenge,
+          code_challenge_method: req.codeChallengeMethod,
+          nonce: req.nonce,
+        }}
+        redirectHost={hostOf(req.redirectUri)}
+        returnTo={request.url}
+      />,
     );
   });
 

@@ -1,23 +1,26 @@
 // /oauth/device (RFC 8628 §3.3): the signed-in person enters the user code shown by the device,
 // sees the application and its scopes, and authorizes or denies it. verification_uri_complete
-// (?user_code=) only pre-fills the form: approving still takes the person's click (§5.4).
+// (?user_code=) only pre-fills the form: approving still takes the person's click (§5.4). The code
+// step answers with a redirect to the consent step (post/redirect/get), which checks the code again.
 // Wrong codes count per web session (5 a minute) and per address (the shared credential limit).
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { findApplicationById } from '../../domain/applications';
+import { findApplicationById, findApplicationOwner } from '../../domain/applications';
 import { decideDeviceGrant, checkUserCode } from '../../domain/device-grants';
-import { SCOPE_DESCRIPTIONS, sortScopes, type Scope } from '../../domain/scopes';
 import type { WebSession } from '../../domain/sessions';
 import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, TextField } from '../../pages/components';
-import { currentUser, requireSignIn, SIGN_IN_PATH } from '../../pages/current-user';
+import { currentUser, requireSignIn, SIGN_IN_PATH, type SignedIn } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
 import { Layout, type PageUser, seeOther, sendPage } from '../../pages/layout';
 import { mergedParams, stringParam } from '../../shared/params';
+import { ConsentPage } from './consent-page';
 
 const DEVICE_PATH = '/oauth/device';
+/** The consent step, reached by a redirect from the code step. */
+const CONFIRM_PATH = '/oauth/device/confirm';
 const DEVICE_FORM = formRouteOptions({ strings: ['user_code', 'decision'] });
 
 // Doorkeeper's device-grant wording (doorkeeper.flash.device_codes.authorize).
@@ -71,21 +74,17 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     return codeForm(reply, current.session, current.user, 200, { userCode });
   });
 
-  app.post(DEVICE_PATH, DEVICE_FORM, async (request, reply) => {
-    const params = mergedParams(request);
-    const session = await sessions.read(request);
-    if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
-    const current = await currentUser(sessions, request);
-    if (!current) return seeOther(reply, SIGN_IN_PATH);
-    const { user } = current;
-    const userCode = stringParam(params, 'user_code') ?? '';
-
-    // Counted before the look-up: while blocked, a right code does not get through either.
-    const checked = await checkUserCode(db, { sessionId: current.session.id, address: request.ip, userCode });
+  /**
+   * A user code from the form or the confirm page's URL, checked (and counted: a wrong code counts
+   * the same on either) — the pending grant, or the reply already sent.
+   */
+  async function checkedGrant(request: FastifyRequest, reply: FastifyReply, current: SignedIn, userCode: string) {
+    const { user, session } = current;
+    const checked = await checkUserCode(db, { sessionId: session.id, address: request.ip, userCode });
     if (!checked.ok) {
       const { retryAfter } = checked.throttle;
       reply.header('retry-after', String(retryAfter));
-      return sendPage(
+      await sendPage(
         reply,
         429,
         <Layout title="Too many attempts" variant="card" user={user}>
@@ -94,52 +93,66 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
           </p>
         </Layout>,
       );
+      return undefined;
     }
     const { grant } = checked;
-    if (!grant) return codeForm(reply, current.session, user, 400, { userCode, error: INVALID_USER_CODE });
-    if (grant.expired) return codeForm(reply, current.session, user, 400, { error: EXPIRED_USER_CODE });
-    const application = await findApplicationById(db, grant.application_id);
-    if (!application) return codeForm(reply, current.session, user, 400, { error: INVALID_USER_CODE });
+    if (!grant) return void (await codeForm(reply, session, user, 400, { userCode, error: INVALID_USER_CODE }));
+    if (grant.expired) return void (await codeForm(reply, session, user, 400, { error: EXPIRED_USER_CODE }));
+    return grant;
+  }
+
+  // The code step: checked, then post/redirect/get to the consent page (Back never re-posts it).
+  app.post(DEVICE_PATH, DEVICE_FORM, async (request, reply) => {
+    const params = mergedParams(request);
+    const session = await sessions.read(request);
+    if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
+    const current = await currentUser(sessions, request);
+    if (!current) return seeOther(reply, SIGN_IN_PATH);
+    const userCode = stringParam(params, 'user_code') ?? '';
+    const grant = await checkedGrant(request, reply, current, userCode);
+    if (!grant) return reply;
 
     const decision = stringParam(params, 'decision');
     if (decision === 'authorize' || decision === 'deny') {
-      const decided = await decideDeviceGrant(db, grant.id, user.id, decision === 'authorize' ? 'approved' : 'denied');
+      const decided = await decideDeviceGrant(
+        db,
+        grant.id,
+        current.user.id,
+        decision === 'authorize' ? 'approved' : 'denied',
+      );
       // Lost to a concurrent decision, or expired since the look-up.
-      if (!decided) return codeForm(reply, current.session, user, 400, { error: EXPIRED_USER_CODE });
+      if (!decided) return codeForm(reply, current.session, current.user, 400, { error: EXPIRED_USER_CODE });
       return seeOther(reply, decision === 'authorize' ? `${DEVICE_PATH}/authorized` : `${DEVICE_PATH}/denied`);
     }
+    return seeOther(reply, `${CONFIRM_PATH}?${new URLSearchParams({ user_code: userCode })}`);
+  });
 
-    const token = await sessions.csrfToken(current.session);
+  app.get(CONFIRM_PATH, async (request, reply) => {
+    const current = await currentUser(sessions, request);
+    if (!current) return requireSignIn(sessions, request, reply);
+    const userCode = stringParam(mergedParams(request), 'user_code') ?? '';
+    const grant = await checkedGrant(request, reply, current, userCode);
+    if (!grant) return reply;
+    const application = await findApplicationById(db, grant.application_id);
+    if (!application) return codeForm(reply, current.session, current.user, 400, { error: INVALID_USER_CODE });
     return sendPage(
       reply,
       200,
-      <Layout title="Authorize a device" variant="card" user={user} csrf={token}>
-        <p>
-          <strong id="application">{application.name}</strong> is requesting access to your account from a device.
-        </p>
-        <p>This application will be able to:</p>
-        <ul id="scopes">
-          {sortScopes(grant.scopes).map((s) => (
-            <li>
-              <strong>{s}</strong>: {SCOPE_DESCRIPTIONS[s as Scope] ?? s}
-            </li>
-          ))}
-        </ul>
-        <p>
+      <ConsentPage
+        user={current.user}
+        csrf={await sessions.csrfToken(current.session)}
+        applicationName={application.name}
+        owner={await findApplicationOwner(db, application)}
+        scopes={grant.scopes}
+        action={DEVICE_PATH}
+        hidden={{ user_code: userCode }}
+        returnTo={request.url}
+      >
+        <p id="device-code">
           Only authorize it if you started this sign-in on your device and the code there reads{' '}
           <strong>{userCode.toUpperCase()}</strong>.
         </p>
-        <form method="post" action={DEVICE_PATH}>
-          <CsrfField token={token} />
-          <input type="hidden" name="user_code" value={userCode} />
-          <Button name="decision" value="authorize">
-            Authorize
-          </Button>
-          <Button variant="danger" name="decision" value="deny">
-            Deny
-          </Button>
-        </form>
-      </Layout>,
+      </ConsentPage>,
     );
   });
 

@@ -113,6 +113,24 @@ export async function redirectWithFlash(
   return seeOther(reply, location);
 }
 
+/**
+ * A refused form carried to the page that shows it (post/redirect/get, so Back and reload never
+ * re-post): what was typed and what was wrong, sealed in the flash like a secret, shown once.
+ */
+export interface RejectedForm<V> {
+  rejected: { values: V; errors: FieldError[] };
+}
+
+/** Post/redirect/get for a refused form: 303 to its page, which shows the errors and the values. */
+export const redirectRejected = <V>(
+  app: FastifyInstance,
+  reply: FastifyReply,
+  session: WebSession,
+  location: string,
+  values: V,
+  errors: FieldError[],
+) => redirectWithFlash(app, reply, session, location, {}, { rejected: { values, errors } } satisfies RejectedForm<V>);
+
 /** What the post before left for this page (`page`: the path it redirected to). */
 export const pendingFlash = <S>(app: FastifyInstance, session: WebSession, page: string) =>
   takeFlash<S>(app.sessions, session, page);

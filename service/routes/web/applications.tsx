@@ -1,87 +1,83 @@
-// /profile/applications (also /-/user_settings/applications): the signed-in user's own OAuth
-// applications — register, list, renew the secret, delete — and the applications they authorized,
-// with revoke. Every POST answers 303 (post/redirect/get); a new secret travels to the next page
-// sealed in the session flash (pages/flash.ts) and is shown once. Destroy, Renew and Revoke go
-// through a confirm page.
+// /profile/applications (also /-/user_settings/applications): the signed-in person's own OAuth
+// applications. The list (20 a page) links to each application's page (/profile/applications/:id:
+// App ID, redirect URIs, scopes; Edit, Renew secret, Destroy); "New application" has a page of its
+// own. Edit keeps the App ID. Every POST answers 303 (post/redirect/get), a refused form too (its
+// errors and values travel to the form's page in the flash); a new secret travels to
+// the application's page sealed in the session flash (pages/flash.ts) and is shown there once.
+// Renew and Destroy go through a confirm page. (Applications the person authorized:
+// authorized-applications.tsx.)
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { User } from '../../db/schema';
 import {
+  type ApplicationRecord,
   deleteApplication,
-  findApplicationByUid,
-  listApplications,
+  findApplicationById,
+  listOwnApplicationsPage,
   registerApplication,
   rotateApplicationSecret,
+  updateApplication,
 } from '../../domain/applications';
-import { listAuthorizedApplications, revokeAuthorizedApplication } from '../../domain/authorized-applications';
 import { DomainError } from '../../domain/errors';
-import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
-import { parseBoolean } from '../../domain/booleans';
-import { stringParam } from '../../shared/params';
 import {
   Button,
-  Checkbox,
-  CheckboxGroup,
   CsrfField,
   type FieldError,
-  fieldErrorOf,
   type Flash,
+  formatDate,
   LinkButton,
   ShownOnce,
-  TextArea,
-  TextField,
   Time,
 } from '../../pages/components';
+import { CopyButton } from '../../pages/copy-button';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
-import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
+import { pageNumberOf, pageWindow, Pagination } from '../../pages/pagination';
+import {
+  type AccountRequest,
+  accountGuardFor,
+  auditActor,
+  pendingFlash,
+  type RejectedForm,
+  redirectRejected,
+  redirectWithFlash,
+} from './account';
+import {
+  applicationFormOptions,
+  ApplicationFields,
+  type ApplicationFormValues,
+  applicationFormError,
+  applicationFormValues,
+  applicationInput,
+  EMPTY_APPLICATION_FORM,
+  readApplicationForm,
+} from './application-form';
+import { AUTHORIZED_APPLICATIONS_PATH } from './authorized-applications';
 
 const BASE = '/profile/applications';
+const ALIAS = '/-/user_settings/applications';
+const NEW = `${BASE}/new`;
+const pathOf = (a: Pick<ApplicationRecord, 'id'>) => `${BASE}/${a.id}`;
+
 /** The domain's owner-scoped writes say "not found" for someone else's application, as for a gone one. */
 const isNotFound = (err: unknown) => err instanceof DomainError && err.kind === 'not_found';
-const ALIAS = '/-/user_settings/applications';
-const F = 'doorkeeper_application';
+const isInvalid = (err: unknown): err is DomainError => err instanceof DomainError && err.kind === 'invalid';
 
-interface FormValues {
-  name: string;
-  redirectUri: string;
-  postLogoutRedirectUri: string;
-  backchannelLogoutUri: string;
-  backchannelLogoutSessionRequired: boolean;
-  scopes: string[];
-  confidential: boolean;
-  dpopBoundAccessTokens: boolean;
-}
-
-/** What the page after a create or renew shows once. */
+/** What the application's page shows once, after a create or a renew. */
 interface ShownSecret {
-  name: string;
-  uid: string;
   secret: string;
-  redirectUris: string[];
 }
 
-const uidParams = {
-  params: { type: 'object', properties: { uid: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, required: ['uid'] },
+/** An application's numeric id (within PostgreSQL's integer: a longer one names nothing). */
+const idParams = {
+  params: { type: 'object', properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' } }, required: ['id'] },
 } as const;
-
-/** The registration form; scopes as checkboxes (`[scopes][]`) or one space-separated string. */
-const REGISTER_FORM = formRouteOptions({
-  strings: [
-    `${F}[name]`,
-    `${F}[redirect_uri]`,
-    `${F}[post_logout_redirect_uri]`,
-    `${F}[backchannel_logout_uri]`,
-    `${F}[backchannel_logout_session_required]`,
-    `${F}[confidential]`,
-    `${F}[scopes]`,
-    `${F}[dpop_bound_access_tokens]`,
-  ],
-  arrays: [`${F}[scopes][]`],
-});
-/** Renew secret, destroy, revoke: a button and the CSRF token. */
-const BUTTON_FORM = formRouteOptions({ strings: [] }, uidParams);
+type IdRequest = { Params: { id: string } };
+/** Renew secret, destroy: a button and the CSRF token. */
+const BUTTON_FORM = formRouteOptions({ strings: [] }, idParams);
+const CREATE_FORM = applicationFormOptions();
+const EDIT_FORM = applicationFormOptions(idParams);
 
 export async function applicationRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
@@ -90,23 +86,11 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
   async function listPage(
     reply: FastifyReply,
     { user, session, csrf }: AccountRequest,
-    opts: { status?: number; errors?: FieldError[]; values?: FormValues; flash?: Flash } = {},
+    opts: { status?: number; flash?: Flash; page?: number } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownSecret>(app, session, BASE);
-    const shown = pending.secret;
-    const apps = await listApplications(db, user.id);
-    const authorized = await listAuthorizedApplications(db, user.id);
-    const values = opts.values ?? {
-      name: '',
-      redirectUri: '',
-      postLogoutRedirectUri: '',
-      backchannelLogoutUri: '',
-      backchannelLogoutSessionRequired: false,
-      scopes: [],
-      confidential: true,
-      dpopBoundAccessTokens: false,
-    };
-    const fieldError = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
+    const flash = opts.flash ?? (await pendingFlash(app, session, BASE)).flash;
+    const page = opts.page ?? 1;
+    const apps = await listOwnApplicationsPage(db, user.id, pageWindow(page));
     return sendPage(
       reply,
       opts.status ?? 200,
@@ -115,276 +99,264 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         user={user}
         csrf={csrf}
         section={BASE}
-        flash={pending.flash}
-        errors={opts.errors}
-        lead="Applications you registered to use Lanyard as an OAuth provider, and applications you allowed to use your account."
+        flash={flash}
+        lead="Applications you registered to sign people in with Lanyard and use its API on their behalf."
       >
-        {shown ? (
-          <ShownOnce id="new-secret" title={`Application: ${shown.name}`}>
-            <p>Copy the secret now: it is shown only once.</p>
-            <h3>Application ID</h3>
-            <code class="secret" id="application-id">
-              {shown.uid}
-            </code>
-            <h3>Secret</h3>
-            <code class="secret" id="application-secret">
-              {shown.secret}
-            </code>
-            <h3>Callback URL</h3>
-            <code class="secret">{shown.redirectUris.join('\n')}</code>
-          </ShownOnce>
-        ) : null}
-        <section class="panel" aria-labelledby="add-application">
-          <h2 id="add-application">Add new application</h2>
-          <form method="post" action={BASE}>
-            <CsrfField token={csrf} />
-            <TextField
-              id="app_name"
-              name={`${F}[name]`}
-              label="Name"
-              value={values.name}
-              error={fieldError('app_name')}
-              required
-              maxlength={255}
-            />
-            <TextArea
-              id="app_redirect_uri"
-              name={`${F}[redirect_uri]`}
-              label="Redirect URI"
-              hint="One per line. Loopback URIs (127.0.0.1, [::1]) match any port."
-              value={values.redirectUri}
-              error={fieldError('app_redirect_uri')}
-              rows={3}
-              required
-            />
-            <TextArea
-              id="app_post_logout_redirect_uri"
-              name={`${F}[post_logout_redirect_uri]`}
-              label="Post-logout redirect URI (optional)"
-              hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
-              value={values.postLogoutRedirectUri}
-              error={fieldError('app_post_logout_redirect_uri')}
-              rows={2}
-            />
-            <TextField
-              id="app_backchannel_logout_uri"
-              name={`${F}[backchannel_logout_uri]`}
-              label="Back-channel logout URI (optional)"
-              hint="Lanyard POSTs a signed logout token here when a session the application took part in ends."
-              value={values.backchannelLogoutUri}
-              error={fieldError('app_backchannel_logout_uri')}
-              maxlength={2000}
-            />
-            <Checkbox
-              id="app_backchannel_logout_session_required"
-              name={`${F}[backchannel_logout_session_required]`}
-              label="Back-channel logout needs the session (sid)"
-              hint="Lanyard always sends sid and sub in logout tokens."
-              checked={values.backchannelLogoutSessionRequired}
-            />
-            <Checkbox
-              id="app_confidential"
-              name={`${F}[confidential]`}
-              label="Confidential"
-              hint="The application can keep its secret. Uncheck for native and single-page apps, which must use PKCE."
-              checked={values.confidential}
-            />
-            <Checkbox
-              id="app_dpop_bound_access_tokens"
-              name={`${F}[dpop_bound_access_tokens]`}
-              label="Require DPoP"
-              hint="Every token request must prove possession of a key (RFC 9449): tokens stolen without it are useless."
-              checked={values.dpopBoundAccessTokens}
-            />
-            <CheckboxGroup
-              id="app_scopes"
-              name={`${F}[scopes][]`}
-              legend="Scopes"
-              options={ALL_SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_DESCRIPTIONS[s] }))}
-              checked={values.scopes}
-              error={fieldError('app_scopes')}
-            />
-            <div class="actions">
-              <Button>Save application</Button>
-            </div>
-          </form>
-        </section>
-        <h2 id="your-applications">Your applications ({apps.length})</h2>
-        {apps.length === 0 ? (
+        <div class="page-actions">
+          <h2 id="your-applications">Your applications ({apps.total})</h2>
+          <LinkButton href={NEW} variant="primary">
+            New application
+          </LinkButton>
+        </div>
+        {apps.total === 0 ? (
           <p class="muted">You have not registered any applications.</p>
         ) : (
           <table class="list" id="applications" aria-labelledby="your-applications">
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col">Application ID</th>
-                <th scope="col">Callback URL</th>
                 <th scope="col">Scopes</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <th scope="col">Confidential</th>
+                <th scope="col">Created</th>
               </tr>
             </thead>
             <tbody>
-              {apps.map((a) => (
+              {apps.rows.map((a) => (
                 <tr>
-                  <td data-label="Name">{a.name}</td>
-                  <td data-label="Application ID">
-                    <code>{a.uid}</code>
-                  </td>
-                  <td data-label="Callback URL" class="url">
-                    {a.redirect_uris.join(' ')}
+                  <td data-label="Name">
+                    <a href={pathOf(a)}>{a.name}</a>
                   </td>
                   <td data-label="Scopes">
                     {a.scopes.map((s) => (
                       <span class="badge">{s}</span>
                     ))}
                   </td>
-                  <td class="actions-cell">
-                    <LinkButton href={`${BASE}/${a.uid}/renew_secret`} small>
-                      Renew secret
-                    </LinkButton>{' '}
-                    <LinkButton href={`${BASE}/${a.uid}/delete`} variant="danger" small>
-                      Destroy
-                    </LinkButton>
+                  <td data-label="Confidential">{a.confidential ? 'Yes' : 'No'}</td>
+                  <td data-label="Created">
+                    <time datetime={a.created_at.toISOString()}>{formatDate(a.created_at)}</time>
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
-        <h2 id="authorized-applications">Authorized applications ({authorized.length})</h2>
-        {authorized.length === 0 ? (
-          <p class="muted">You have not authorized any applications to use your account.</p>
-        ) : (
-          <table class="list" id="authorized" aria-labelledby="authorized-applications">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Authorized at</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {authorized.map((a) => (
-                <tr>
-                  <td data-label="Name">{a.name}</td>
-                  <td data-label="Scopes">
-                    {a.scopes.map((s) => (
-                      <span class="badge">{s}</span>
-                    ))}
-                  </td>
-                  <td data-label="Authorized at">
-                    <Time value={a.authorizedAt} />
-                  </td>
-                  <td class="actions-cell">
-                    <LinkButton href={`${BASE}/authorized/${a.uid}/revoke`} variant="danger" small>
-                      Revoke
-                    </LinkButton>
-                  </td>
-                </tr>
+        <Pagination path={BASE} page={page} total={apps.total} label="Applications pages" />
+        <p id="authorized-applications" class="muted">
+          Applications you allowed to use your account are under{' '}
+          <a href={AUTHORIZED_APPLICATIONS_PATH}>Authorized applications</a>.
+        </p>
+      </Layout>,
+    );
+  }
+
+  /**
+   * The new and edit forms (`application` for edit), with the refusal the post before left for
+   * this page, if any: then what was typed, and the errors at their fields.
+   */
+  async function formPage(
+    reply: FastifyReply,
+    { user, session, csrf }: AccountRequest,
+    path: string,
+    opts: { values: ApplicationFormValues; application?: ApplicationRecord },
+  ) {
+    const editing = opts.application;
+    const { rejected } = (await pendingFlash<RejectedForm<ApplicationFormValues>>(app, session, path)).secret ?? {};
+    const values = rejected?.values ?? opts.values;
+    const errors: FieldError[] | undefined = rejected?.errors;
+    return sendPage(
+      reply,
+      200,
+      <Layout
+        title={editing ? `Edit ${editing.name}` : 'New application'}
+        user={user}
+        csrf={csrf}
+        section={BASE}
+        errors={errors}
+        lead={editing ? 'The App ID stays the same; the secret and issued tokens keep working.' : undefined}
+      >
+        <form method="post" action={editing ? pathOf(editing) : BASE} class="panel">
+          <CsrfField token={csrf} />
+          <ApplicationFields values={values} errors={errors} />
+          <div class="actions">
+            <Button>{editing ? 'Save changes' : 'Save application'}</Button>
+            <LinkButton href={editing ? pathOf(editing) : BASE}>Cancel</LinkButton>
+          </div>
+        </form>
+      </Layout>,
+    );
+  }
+
+  async function showPage(reply: FastifyReply, { user, session, csrf }: AccountRequest, a: ApplicationRecord) {
+    const pending = await pendingFlash<ShownSecret>(app, session, pathOf(a));
+    return sendPage(
+      reply,
+      200,
+      <Layout title={a.name} user={user} csrf={csrf} section={BASE} flash={pending.flash}>
+        {pending.secret ? (
+          <ShownOnce id="new-secret" title="Copy the secret now">
+            <p>It is shown only once. If you lose it, renew the secret.</p>
+            <div class="copyable">
+              <code class="secret" id="application-secret">
+                {pending.secret.secret}
+              </code>
+              <CopyButton target="application-secret" label="Copy the secret" />
+            </div>
+          </ShownOnce>
+        ) : null}
+        <dl class="details" id="application-details">
+          <dt>App ID</dt>
+          <dd>
+            <div class="copyable">
+              <code class="secret" id="application-id">
+                {a.uid}
+              </code>
+              <CopyButton target="application-id" label="Copy the App ID" />
+            </div>
+          </dd>
+          <dt>Secret</dt>
+          <dd>{pending.secret ? 'Shown above, once.' : 'Hidden: it was shown once. Renew it to get a new one.'}</dd>
+          <dt>Redirect URIs</dt>
+          <dd>
+            <ul class="uri-list" id="redirect-uris">
+              {a.redirect_uris.map((u) => (
+                <li>
+                  <code>{u}</code>
+                </li>
               ))}
-            </tbody>
-          </table>
-        )}
+            </ul>
+          </dd>
+          {a.post_logout_redirect_uris.length ? (
+            <>
+              <dt>Post-logout redirect URIs</dt>
+              <dd>
+                <ul class="uri-list" id="post-logout-redirect-uris">
+                  {a.post_logout_redirect_uris.map((u) => (
+                    <li>
+                      <code>{u}</code>
+                    </li>
+                  ))}
+                </ul>
+              </dd>
+            </>
+          ) : null}
+          <dt>Scopes</dt>
+          <dd id="application-scopes">
+            {a.scopes.map((s) => (
+              <span class="badge">{s}</span>
+            ))}
+          </dd>
+          <dt>Confidential</dt>
+          <dd>{a.confidential ? 'Yes' : 'No (a public client: PKCE, no secret needed)'}</dd>
+          <dt>Created</dt>
+          <dd>
+            <Time value={a.created_at} />
+          </dd>
+        </dl>
+        <div class="actions">
+          <LinkButton href={`${pathOf(a)}/edit`}>Edit</LinkButton>
+          <LinkButton href={`${pathOf(a)}/renew_secret`}>Renew secret</LinkButton>
+          <LinkButton href={`${pathOf(a)}/delete`} variant="danger">
+            Destroy
+          </LinkButton>
+        </div>
+        <p>
+          <a href={BASE}>Back to your applications</a>
+        </p>
       </Layout>,
     );
   }
 
   /** Someone else's (or no) application: the list again with the message, 404, nothing changed. */
-  const notYours = (reply: FastifyReply, r: AccountRequest, what = 'application') =>
-    listPage(reply, r, { status: 404, flash: { alert: `That ${what} was not found.` } });
+  const notYours = (reply: FastifyReply, r: AccountRequest) =>
+    listPage(reply, r, { status: 404, flash: { alert: 'That application was not found.' } });
 
-  /** The confirm page of Renew secret, Destroy and Revoke. */
-  const confirmPage = (
-    reply: FastifyReply,
-    r: AccountRequest,
-    title: string,
-    action: string,
-    confirmLabel: string,
-    message: string,
-  ) =>
-    sendPage(
-      reply,
-      200,
-      <ConfirmPage title={title} user={r.user} csrf={r.csrf} section={BASE} action={action} confirmLabel={confirmLabel}>
-        <p>{message}</p>
-      </ConfirmPage>,
-    );
-
-  const ownApplication = async (user: User, uid: string) => {
-    const found = await findApplicationByUid(db, uid);
+  /** The person's own application by the id in the path, else undefined. */
+  const ownApplication = async (user: User, id: string) => {
+    const found = await findApplicationById(db, Number(id));
     return found && found.owner_id === user.id ? found : undefined;
   };
 
   for (const path of [BASE, ALIAS]) {
     app.get(path, async (request, reply) => {
       const r = await guard(request, reply);
-      return r ? listPage(reply, r) : reply;
+      return r ? listPage(reply, r, { page: pageNumberOf(request.query) }) : reply;
     });
   }
 
-  app.post(BASE, REGISTER_FORM, async (request, reply) => {
+  app.get(NEW, async (request, reply) => {
+    const r = await guard(request, reply);
+    return r ? formPage(reply, r, NEW, { values: EMPTY_APPLICATION_FORM }) : reply;
+  });
+
+  app.post(BASE, CREATE_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const rawScopes = body[`${F}[scopes][]`] ?? body[`${F}[scopes]`];
-    const values: FormValues = {
-      name: stringParam(body, `${F}[name]`) ?? '',
-      redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
-      postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
-      backchannelLogoutUri: stringParam(body, `${F}[backchannel_logout_uri]`) ?? '',
-      backchannelLogoutSessionRequired: parseBoolean(body[`${F}[backchannel_logout_session_required]`]) ?? false,
-      scopes: (Array.isArray(rawScopes)
-        ? rawScopes
-        : typeof rawScopes === 'string'
-          ? rawScopes.split(/\s+/)
-          : []
-      ).filter((s): s is string => typeof s === 'string' && s !== ''),
-      confidential: parseBoolean(body[`${F}[confidential]`]) ?? false,
-      dpopBoundAccessTokens: parseBoolean(body[`${F}[dpop_bound_access_tokens]`]) ?? false,
-    };
+    const values = readApplicationForm((request.body ?? {}) as Record<string, unknown>);
     try {
       const created = await registerApplication(db, {
-        name: values.name,
-        redirectUris: [values.redirectUri],
-        postLogoutRedirectUris: [values.postLogoutRedirectUri],
-        backchannelLogoutUri: values.backchannelLogoutUri,
-        backchannelLogoutSessionRequired: values.backchannelLogoutSessionRequired,
-        scopes: values.scopes,
-        confidential: values.confidential,
-        dpopBoundAccessTokens: values.dpopBoundAccessTokens,
+        ...applicationInput(values),
         ownerId: r.user.id,
         actor: auditActor(r.user, request).actor,
       });
-      const shown: ShownSecret = {
-        name: created.application.name,
-        uid: created.application.uid,
-        secret: created.secret,
-        redirectUris: created.application.redirect_uris,
-      };
-      return redirectWithFlash(app, reply, r.session, BASE, { notice: 'The application was created.' }, shown);
+      return redirectWithFlash(
+        app,
+        reply,
+        r.session,
+        pathOf(created.application),
+        { notice: 'The application was created.' },
+        { secret: created.secret } satisfies ShownSecret,
+      );
     } catch (err) {
-      if (err instanceof DomainError && err.kind === 'invalid') {
-        const errors = [
-          fieldErrorOf(err, {
-            name: 'app_name',
-            redirect_uri: 'app_redirect_uri',
-            post_logout_redirect_uri: 'app_post_logout_redirect_uri',
-            backchannel_logout_uri: 'app_backchannel_logout_uri',
-            scopes: 'app_scopes',
-          }),
-        ];
-        return listPage(reply, r, { status: 422, errors, values });
-      }
+      if (isInvalid(err)) return redirectRejected(app, reply, r.session, NEW, values, [applicationFormError(err)]);
       throw err;
     }
   });
 
-  // The confirm pages of the two owner-only actions; the owner check is the domain write's own.
+  app.get<IdRequest>(`${BASE}/:id`, { schema: idParams }, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const application = await ownApplication(r.user, request.params.id);
+    return application ? showPage(reply, r, application) : notYours(reply, r);
+  });
+
+  app.get<IdRequest>(`${BASE}/:id/edit`, { schema: idParams }, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const application = await ownApplication(r.user, request.params.id);
+    if (!application) return notYours(reply, r);
+    return formPage(reply, r, `${pathOf(application)}/edit`, {
+      values: applicationFormValues(application),
+      application,
+    });
+  });
+
+  // Edit: the same application (App ID, secret, tokens) with new values; the owner check is the domain write's own.
+  app.post<IdRequest>(`${BASE}/:id`, EDIT_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const application = await ownApplication(r.user, request.params.id);
+    if (!application) return notYours(reply, r);
+    const values = readApplicationForm((request.body ?? {}) as Record<string, unknown>);
+    try {
+      await updateApplication(
+        db,
+        application.uid,
+        applicationInput(values),
+        auditActor(r.user, request).actor,
+        r.user.id,
+      );
+    } catch (err) {
+      if (isNotFound(err)) return notYours(reply, r);
+      if (isInvalid(err))
+        return redirectRejected(app, reply, r.session, `${pathOf(application)}/edit`, values, [
+          applicationFormError(err),
+        ]);
+      throw err;
+    }
+    return redirectWithFlash(app, reply, r.session, pathOf(application), { notice: 'The application was updated.' });
+  });
+
+  // The confirm pages of the two destructive actions.
   const CONFIRMS = [
     {
       action: 'renew_secret',
@@ -396,92 +368,60 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       action: 'delete',
       title: 'Destroy application',
       confirmLabel: 'Destroy',
-      message: (name: string) => `Destroy ${name}? Every token issued to it stops working.`,
+      message: (name: string) => `Destroy ${name}? Every token issued to it stops working. This cannot be undone.`,
     },
   ] as const;
   for (const c of CONFIRMS) {
-    app.get<{ Params: { uid: string } }>(`${BASE}/:uid/${c.action}`, { schema: uidParams }, async (request, reply) => {
+    app.get<IdRequest>(`${BASE}/:id/${c.action}`, { schema: idParams }, async (request, reply) => {
       const r = await guard(request, reply);
       if (!r) return reply;
-      const application = await ownApplication(r.user, request.params.uid);
+      const application = await ownApplication(r.user, request.params.id);
       if (!application) return notYours(reply, r);
-      return confirmPage(
+      return sendPage(
         reply,
-        r,
-        c.title,
-        `${BASE}/${application.uid}/${c.action}`,
-        c.confirmLabel,
-        c.message(application.name),
+        200,
+        <ConfirmPage
+          title={c.title}
+          user={r.user}
+          csrf={r.csrf}
+          section={BASE}
+          action={`${pathOf(application)}/${c.action}`}
+          confirmLabel={c.confirmLabel}
+        >
+          <p>{c.message(application.name)}</p>
+        </ConfirmPage>,
       );
     });
   }
 
-  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/renew_secret`, BUTTON_FORM, async (request, reply) => {
+  app.post<IdRequest>(`${BASE}/:id/renew_secret`, BUTTON_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    let rotated: Awaited<ReturnType<typeof rotateApplicationSecret>>;
+    const application = await ownApplication(r.user, request.params.id);
+    if (!application) return notYours(reply, r);
+    let secret: string;
     try {
-      rotated = await rotateApplicationSecret(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+      ({ secret } = await rotateApplicationSecret(db, application.uid, auditActor(r.user, request).actor, r.user.id));
     } catch (err) {
       if (isNotFound(err)) return notYours(reply, r);
       throw err;
     }
-    const { application, secret } = rotated;
-    const shown: ShownSecret = {
-      name: application.name,
-      uid: application.uid,
+    return redirectWithFlash(app, reply, r.session, pathOf(application), { notice: 'The secret was renewed.' }, {
       secret,
-      redirectUris: application.redirect_uris,
-    };
-    return redirectWithFlash(app, reply, r.session, BASE, { notice: 'The secret was renewed.' }, shown);
+    } satisfies ShownSecret);
   });
 
-  app.post<{ Params: { uid: string } }>(`${BASE}/:uid/delete`, BUTTON_FORM, async (request, reply) => {
+  app.post<IdRequest>(`${BASE}/:id/delete`, BUTTON_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    let deleted: Awaited<ReturnType<typeof deleteApplication>>;
+    const application = await ownApplication(r.user, request.params.id);
+    if (!application) return notYours(reply, r);
     try {
-      deleted = await deleteApplication(db, request.params.uid, auditActor(r.user, request).actor, r.user.id);
+      await deleteApplication(db, application.uid, auditActor(r.user, request).actor, r.user.id);
     } catch (err) {
       if (isNotFound(err)) return notYours(reply, r);
       throw err;
     }
-    return redirectWithFlash(app, reply, r.session, BASE, { notice: `${deleted.name} was destroyed.` });
-  });
-
-  app.get<{ Params: { uid: string } }>(
-    `${BASE}/authorized/:uid/revoke`,
-    { schema: uidParams },
-    async (request, reply) => {
-      const r = await guard(request, reply);
-      if (!r) return reply;
-      const granted = (await listAuthorizedApplications(db, r.user.id)).find((a) => a.uid === request.params.uid);
-      if (!granted) return notYours(reply, r, 'authorized application');
-      return confirmPage(
-        reply,
-        r,
-        'Revoke access',
-        `${BASE}/authorized/${granted.uid}/revoke`,
-        'Revoke',
-        `Revoke the access of ${granted.name}? Its tokens for your account stop working, and it must ask for your consent again.`,
-      );
-    },
-  );
-
-  app.post<{ Params: { uid: string } }>(`${BASE}/authorized/:uid/revoke`, BUTTON_FORM, async (request, reply) => {
-    const r = await guard(request, reply);
-    if (!r) return reply;
-    try {
-      const { name } = await revokeAuthorizedApplication(
-        db,
-        r.user.id,
-        request.params.uid,
-        auditActor(r.user, request),
-      );
-      return redirectWithFlash(app, reply, r.session, BASE, { notice: `The access of ${name} was revoked.` });
-    } catch (err) {
-      if (isNotFound(err)) return notYours(reply, r, 'authorized application');
-      throw err;
-    }
+    return redirectWithFlash(app, reply, r.session, BASE, { notice: `${application.name} was destroyed.` });
   });
 }

@@ -9,6 +9,7 @@ import { redirect } from '../../pages/layout';
 import { activeSessionRoutes } from './active-sessions';
 import { applicationRoutes } from './applications';
 import { assetRoutes } from './assets';
+import { authorizedApplicationRoutes } from './authorized-applications';
 import { emailRoutes } from './emails';
 import { notificationRoutes } from './notifications';
 import { passwordRoutes } from './password';
@@ -25,6 +26,7 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await webAuthnSignInRoutes(app, ctx);
   await passwordResetRoutes(app, ctx);
   await applicationRoutes(app, ctx);
+  await authorizedApplicationRoutes(app, ctx);
   await personalAccessTokenRoutes(app, ctx);
   await twoFactorRoutes(app, ctx);
   await passwordRoutes(app, ctx);

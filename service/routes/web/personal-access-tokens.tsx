@@ -1,6 +1,9 @@
 // /-/user_settings/personal_access_tokens: the signed-in user creates (name, scopes, expiry
-// within a year), lists and revokes their personal access tokens. A new token is shown once,
-// on the page after the redirect (sealed in the session flash). Revoke goes through a confirm page.
+// within a year), lists (20 a page, expiry in words, expiring soon highlighted) and revokes their
+// personal access tokens. The form offers only the scopes this person's token may hold, and the
+// rules are the domain's (createPersonalAccessToken, selfService): a refusal is shown at the field it
+// names. A new token is shown once, on the page after the redirect (sealed in the session flash),
+// with a copy button. Revoke goes through a confirm page.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { DomainError } from '../../domain/errors';
@@ -8,11 +11,12 @@ import {
   createPersonalAccessToken,
   defaultTokenExpiry,
   findOwnActivePersonalAccessToken,
-  listActivePersonalAccessTokens,
+  listPersonalAccessTokensPage,
+  MAX_SELF_SERVICE_LIFETIME_DAYS,
   revokePersonalAccessToken,
-  selfServiceExpiryProblem,
+  selfServiceExpiryRange,
 } from '../../domain/personal-access-tokens';
-import { ALL_SCOPES, isScope, SCOPE_DESCRIPTIONS, userGrantableScopes } from '../../domain/scopes';
+import { personalAccessTokenScopesFor, SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import {
@@ -22,13 +26,15 @@ import {
   type FieldError,
   fieldErrorOf,
   type Flash,
-  formatDate,
   LinkButton,
   ShownOnce,
   TextField,
   Time,
 } from '../../pages/components';
+import { CopyButton } from '../../pages/copy-button';
 import * as React from '../../pages/jsx';
+import { pageNumberOf, pageWindow, Pagination } from '../../pages/pagination';
+import { Expiry } from '../../pages/relative-date';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
 import {
   type AccountRequest,
@@ -36,6 +42,8 @@ import {
   auditActor,
   mailSettingsOf,
   pendingFlash,
+  type RejectedForm,
+  redirectRejected,
   redirectWithFlash,
 } from './account';
 
@@ -58,19 +66,46 @@ interface ShownToken {
   token: string;
 }
 
-const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+/**
+ * The form's inputs by the domain's field names, and what each says when the domain refuses it
+ * (GOV.UK style: what to do, not which rule failed; the rules are the domain's).
+ */
+function formError(err: DomainError): FieldError {
+  const { earliest, latest } = selfServiceExpiryRange();
+  return fieldErrorOf(
+    err,
+    {
+      name: { id: 'token_name', message: 'Enter a token name of 255 characters or fewer' },
+      expires_at: { id: 'token_expires_at', message: `Enter an expiration date between ${earliest} and ${latest}` },
+      scopes: { id: 'token_scopes', message: 'Select at least one of the scopes listed' },
+    },
+    'The token could not be created',
+  );
+}
 
 export async function personalAccessTokenRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
   async function page(
     reply: FastifyReply,
     { user, session, csrf }: AccountRequest,
-    opts: { status?: number; errors?: FieldError[]; values?: FormValues; flash?: Flash } = {},
+    opts: { status?: number; flash?: Flash; page?: number } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<ShownToken>(app, session, BASE);
-    const tokens = await listActivePersonalAccessTokens(db, user.id);
-    const values = opts.values ?? { name: '', expiresAt: defaultTokenExpiry(), scopes: [] };
-    const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
+    const pending = opts.flash
+      ? { flash: opts.flash }
+      : await pendingFlash<ShownToken | RejectedForm<FormValues>>(app, session, BASE);
+    const shown = pending.secret && 'token' in pending.secret ? pending.secret : undefined;
+    const rejected = pending.secret && 'rejected' in pending.secret ? pending.secret.rejected : undefined;
+    const pageNumber = opts.page ?? 1;
+    const tokens = await listPersonalAccessTokensPage(db, {
+      userId: user.id,
+      state: 'active',
+      sort: 'created_desc',
+      ...pageWindow(pageNumber),
+    });
+    const values = rejected?.values ?? { name: '', expiresAt: defaultTokenExpiry(), scopes: [] };
+    const errors = rejected?.errors;
+    const { earliest, latest } = selfServiceExpiryRange();
+    const err = (field: string) => errors?.find((e) => e.field === field)?.message;
     return sendPage(
       reply,
       opts.status ?? 200,
@@ -80,17 +115,20 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
         csrf={csrf}
         section={BASE}
         flash={pending.flash}
-        errors={opts.errors}
+        errors={errors}
         lead="Use a personal access token instead of your password with the API and with Git clients. Two-factor users need one."
       >
-        {pending.secret ? (
+        {shown ? (
           <ShownOnce id="created-token" title="Your new personal access token">
             <p>
-              Copy <strong>{pending.secret.name}</strong> now: it is shown only once.
+              Copy <strong>{shown.name}</strong> now: it is shown only once.
             </p>
-            <code class="secret" id="created-personal-access-token">
-              {pending.secret.token}
-            </code>
+            <div class="copyable">
+              <code class="secret" id="created-personal-access-token">
+                {shown.token}
+              </code>
+              <CopyButton target="created-personal-access-token" label="Copy the personal access token" />
+            </div>
           </ShownOnce>
         ) : null}
         <section class="panel" aria-labelledby="add-token">
@@ -112,10 +150,10 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
               name={`${F}[expires_at]`}
               type="date"
               label="Expiration date"
-              hint="At most 365 days from today."
+              hint={`From tomorrow to at most ${MAX_SELF_SERVICE_LIFETIME_DAYS} days from today (${latest}).`}
               value={values.expiresAt}
-              min={daysFromNow(1)}
-              max={daysFromNow(365)}
+              min={earliest}
+              max={latest}
               error={err('token_expires_at')}
               required
             />
@@ -123,10 +161,10 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
               id="token_scopes"
               name={`${F}[scopes][]`}
               legend="Scopes"
-              options={userGrantableScopes(ALL_SCOPES).map((s) => ({
+              options={personalAccessTokenScopesFor(user).map((s) => ({
                 value: s,
                 label: s,
-                hint: SCOPE_DESCRIPTIONS[s],
+                hint: SCOPE_DESCRIPTIONS[s as Scope],
               }))}
               checked={values.scopes}
               error={err('token_scopes')}
@@ -136,8 +174,8 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
             </div>
           </form>
         </section>
-        <h2 id="active-tokens">Active personal access tokens ({tokens.length})</h2>
-        {tokens.length === 0 ? (
+        <h2 id="active-tokens">Active personal access tokens ({tokens.total})</h2>
+        {tokens.total === 0 ? (
           <p class="muted">This user has no active personal access tokens.</p>
         ) : (
           <table class="list" id="tokens" aria-labelledby="active-tokens">
@@ -154,7 +192,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
               </tr>
             </thead>
             <tbody>
-              {tokens.map((t) => (
+              {tokens.rows.map((t) => (
                 <tr>
                   <td data-label="Token name">{t.name}</td>
                   <td data-label="Scopes">
@@ -166,7 +204,9 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
                     <Time value={t.created_at} />
                   </td>
                   <td data-label="Last used">{t.last_used_at ? <Time value={t.last_used_at} /> : 'Never'}</td>
-                  <td data-label="Expires">{formatDate(t.expires_at) || 'Never'}</td>
+                  <td data-label="Expires">
+                    <Expiry date={t.expires_at} />
+                  </td>
                   <td class="actions-cell">
                     <LinkButton href={`${BASE}/${t.id}/revoke`} variant="danger" small>
                       Revoke
@@ -177,6 +217,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
             </tbody>
           </table>
         )}
+        <Pagination path={BASE} page={pageNumber} total={tokens.total} label="Personal access tokens pages" />
       </Layout>,
     );
   }
@@ -187,7 +228,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
-    return r ? page(reply, r) : reply;
+    return r ? page(reply, r, { page: pageNumberOf(request.query) }) : reply;
   });
 
   app.post(BASE, CREATE_FORM, async (request, reply) => {
@@ -200,24 +241,13 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       expiresAt: (stringParam(body, `${F}[expires_at]`) ?? '').trim(),
       scopes: Array.isArray(rawScopes) ? rawScopes.filter((s): s is string => typeof s === 'string') : [],
     };
-    const errors: FieldError[] = [];
-    if (!values.name) errors.push({ field: 'token_name', message: 'Token name can’t be blank.' });
-    else if (values.name.length > 255)
-      errors.push({ field: 'token_name', message: 'Token name is too long (maximum is 255 characters).' });
-    const expiryProblem = values.expiresAt
-      ? selfServiceExpiryProblem(values.expiresAt)
-      : 'Expiration date can’t be blank.';
-    if (expiryProblem) errors.push({ field: 'token_expires_at', message: expiryProblem });
-    const unknown = values.scopes.filter((s) => !isScope(s));
-    if (values.scopes.length === 0) errors.push({ field: 'token_scopes', message: 'Select at least one scope.' });
-    else if (unknown.length) errors.push({ field: 'token_scopes', message: `Unknown scope: ${unknown.join(', ')}.` });
-    if (errors.length) return page(reply, r, { status: 422, errors, values });
     try {
       const { token } = await createPersonalAccessToken(db, {
         username: r.user.username,
         name: values.name,
         scopes: values.scopes,
         expiresAt: values.expiresAt,
+        selfService: true,
         actor: auditActor(r.user, request).actor,
         mail: mailSettingsOf(context.config),
       });
@@ -231,11 +261,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return page(reply, r, {
-          status: 422,
-          errors: [fieldErrorOf(err, { name: 'token_name', expires_at: 'token_expires_at', scopes: 'token_scopes' })],
-          values,
-        });
+        return redirectRejected(app, reply, r.session, BASE, values, [formError(err)]);
       throw err;
     }
   });

@@ -24,7 +24,8 @@ const INVALID_OTP = 'Invalid two-factor code.';
 
 /** The password step's fields, or the TOTP step's. */
 const SIGN_IN_FORM = formRouteOptions({ strings: ['user[login]', 'user[password]', 'user[otp_attempt]'] });
-const SIGN_OUT_FORM = formRouteOptions({ strings: [] });
+/** Sign out; `return_to` (our own path): where the next sign-in continues (the consent page's "Not you?"). */
+const SIGN_OUT_FORM = formRouteOptions({ strings: ['return_to'] });
 
 export { csrfRejected };
 
@@ -199,6 +200,9 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     const session = await sessions.read(request);
     if (!session || !(await sessions.verifyCsrf(session, body[CSRF_FIELD]))) return csrfRejected(reply);
     await sessions.destroy(request, reply);
+    const returnTo = safeReturnTo(body.return_to);
+    // A fresh anonymous session (in its cookie) remembers where to continue.
+    if (returnTo) await sessions.ensure(request, reply, { return_to: returnTo });
     return redirect(reply, SIGN_IN_PATH);
   });
 }

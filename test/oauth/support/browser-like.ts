@@ -89,7 +89,9 @@ export function authorizeUrl(clientId: string, o: AuthorizeOptions = {}): string
 /** The hidden fields of the consent form, decoded. */
 export function consentFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+  // The consent form's own fields (not the "Not you? Sign out" form's return_to).
+  const consentForm = /<form method="post" action="\/oauth\/authorize">[\s\S]*?<\/form>/.exec(html)?.[0] ?? html;
+  for (const m of consentForm.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
     out[m[1]] = m[2]
       .replace(/&quot;/g, '"')
       .replace(/&#39;/g, "'")

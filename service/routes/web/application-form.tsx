@@ -1,0 +1,214 @@
+// The application form (new and edit): its fields, reading a submitted form, and where and how a
+// refusal is shown. One place per field: a new field is a line in FormValues, readApplicationForm,
+// ApplicationFields and FIELDS.
+import type { ApplicationRecord } from '../../domain/applications';
+import { parseBoolean } from '../../domain/booleans';
+import type { DomainError } from '../../domain/errors';
+import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
+import { formRouteOptions } from '../../http/form-body';
+import { Checkbox, CheckboxGroup, type FieldError, fieldErrorOf, TextArea, TextField } from '../../pages/components';
+import * as React from '../../pages/jsx';
+import type { Html } from '../../pages/jsx';
+import { stringParam } from '../../shared/params';
+
+/** Doorkeeper's (GitLab's) form field names: `doorkeeper_application[name]`, … */
+const F = 'doorkeeper_application';
+
+export interface ApplicationFormValues {
+  name: string;
+  redirectUri: string;
+  postLogoutRedirectUri: string;
+  backchannelLogoutUri: string;
+  backchannelLogoutSessionRequired: boolean;
+  scopes: string[];
+  confidential: boolean;
+  dpopBoundAccessTokens: boolean;
+}
+
+/** The form's route options (with `params` for edit): scopes as checkboxes (`[scopes][]`) or one string. */
+export const applicationFormOptions = (schema: Parameters<typeof formRouteOptions>[1] = {}) =>
+  formRouteOptions(
+    {
+      strings: [
+        `${F}[name]`,
+        `${F}[redirect_uri]`,
+        `${F}[post_logout_redirect_uri]`,
+        `${F}[backchannel_logout_uri]`,
+        `${F}[backchannel_logout_session_required]`,
+        `${F}[confidential]`,
+        `${F}[scopes]`,
+        `${F}[dpop_bound_access_tokens]`,
+      ],
+      arrays: [`${F}[scopes][]`],
+    },
+    schema,
+  );
+
+/** A new application's form: confidential by default, nothing else filled in. */
+export const EMPTY_APPLICATION_FORM: ApplicationFormValues = {
+  name: '',
+  redirectUri: '',
+  postLogoutRedirectUri: '',
+  backchannelLogoutUri: '',
+  backchannelLogoutSessionRequired: false,
+  scopes: [],
+  confidential: true,
+  dpopBoundAccessTokens: false,
+};
+
+/** The edit form, filled from the application. */
+export const applicationFormValues = (a: ApplicationRecord): ApplicationFormValues => ({
+  name: a.name,
+  redirectUri: a.redirect_uris.join('\n'),
+  postLogoutRedirectUri: a.post_logout_redirect_uris.join('\n'),
+  backchannelLogoutUri: a.backchannel_logout_uri ?? '',
+  backchannelLogoutSessionRequired: a.backchannel_logout_session_required,
+  scopes: a.scopes,
+  confidential: a.confidential,
+  dpopBoundAccessTokens: a.dpop_bound_access_tokens,
+});
+
+export function readApplicationForm(body: Record<string, unknown>): ApplicationFormValues {
+  const rawScopes = body[`${F}[scopes][]`] ?? body[`${F}[scopes]`];
+  return {
+    name: stringParam(body, `${F}[name]`) ?? '',
+    redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
+    postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
+    backchannelLogoutUri: stringParam(body, `${F}[backchannel_logout_uri]`) ?? '',
+    backchannelLogoutSessionRequired: parseBoolean(body[`${F}[backchannel_logout_session_required]`]) ?? false,
+    scopes: (Array.isArray(rawScopes) ? rawScopes : typeof rawScopes === 'string' ? rawScopes.split(/\s+/) : []).filter(
+      (s): s is string => typeof s === 'string' && s !== '',
+    ),
+    confidential: parseBoolean(body[`${F}[confidential]`]) ?? false,
+    dpopBoundAccessTokens: parseBoolean(body[`${F}[dpop_bound_access_tokens]`]) ?? false,
+  };
+}
+
+/** What the domain's register and update functions take from the form. */
+export const applicationInput = (v: ApplicationFormValues) => ({
+  name: v.name,
+  redirectUris: [v.redirectUri],
+  postLogoutRedirectUris: [v.postLogoutRedirectUri],
+  backchannelLogoutUri: v.backchannelLogoutUri,
+  backchannelLogoutSessionRequired: v.backchannelLogoutSessionRequired,
+  scopes: v.scopes,
+  confidential: v.confidential,
+  dpopBoundAccessTokens: v.dpopBoundAccessTokens,
+});
+
+/**
+ * The form's inputs by the domain's field names, and what each says when the domain refuses it
+ * (GOV.UK style: what to do; which rule failed is the domain's business).
+ */
+const FIELDS = {
+  name: { id: 'app_name', message: 'Enter a name of 255 characters or fewer' },
+  redirect_uri: {
+    id: 'app_redirect_uri',
+    message:
+      'Enter at least one redirect URI, one per line, each a full address such as https://app.example/callback without a #fragment',
+  },
+  post_logout_redirect_uri: {
+    id: 'app_post_logout_redirect_uri',
+    message:
+      'Enter each post-logout redirect URI on its own line as a full address such as https://app.example/signed-out without a #fragment',
+  },
+  backchannel_logout_uri: {
+    id: 'app_backchannel_logout_uri',
+    message:
+      'Enter the back-channel logout URI as a full address such as https://app.example/logout without a #fragment',
+  },
+  scopes: { id: 'app_scopes', message: 'Select at least one of the scopes listed' },
+};
+
+/** A refusal of the form, at its field (the domain error names it). */
+export const applicationFormError = (err: DomainError): FieldError =>
+  fieldErrorOf(err, FIELDS, 'The application could not be saved');
+
+/** Rows enough for what is there (a long URI wraps at about 60 characters), 3 to 10. */
+const rowsFor = (text: string, least: number) =>
+  Math.min(
+    10,
+    Math.max(least, text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / 60)), 0) + 1),
+  );
+
+export function ApplicationFields({
+  values,
+  errors,
+}: {
+  values: ApplicationFormValues;
+  errors?: readonly FieldError[];
+}): Html {
+  const error = (id: string) => errors?.find((e) => e.field === id)?.message;
+  return (
+    <>
+      <TextField
+        id="app_name"
+        name={`${F}[name]`}
+        label="Name"
+        hint="People see it when the application asks for access."
+        value={values.name}
+        error={error('app_name')}
+        required
+        maxlength={255}
+      />
+      <TextArea
+        id="app_redirect_uri"
+        name={`${F}[redirect_uri]`}
+        label="Redirect URIs"
+        hint="One per line. Loopback URIs (127.0.0.1, [::1]) match any port."
+        value={values.redirectUri}
+        error={error('app_redirect_uri')}
+        rows={rowsFor(values.redirectUri, 3)}
+        required
+      />
+      <TextArea
+        id="app_post_logout_redirect_uri"
+        name={`${F}[post_logout_redirect_uri]`}
+        label="Post-logout redirect URIs (optional)"
+        hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
+        value={values.postLogoutRedirectUri}
+        error={error('app_post_logout_redirect_uri')}
+        rows={rowsFor(values.postLogoutRedirectUri, 2)}
+      />
+      <TextField
+        id="app_backchannel_logout_uri"
+        name={`${F}[backchannel_logout_uri]`}
+        label="Back-channel logout URI (optional)"
+        hint="Lanyard POSTs a signed logout token here when a session the application took part in ends."
+        value={values.backchannelLogoutUri}
+        error={error('app_backchannel_logout_uri')}
+        maxlength={2000}
+      />
+      <Checkbox
+        id="app_backchannel_logout_session_required"
+        name={`${F}[backchannel_logout_session_required]`}
+        label="Back-channel logout needs the session (sid)"
+        hint="Lanyard always sends sid and sub in logout tokens."
+        checked={values.backchannelLogoutSessionRequired}
+      />
+      <Checkbox
+        id="app_confidential"
+        name={`${F}[confidential]`}
+        label="Confidential"
+        hint="The application can keep its secret. Uncheck for native and single-page apps, which must use PKCE."
+        checked={values.confidential}
+      />
+      <CheckboxGroup
+        id="app_scopes"
+        name={`${F}[scopes][]`}
+        legend="Scopes"
+        hint="What the application may ask people for."
+        options={ALL_SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_DESCRIPTIONS[s] }))}
+        checked={values.scopes}
+        error={error('app_scopes')}
+      />
+      <Checkbox
+        id="app_dpop_bound_access_tokens"
+        name={`${F}[dpop_bound_access_tokens]`}
+        label="Require DPoP"
+        hint="Every token request must prove possession of a key (RFC 9449): tokens stolen without it are useless."
+        checked={values.dpopBoundAccessTokens}
+      />
+    </>
+  );
+}
