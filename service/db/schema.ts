@@ -74,6 +74,12 @@ export interface OAuthApplicationsTable {
   confidential: Generated<boolean>;
   trusted: Generated<boolean>;
   owner_id: number | null;
+  /** RFC 8707: the resources this application may ask tokens for; null = any https/loopback URI. */
+  allowed_resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** RFC 7591: registered by a client itself (no owner, never trusted, pruned when unused). */
+  dynamically_registered: Generated<boolean>;
+  /** RFC 7592: set only on dynamically registered applications (SHA-256 of the token). */
+  registration_access_token_digest: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -93,6 +99,8 @@ export interface OAuthAuthorizationCodesTable {
   auth_time: NullableTimestamp;
   /** OpenID Connect: the browser session's sid (the ID token's `sid`), absent for older codes. */
   sid: ColumnType<string | null, string | null | undefined, string | null>;
+  /** RFC 8707: the resources the authorization request named (empty: none). */
+  resources: Generated<string[]>;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;
@@ -107,6 +115,8 @@ export interface OAuthDeviceGrantsTable {
   status: Generated<'pending' | 'approved' | 'denied' | 'used'>;
   user_id: number | null;
   interval_seconds: number;
+  /** RFC 8707: the resources the device authorization request named (empty: none). */
+  resources: Generated<string[]>;
   last_polled_at: NullableTimestamp;
   expires_at: Timestamp;
   created_at: Timestamp;
@@ -126,6 +136,10 @@ export interface OAuthAccessTokensTable {
   parent_id: number | null;
   family_id: number | null;
   authorization_code_id: number | null;
+  /** RFC 8707: the resources of the grant (what a refresh may narrow to), carried along the chain. */
+  resources: Generated<string[]>;
+  /** RFC 8707: this access token's audience; empty = unbound (accepted by /api/v4 as before). */
+  audience: Generated<string[]>;
   created_at: Timestamp;
 }
 

@@ -42,6 +42,8 @@ export type TokenRecord =
       applicationId: number | null;
       createdAt: Date;
       expiresAt: Date;
+      /** RFC 8707: the resources the token is for; empty = unbound. */
+      audience: string[];
     });
 
 /** PATs are `glpat-…`; anything longer than this is not a token of ours (no query for it). */
@@ -82,6 +84,7 @@ const oauthLookup = (db: Db, digest: string) =>
       't.revoked_at',
       't.application_id',
       't.created_at as token_created_at',
+      't.audience',
       ...userSelection,
     ])
     .where('t.token_digest', '=', digest);
@@ -160,6 +163,7 @@ export async function findTokenRecord(
     applicationId: row.application_id,
     createdAt: row.token_created_at,
     expiresAt: row.expires_at,
+    audience: row.audience,
     user: row.id === null ? null : splitUser(row),
     ...(settings ? { globalNotificationSettings: row.global_notification_settings ?? null } : {}),
   };
@@ -200,6 +204,8 @@ export interface InspectedToken {
     createdAt: Date;
     applicationId: number | null;
     clientId: string | null;
+    /** RFC 8707: the access token's audience (empty: unbound). */
+    audience: string[];
     /** Null for an application's own token (client_credentials). */
     user: {
       id: number;
@@ -225,6 +231,7 @@ const lookUp = (db: DbOrTrx, column: 'token_digest' | 'refresh_token_digest', to
       't.refreshed_at',
       't.created_at',
       't.application_id',
+      't.audience',
       'a.uid as client_id',
       'u.id as user_id',
       'u.username',
@@ -263,6 +270,7 @@ export async function inspectOAuthToken(db: DbOrTrx, token: string, refresh = fa
       createdAt: row.created_at,
       applicationId: row.application_id,
       clientId: row.client_id,
+      audience: row.audience,
       user:
         row.user_id === null
           ? null

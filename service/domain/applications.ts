@@ -15,6 +15,7 @@ import {
   type Throttle,
 } from './rate-limit';
 import { requirePostLogoutRedirectUris, requireRedirectUris } from './redirect-uris';
+import { requireAllowedResources } from './resources';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
 
@@ -50,6 +51,8 @@ export interface RegisterApplicationInput {
   confidential?: boolean;
   trusted?: boolean;
   ownerId?: number | null;
+  /** RFC 8707: the resources its tokens may be for; null/absent = any https or loopback URI. */
+  allowedResources?: string[] | null;
   actor?: string;
 }
 
@@ -64,10 +67,12 @@ const PUBLIC_COLUMNS = [
   'confidential',
   'trusted',
   'owner_id',
+  'allowed_resources',
+  'dynamically_registered',
   'created_at',
   'updated_at',
 ] as const;
-export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest'>;
+export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest' | 'registration_access_token_digest'>;
 /** The same, for readers joining applications to other tables (GET /oauth/authorize's one read). */
 export const APPLICATION_COLUMNS = PUBLIC_COLUMNS;
 const SECRET_COLUMNS = [...PUBLIC_COLUMNS, 'secret_digest'] as const;
@@ -83,6 +88,7 @@ export async function registerApplication(
     const postLogoutRedirectUris = requirePostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
     // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
     const scopes = input.scopes === undefined ? [...API_SCOPES] : applicationScopes(input.scopes);
+    const allowedResources = requireAllowedResources(input.allowedResources);
     const secret = newApplicationSecret();
     const application = await db
       .insertInto('oauth_applications')
@@ -96,6 +102,7 @@ export async function registerApplication(
         confidential: input.confidential ?? true,
         trusted: input.trusted ?? false,
         owner_id: input.ownerId ?? null,
+        allowed_resources: allowedResources,
       })
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirstOrThrow();
@@ -111,6 +118,7 @@ export async function registerApplication(
         scopes,
         confidential: application.confidential,
         trusted: application.trusted,
+        ...(allowedResources ? { allowed_resources: allowedResources } : {}),
       },
     });
     return { application, secret };
@@ -146,6 +154,8 @@ export interface UpdateApplicationInput {
   redirectUris?: string[];
   scopes?: string | string[];
   confidential?: boolean;
+  /** null clears the list (any resource); undefined leaves it. */
+  allowedResources?: string[] | null;
 }
 
 /**
@@ -160,11 +170,14 @@ export async function updateApplication(
   actor = 'system',
   ownerId?: ApplicationOwner,
 ): Promise<ApplicationRecord> {
-  const changes: Partial<Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential'>> = {};
+  const changes: Partial<
+    Pick<OAuthApplication, 'name' | 'redirect_uris' | 'scopes' | 'confidential' | 'allowed_resources'>
+  > = {};
   if (input.name !== undefined) changes.name = requireName(input.name);
   if (input.redirectUris !== undefined) changes.redirect_uris = requireRedirectUris(input.redirectUris);
   if (input.scopes !== undefined) changes.scopes = sortScopes(applicationScopes(input.scopes));
   if (input.confidential !== undefined) changes.confidential = input.confidential;
+  if (input.allowedResources !== undefined) changes.allowed_resources = requireAllowedResources(input.allowedResources);
   return withTransaction(db, async (db) => {
     const q = db
       .updateTable('oauth_applications')
@@ -286,6 +299,8 @@ export function applicationSummary(app: ApplicationRecord) {
     confidential: app.confidential,
     trusted: app.trusted,
     owner_id: app.owner_id,
+    allowed_resources: app.allowed_resources,
+    dynamically_registered: app.dynamically_registered,
     created_at: app.created_at.toISOString(),
   };
 }

@@ -19,6 +19,8 @@ export interface NewAuthorizationCode {
   authTime?: Date;
   /** OpenID Connect: the browser session's sid (domain/sessions.ts), signed into the ID token. */
   sid?: string;
+  /** RFC 8707: the resources the request named. */
+  resources?: string[];
 }
 
 /** On every authorization, so written as one constant text: nothing for the query builder to compile. */
@@ -29,10 +31,10 @@ export async function createAuthorizationCode(
   const code = randomHex();
   const { rows } = await sql<{ id: number }>`
     insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
-      code_challenge, code_challenge_method, nonce, auth_time, sid, expires_at)
+      code_challenge, code_challenge_method, nonce, auth_time, sid, resources, expires_at)
     values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
       ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
-      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null},
+      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.resources ?? []}::text[],
       ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
     returning id
   `.execute(db);
@@ -61,6 +63,11 @@ export interface SpendAuthorizationCodeInput {
   verifier: VerifierCandidates;
   /** Codes holding `openid` are declined unless the caller signs the ID token before committing. */
   allowOpenid: boolean;
+  /**
+   * RFC 8707 §2.2: the resources the token request names; they must be among the code's (when it
+   * named any), and become the access token's audience (else the code's resources do).
+   */
+  resources: string[];
   /** The service's clock: the code must not have expired by it; used_at is stamped with it. */
   now: Date;
 }
@@ -74,6 +81,7 @@ export interface SpendableCode {
   nonce: string | null;
   auth_time: Date | null;
   sid: string | null;
+  resources: string[];
   used_at: Date | null;
   created_at: Date;
 }
@@ -104,7 +112,7 @@ export async function spendAuthorizationCode(
   const { rows } = await sql<SpendableCode & { token_id: number | null; token_created_at: Date | null }>`
     with code as (
       select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
-        auth_time, sid, expires_at, used_at, created_at
+        auth_time, sid, resources, expires_at, used_at, created_at
       from oauth_authorization_codes
       where code_digest = ${sha256Hex(input.code)}
       for update
@@ -125,18 +133,22 @@ export async function spendAuthorizationCode(
           when code.code_challenge_method = 'plain' then code.code_challenge = ${input.verifier.plain}::text
           else false
         end
+        and (cardinality(code.resources) = 0 or ${input.resources}::text[] <@ code.resources)
         and exists (select 1 from users as u where u.id = code.user_id and u.state = 'active')
       returning c.id
     ),
     issued as (
       insert into oauth_access_tokens
-        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id)
+        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id,
+          resources, audience)
       select code.application_id, code.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, code.scopes,
-        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id
+        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id, code.resources,
+        case when cardinality(${input.resources}::text[]) > 0 then ${input.resources}::text[] else code.resources end
       from spent join code on code.id = spent.id
       returning id, created_at
     )
-    select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.sid, code.used_at,
+    select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.sid,
+      code.resources, code.used_at,
       code.created_at, issued.id as token_id, issued.created_at as token_created_at
     from code left join issued on true
   `.execute(db);
@@ -153,6 +165,7 @@ export async function spendAuthorizationCode(
       scopes: code.scopes,
       expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
       createdAt: tokenCreatedAt,
+      audience: input.resources.length > 0 ? input.resources : code.resources,
     },
   };
 }

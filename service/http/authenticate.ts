@@ -18,6 +18,7 @@ import {
   touchPersonalAccessToken,
 } from '../domain/access-tokens';
 import { revokeRotatedTokenFamily } from '../domain/personal-access-tokens';
+import { apiResourceIdentifiers } from '../domain/resources';
 import { formatScopes, type Scope, SUDO_SCOPE } from '../domain/scopes';
 import { findUserByIdOrUsername } from '../domain/sudo';
 import { ApiError, forbidden, unauthorized } from './errors';
@@ -69,6 +70,8 @@ declare module 'fastify' {
 export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
 export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.';
 export const INSUFFICIENT_SCOPE = 'The request requires higher privileges than provided by the access token.';
+/** RFC 8707: a token whose audience does not include this API (GitLab has no such case). */
+export const TOKEN_FOR_ANOTHER_RESOURCE = 'The access token was issued for another resource.';
 
 interface FoundToken {
   kind: TokenKind;
@@ -148,6 +151,7 @@ function insufficientScope(required: string[]): ApiError {
 export async function authenticateApiRequest(
   db: Db,
   request: FastifyRequest,
+  publicUrl: string,
   now = new Date(),
 ): Promise<ApiPrincipal | ApplicationPrincipal> {
   const found = findRequestToken(request);
@@ -163,6 +167,9 @@ export async function authenticateApiRequest(
     await revokeRotatedTokenFamily(db, record.id, { ipAddress: request.ip });
   if (record.expired) throw invalidToken(TOKEN_EXPIRED);
   if (record.revoked) throw invalidToken(TOKEN_REVOKED);
+  // RFC 8707: a token bound to resources is good only at them; an unbound one works as before.
+  if (record.kind === 'oauth_access_token' && !audienceAdmits(record.audience, apiResourceIdentifiers(publicUrl)))
+    throw invalidToken(TOKEN_FOR_ANOTHER_RESOURCE);
   const config = request.routeOptions.config;
   const allowed: string[] = scopesAllowing(request.method, config?.allowReadUser === true);
   if (config?.applicationScope) allowed.push(config.applicationScope);
@@ -186,6 +193,9 @@ export async function authenticateApiRequest(
       : {}),
   };
 }
+
+const audienceAdmits = (audience: readonly string[], ours: readonly string[]): boolean =>
+  audience.length === 0 || audience.some((a) => ours.includes(a));
 
 /** A token without a user: accepted only where the route names an application scope it holds. */
 function applicationPrincipal(request: FastifyRequest, record: TokenRecord): ApplicationPrincipal {
@@ -224,9 +234,9 @@ async function sudo(db: Db, request: FastifyRequest, owner: ApiUser, scopes: str
 }
 
 /** An onRequest hook: every route of the plugin it is added to requires a valid token. */
-export function apiAuthentication(db: Db): onRequestHookHandler {
+export function apiAuthentication(db: Db, publicUrl: string): onRequestHookHandler {
   return async (request) => {
-    const principal = await authenticateApiRequest(db, request);
+    const principal = await authenticateApiRequest(db, request, publicUrl);
     if ('user' in principal) request.apiPrincipal = principal;
     else request.apiApplication = principal;
   };

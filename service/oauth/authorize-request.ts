@@ -9,6 +9,7 @@ import { userGrantableScopes } from '../domain/scopes';
 import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidRequest, OAuthError, UnsupportedResponseType } from './errors';
 import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
+import { requestedResources } from './resource';
 import { resolveScopes } from './scope';
 
 export const AUTHORIZE_PARAMETERS = [
@@ -43,6 +44,8 @@ export interface ValidAuthorizeRequest {
   prompt: Set<Prompt>;
   /** OpenID Connect: the longest acceptable time since sign-in, in seconds. */
   maxAge?: number;
+  /** RFC 8707: the resources the token is for (stored on the code). */
+  resources: string[];
 }
 
 export type AuthorizeRequest =
@@ -62,9 +65,13 @@ export const ERROR_PAGE_DESCRIPTIONS = {
 export const authorizeClientId = (params: Record<string, unknown>): string | undefined =>
   nonScalarParam(params, ['client_id']) ? undefined : stringParam(params, 'client_id') || undefined;
 
-export async function validateAuthorizeRequest(db: Db, params: Record<string, unknown>): Promise<AuthorizeRequest> {
+export async function validateAuthorizeRequest(
+  db: Db,
+  params: Record<string, unknown>,
+  publicUrl: string,
+): Promise<AuthorizeRequest> {
   const clientId = authorizeClientId(params);
-  return checkAuthorizeRequest(params, clientId ? await findApplicationByUid(db, clientId) : undefined);
+  return checkAuthorizeRequest(params, clientId ? await findApplicationByUid(db, clientId) : undefined, publicUrl);
 }
 
 /**
@@ -74,6 +81,7 @@ export async function validateAuthorizeRequest(db: Db, params: Record<string, un
 export function checkAuthorizeRequest(
   params: Record<string, unknown>,
   application: ApplicationRecord | undefined,
+  publicUrl: string,
 ): AuthorizeRequest {
   // RFC 6749 §3.1: a parameter sent twice is malformed; for the client and redirect URI that is an error page.
   if (!application)
@@ -108,6 +116,8 @@ export function checkAuthorizeRequest(
       throw new InvalidRequest();
     const maxAgeText = stringParam(params, 'max_age');
     if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new InvalidRequest();
+    // RFC 8707 §2: invalid_target goes back to the client like any error after the redirect URI.
+    const resources = requestedResources(params, application.allowed_resources, publicUrl);
     return {
       kind: 'valid',
       application,
@@ -118,6 +128,7 @@ export function checkAuthorizeRequest(
       nonce,
       prompt: prompt as Set<Prompt>,
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
+      resources,
     };
   } catch (err) {
     if (err instanceof OAuthError) return { kind: 'error_redirect', redirectUri, state, error: err };

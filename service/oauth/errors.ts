@@ -39,6 +39,9 @@ export type OAuthErrorCode =
   | keyof typeof OAUTH_ERROR_DESCRIPTIONS
   | keyof typeof OIDC_ERROR_DESCRIPTIONS
   | 'invalid_token'
+  | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   | 'insufficient_scope'
   | 'authorization_pending'
   | 'slow_down'
@@ -123,6 +126,27 @@ export class SlowDown extends OAuthError {
 export class ExpiredToken extends OAuthError {
   constructor() {
     super('expired_token', 400, DEVICE_GRANT_ERROR_DESCRIPTIONS.expired_token);
+  }
+}
+
+/** RFC 8707 §2: a `resource` that is relative, has a fragment, or that this client may not ask for. */
+export class InvalidTarget extends OAuthError {
+  constructor() {
+    super('invalid_target', 400, 'The requested resource is invalid, missing, unknown, or malformed.');
+  }
+}
+
+/** RFC 7591 §3.2.2: a registration request's redirect URIs are unacceptable. */
+export class InvalidRedirectUri extends OAuthError {
+  constructor(description: string) {
+    super('invalid_redirect_uri', 400, description);
+  }
+}
+
+/** RFC 7591 §3.2.2: a registration request's other client metadata is unacceptable. */
+export class InvalidClientMetadata extends OAuthError {
+  constructor(description: string) {
+    super('invalid_client_metadata', 400, description);
   }
 }
 

@@ -8,7 +8,8 @@ import type { DbOrTrx } from '../../db/schema';
 import { type SpendAuthorizationCodeResult, spendAuthorizationCode } from '../../domain/authorization-codes';
 import { revokeTokensFromAuthorizationCode } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
-import { InvalidGrant, InvalidRequest } from '../errors';
+import { narrowedAudience } from '../../domain/resources';
+import { InvalidGrant, InvalidRequest, InvalidTarget } from '../errors';
 import { verifierCandidates } from '../pkce';
 import type { Grant, GrantContext, GrantResult } from './types';
 
@@ -21,13 +22,26 @@ export const clientAuthentication: Grant['clientAuthentication'] = 'required';
  * Why a code was not spent, from the row the statement locked: a code of this client already used
  * is a replay, and what it issued is revoked (the caller commits that even though it refuses).
  */
-async function refusal(db: DbOrTrx, { code }: SpendAuthorizationCodeResult, applicationId: number) {
-  if (code && code.application_id === applicationId && code.used_at)
+async function refusal(
+  db: DbOrTrx,
+  { code }: SpendAuthorizationCodeResult,
+  applicationId: number,
+  resources: string[],
+): Promise<'invalid_grant' | 'invalid_target'> {
+  if (code && code.application_id === applicationId && code.used_at) {
     await revokeTokensFromAuthorizationCode(db, code.id);
-  return 'invalid_grant' as const;
+    return 'invalid_grant';
+  }
+  // RFC 8707 §2.2: a resource the code was not for; the code stays unspent (the statement's check).
+  if (code && code.application_id === applicationId && !narrowedAudience(code.resources, resources))
+    return 'invalid_target';
+  return 'invalid_grant';
 }
 
-export async function handler({ db, params, client, signIdToken }: GrantContext): Promise<GrantResult> {
+const refused = (outcome: 'invalid_grant' | 'invalid_target') =>
+  outcome === 'invalid_target' ? new InvalidTarget() : new InvalidGrant();
+
+export async function handler({ db, params, client, resources, signIdToken }: GrantContext): Promise<GrantResult> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
@@ -39,6 +53,7 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
       redirectUri,
       verifier: candidates,
       allowOpenid,
+      resources,
       now: new Date(),
     });
 
@@ -48,16 +63,15 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
   const row = first.code;
   const declinedForOpenid =
     row && row.application_id === application.id && !row.used_at && row.scopes.includes('openid');
-  if (!declinedForOpenid) {
-    await refusal(db, first, application.id);
-    throw new InvalidGrant();
-  }
+  if (!declinedForOpenid) throw refused(await refusal(db, first, application.id, resources));
 
   // openid: BEGIN, the same statement, the ID token signed, COMMIT. Refusals are returned, not
   // thrown, so that a replay's revocation commits.
-  const outcome = await db.transaction().execute(async (trx): Promise<GrantResult | 'invalid_grant'> => {
+  const outcome = await db
+    .transaction()
+    .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_target'> => {
     const spent = await spend(trx, true);
-    if (!spent.issued || !spent.code) return refusal(trx, spent, application.id);
+    if (!spent.issued || !spent.code) return refusal(trx, spent, application.id, resources);
     const { code: row, issued } = spent;
     // The statement checked that the user is active; the claims need the whole row. (Thrown, not
     // returned: nothing of this exchange may commit.)
@@ -77,6 +91,6 @@ export async function handler({ db, params, client, signIdToken }: GrantContext)
     });
     return { ...issued, idToken };
   });
-  if (outcome === 'invalid_grant') throw new InvalidGrant();
+  if (typeof outcome === 'string') throw refused(outcome);
   return outcome;
 }

@@ -17,7 +17,7 @@ export const parameters = ['username', 'password', 'scope'] as const;
 
 export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 
-export async function handler({ db, params, client, address }: GrantContext): Promise<GrantResult> {
+export async function handler({ db, params, client, address, resources }: GrantContext): Promise<GrantResult> {
   const { username, password } = params;
   if (!username || !password) throw new InvalidRequest();
   if (client?.method === 'none') throw new UnauthorizedClient();
@@ -33,5 +33,6 @@ export async function handler({ db, params, client, address }: GrantContext): Pr
     userId: result.user.id,
     scopes,
     withRefreshToken: false,
+    resources,
   });
 }

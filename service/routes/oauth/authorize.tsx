@@ -42,7 +42,7 @@ function withoutReauthParams(url: string): string {
 
 /** The consent form: the authorization request's parameters (hidden fields) and the button pressed. */
 const CONSENT_FORM = formRouteOptions(
-  { strings: [...AUTHORIZE_PARAMETERS, 'decision'] },
+  { strings: [...AUTHORIZE_PARAMETERS, 'decision'], arrays: ['resource'] },
   {},
   // A repeated authorization parameter goes back to the client as invalid_request (§4.1.2.1).
   { rejectRepeated: false },
@@ -65,6 +65,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       scopes: req.scopes,
       codeChallenge: req.codeChallenge,
       codeChallengeMethod: req.codeChallengeMethod,
+      resources: req.resources,
     });
     return redirect(reply, redirectWith(req.redirectUri, config.publicUrl, { code, state: req.state }));
   }
@@ -79,7 +80,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
     const { application, session } = await sessions.readWith(request, (sessionId) =>
       findApplicationAndSession(db, clientId, sessionId),
     );
-    const req = checkAuthorizeRequest(params, application);
+    const req = checkAuthorizeRequest(params, application, config.publicUrl);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect')
       return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));
@@ -101,8 +102,10 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       });
     }
     const { user } = signedIn;
+    // A dynamically registered application (RFC 7591) is anyone's claim to a name: always asked.
     const skipConsent =
       !req.prompt.has('consent') &&
+      !req.application.dynamically_registered &&
       (req.application.trusted ||
         // Contract §2 (GitLab/Doorkeeper): a confidential application the user already authorized,
         // with a live grant covering every requested scope, gets its code without asking again; the
@@ -127,6 +130,21 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
         <p>
           <strong>{req.application.name}</strong> is requesting access to your account.
         </p>
+        {req.application.dynamically_registered ? (
+          <p id="dynamic-client" class="notice">
+            This application registered itself (dynamically registered): nobody at this site vouches for
+            it or its name. Authorize it only if you started this sign-in yourself.
+          </p>
+        ) : (
+          React.EMPTY
+        )}
+        {req.resources.length > 0 ? (
+          <p id="resources">
+            For use with: {req.resources.map((r, i) => (i === 0 ? <code>{r}</code> : [', ', <code>{r}</code>]))}
+          </p>
+        ) : (
+          React.EMPTY
+        )}
         <p>This application will be able to:</p>
         <ul id="scopes">
           {req.scopes.map((s) => (
@@ -145,6 +163,9 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
           <Hidden name="code_challenge" value={req.codeChallenge} />
           <Hidden name="code_challenge_method" value={req.codeChallengeMethod} />
           <Hidden name="nonce" value={req.nonce} />
+          {req.resources.map((r) => (
+            <Hidden name="resource" value={r} />
+          ))}
           <div class="actions">
             <Button name="decision" value="authorize">
               Authorize
@@ -164,7 +185,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
     const signedIn = await signedInWith(sessions, session);
     if (!signedIn) return redirect(reply, SIGN_IN_PATH);
-    const req = await validateAuthorizeRequest(db, params);
+    const req = await validateAuthorizeRequest(db, params, config.publicUrl);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect')
       return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));

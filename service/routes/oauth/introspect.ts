@@ -22,7 +22,8 @@ const introspectionSchema = {
     exp: int,
     iat: int,
     sub: str,
-    aud: str,
+    // RFC 7662 §2.2 / RFC 7519 §4.1.3: one identifier, or several.
+    aud: { anyOf: [str, { type: 'array', items: str }] },
     iss: str,
   },
   required: ['active'],
@@ -57,7 +58,8 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
       exp: inspected.kind === 'access_token' ? Math.floor(t.expiresAt.getTime() / 1000) : undefined,
       iat: Math.floor(t.createdAt.getTime() / 1000),
       sub: t.user ? String(t.user.id) : undefined,
-      aud: t.clientId ?? undefined,
+      // RFC 8707: a bound token's audience is its resources; an unbound one's, its client (as before).
+      aud: t.audience.length > 1 ? t.audience : (t.audience[0] ?? t.clientId ?? undefined),
       iss: config.publicUrl,
     });
   });

@@ -8,6 +8,7 @@ import { InvalidClient, InvalidRequest, UnsupportedGrantType } from '../../oauth
 import { GRANTS } from '../../oauth/grants';
 import { formatScopes } from '../../domain/scopes';
 import { issueIdToken } from '../../oauth/id-token';
+import { requestedResources } from '../../oauth/resource';
 
 export const tokenResponseSchema = {
   type: 'object',
@@ -41,9 +42,12 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
     const credentials = readClientCredentials(request, params);
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
+    // RFC 8707: every grant takes `resource` (repeatable); each must be allowed to the client.
+    const resources = requestedResources(params, client?.application.allowed_resources ?? null, config.publicUrl);
     const issued = await grant.handler({
       db,
       params: values,
+      resources,
       client,
       address: request.ip,
       receivedAt,
