@@ -53,7 +53,10 @@ export interface RegisterApplicationInput {
   ownerId?: number | null;
   /** RFC 8707: the resources its tokens may be for; null/absent = any https or loopback URI. */
   allowedResources?: string[] | null;
+  /** RFC 7591: a dynamically registered client's RFC 7592 token (stored as its SHA-256 digest). */
+  registrationAccessToken?: string;
   actor?: string;
+  ipAddress?: string;
 }
 
 /** Columns safe to select: everything but the secret digest. */
@@ -103,6 +106,9 @@ export async function registerApplication(
         trusted: input.trusted ?? false,
         owner_id: input.ownerId ?? null,
         allowed_resources: allowedResources,
+        dynamically_registered: input.registrationAccessToken !== undefined,
+        registration_access_token_digest:
+          input.registrationAccessToken === undefined ? null : sha256Hex(input.registrationAccessToken),
       })
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirstOrThrow();
@@ -111,6 +117,7 @@ export async function registerApplication(
       action: 'application.register',
       targetType: 'application',
       targetId: application.uid,
+      ipAddress: input.ipAddress,
       details: {
         name,
         redirect_uris: redirectUris,
@@ -119,6 +126,7 @@ export async function registerApplication(
         confidential: application.confidential,
         trusted: application.trusted,
         ...(allowedResources ? { allowed_resources: allowedResources } : {}),
+        ...(application.dynamically_registered ? { dynamically_registered: true } : {}),
       },
     });
     return { application, secret };

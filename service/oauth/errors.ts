@@ -184,12 +184,16 @@ export class ConsentRequired extends OAuthError {
  * should slow down"); Retry-After and GitLab's RateLimit-* headers say for how long.
  */
 export class TooManyRequests extends OAuthError {
-  constructor(throttle: { retryAfter: number; limit: number; observed: number; resetAt: Date }) {
-    super('slow_down', 429, 'Too many failed attempts. Retry later.');
+  constructor(
+    throttle: { retryAfter: number; limit: number; observed: number; resetAt: Date },
+    description = 'Too many failed attempts. Retry later.',
+    rateLimitName = 'throttle_failed_credentials',
+  ) {
+    super('slow_down', 429, description);
     const reset = Math.ceil(throttle.resetAt.getTime() / 1000);
     Object.assign(this.headers, {
       'Retry-After': String(throttle.retryAfter),
-      'RateLimit-Name': 'throttle_failed_credentials',
+      'RateLimit-Name': rateLimitName,
       'RateLimit-Limit': String(throttle.limit),
       'RateLimit-Observed': String(throttle.observed),
       'RateLimit-Remaining': String(Math.max(0, throttle.limit - throttle.observed)),

@@ -33,6 +33,7 @@ const EXPECTED = {
   oauth_device_grants: 0,
   rate_limit_counters: 2,
   audit_events: 0,
+  oauth_applications: 0,
   mail_outbox: 0,
 };
 

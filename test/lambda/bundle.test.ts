@@ -171,6 +171,7 @@ describe('the built functions against PostgreSQL', () => {
           oauth_device_grants: 0,
           rate_limit_counters: 0,
           audit_events: 0,
+          oauth_applications: 0,
           mail_outbox: 0,
         },
         total: 1,

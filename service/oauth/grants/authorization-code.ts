@@ -70,27 +70,27 @@ export async function handler({ db, params, client, resources, signIdToken }: Gr
   const outcome = await db
     .transaction()
     .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_target'> => {
-    const spent = await spend(trx, true);
-    if (!spent.issued || !spent.code) return refusal(trx, spent, application.id, resources);
-    const { code: row, issued } = spent;
-    // The statement checked that the user is active; the claims need the whole row. (Thrown, not
-    // returned: nothing of this exchange may commit.)
-    const user = await findUserById(trx, row.user_id);
-    if (!user) throw new InvalidGrant();
-    // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
-    const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
-    const nonce = row.nonce ?? undefined;
-    const sid = row.sid ?? undefined;
-    const idToken = await signIdToken(trx, {
-      clientId: application.uid,
-      user,
-      authTime,
-      nonce,
-      sid,
-      scopes: issued.scopes,
+      const spent = await spend(trx, true);
+      if (!spent.issued || !spent.code) return refusal(trx, spent, application.id, resources);
+      const { code: row, issued } = spent;
+      // The statement checked that the user is active; the claims need the whole row. (Thrown, not
+      // returned: nothing of this exchange may commit.)
+      const user = await findUserById(trx, row.user_id);
+      if (!user) throw new InvalidGrant();
+      // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
+      const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
+      const nonce = row.nonce ?? undefined;
+      const sid = row.sid ?? undefined;
+      const idToken = await signIdToken(trx, {
+        clientId: application.uid,
+        user,
+        authTime,
+        nonce,
+        sid,
+        scopes: issued.scopes,
+      });
+      return { ...issued, idToken };
     });
-    return { ...issued, idToken };
-  });
   if (typeof outcome === 'string') throw refused(outcome);
   return outcome;
 }

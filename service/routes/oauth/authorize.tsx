@@ -132,8 +132,8 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
         </p>
         {req.application.dynamically_registered ? (
           <p id="dynamic-client" class="notice">
-            This application registered itself (dynamically registered): nobody at this site vouches for
-            it or its name. Authorize it only if you started this sign-in yourself.
+            This application registered itself (dynamically registered): nobody at this site vouches for it or its name.
+            Authorize it only if you started this sign-in yourself.
           </p>
         ) : (
           React.EMPTY

@@ -10,6 +10,7 @@ import { jwksRoutes } from './jwks';
 import { logoutRoutes } from './logout';
 import { metadataRoutes } from './metadata';
 import { protectedResourceRoutes } from './protected-resource';
+import { registrationRoutes } from './register';
 import { revokeRoutes } from './revoke';
 import { tokenInfoRoutes } from './token-info';
 import { tokenRoutes } from './token';
@@ -33,4 +34,5 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesContext> = async (app, c
   await logoutRoutes(app, ctx);
   await metadataRoutes(app, ctx);
   await protectedResourceRoutes(app, ctx);
+  await registrationRoutes(app, ctx);
 };

@@ -8,6 +8,7 @@ import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
 import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
 import { END_SESSION_PATH } from './logout';
+import { REGISTRATION_PATH } from './register';
 
 /** Every claim an ID token or userinfo response may carry (GitLab's set, less what Lanyard lacks). */
 export const CLAIMS_SUPPORTED = [
@@ -45,6 +46,7 @@ const metadataSchema = {
     jwks_uri: str,
     device_authorization_endpoint: str,
     end_session_endpoint: str,
+    registration_endpoint: str,
     scopes_supported: strings,
     response_types_supported: strings,
     response_modes_supported: strings,
@@ -82,6 +84,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
       // RP-Initiated Logout 1.0 (routes/oauth/logout.tsx).
       end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
+      // RFC 7591: only when DYNAMIC_CLIENT_REGISTRATION=public (the route exists only then).
+      registration_endpoint: config.dynamicClientRegistration.enabled ? `${issuer}${REGISTRATION_PATH}` : undefined,
       // offline_access: accepted with openid, a no-op (the code flow returns a refresh token anyway).
       scopes_supported: [...ALL_SCOPES, 'offline_access'],
       response_types_supported: ['code'],

@@ -238,6 +238,7 @@ describe('pruneExpiredData', () => {
       oauth_device_grants: 0,
       rate_limit_counters: 1,
       audit_events: 0,
+      oauth_applications: 0,
       mail_outbox: 0,
     };
     expect(dry).toEqual({ dryRun: true, deleted: expected, total: 5 });
@@ -266,6 +267,7 @@ describe('pruneExpiredData', () => {
             oauth_device_grants: 0,
             rate_limit_counters: 0,
             audit_events: 0,
+            oauth_applications: 0,
             mail_outbox: 0,
           },
         },
