@@ -15,7 +15,7 @@ const REALM = 'Protected by OAuth 2.0';
 
 /** An onSend hook for the API plugin: adds resource_metadata to each 401's Bearer challenge. */
 export function resourceMetadataChallenge(publicUrl: string): onSendHookHandler {
-  return async (request, reply, payload) => {
+  return async (_request, reply, payload) => {
     if (reply.statusCode !== 401) return payload;
     const parameter = `resource_metadata="${apiResourceMetadataUrl(publicUrl)}"`;
     const existing = reply.getHeader('www-authenticate');
