@@ -44,8 +44,12 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
     if (!token) throw new InvalidRequest();
     const inspected = await inspectOAuthToken(db, token, true);
     const t = inspected.token;
-    // A token of another application is not this client's to learn about (Doorkeeper's rule).
-    if (inspected.status !== 'live' || !t || (t.applicationId !== null && t.applicationId !== client.application.id))
+    // A token of another application is not this client's to learn about (Doorkeeper's rule),
+    // unless it is bound to resources (RFC 8707): then the resource servers it was issued for — any
+    // confidential client, who must check `aud` — introspect it (RFC 7662 §1). Its bearer learns as
+    // much from /oauth/token/info, so this discloses nothing new to whoever holds the token.
+    const othersToken = t !== undefined && t.applicationId !== null && t.applicationId !== client.application.id;
+    if (inspected.status !== 'live' || !t || (othersToken && t.audience.length === 0))
       return reply.send({ active: false });
     return reply.send({
       active: true,
