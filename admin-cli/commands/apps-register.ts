@@ -13,6 +13,7 @@ interface Args {
   public: boolean;
   trusted: boolean;
   owner?: string;
+  allowedResource?: string[];
 }
 
 export default defineCommand<Args>({
@@ -59,6 +60,11 @@ export default defineCommand<Args>({
       .option('owner', {
         type: 'string',
         describe: 'Username owning the application (it appears on their /profile/applications)',
+      })
+      .option('allowed-resource', {
+        type: 'string',
+        array: true,
+        describe: 'An RFC 8707 resource its tokens may be for (repeat; default: any https or loopback URI)',
       }),
   async run(args, { db, actor }) {
     const owner = args.owner === undefined ? undefined : await getUserByUsername(db, args.owner);
@@ -70,6 +76,7 @@ export default defineCommand<Args>({
       confidential: !args.public,
       trusted: args.trusted,
       ownerId: owner?.id ?? null,
+      allowedResources: args.allowedResource?.map(String),
       actor,
     });
     const json = {

@@ -11,6 +11,8 @@ interface Args {
   redirectUri?: string[];
   scopes?: string;
   confidential?: boolean;
+  allowedResource?: string[];
+  anyResource?: boolean;
 }
 
 export default defineCommand<Args>({
@@ -20,6 +22,7 @@ export default defineCommand<Args>({
     ['apps update 3 --redirect-uri https://ci.example.com/oauth/callback', 'fix a typo in the callback'],
     ['apps update 3 --name "CI dashboard" --scopes "openid read_user"', 'rename it and narrow its scopes'],
     ['apps update 3 --no-confidential', 'make it a public client (PKCE, no secret)'],
+    ['apps update 3 --allowed-resource https://mcp.example.com/mcp', 'its tokens only for that MCP server'],
   ],
   options: (y) =>
     y
@@ -34,6 +37,16 @@ export default defineCommand<Args>({
       .option('confidential', {
         type: 'boolean',
         describe: '--confidential or --no-confidential (public: PKCE, not the secret)',
+      })
+      .option('allowed-resource', {
+        type: 'string',
+        array: true,
+        describe: 'Replaces the RFC 8707 resources its tokens may be for (repeat for several)',
+      })
+      .option('any-resource', {
+        type: 'boolean',
+        describe: 'Clear the list: any https or loopback resource',
+        conflicts: 'allowed-resource',
       }),
   async run(args, { db, actor }) {
     const changes = {
@@ -41,9 +54,12 @@ export default defineCommand<Args>({
       redirectUris: args.redirectUri,
       scopes: args.scopes,
       confidential: args.confidential,
+      allowedResources: args.anyResource ? null : args.allowedResource?.map(String),
     };
     if (Object.values(changes).every((v) => v === undefined))
-      throw new UserError('nothing to change: give --name, --redirect-uri, --scopes or --confidential');
+      throw new UserError(
+        'nothing to change: give --name, --redirect-uri, --scopes, --confidential, --allowed-resource or --any-resource',
+      );
     const app = await getApplicationByIdOrUid(db, args.appId);
     const updated = await updateApplication(db, app.uid, changes, actor);
     return applicationResult(updated, `Updated application ${updated.name}.`);

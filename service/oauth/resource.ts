@@ -1,6 +1,6 @@
 // The `resource` parameter (RFC 8707 §2): read from a request (it may be repeated) and checked
 // against what the client may ask for (domain/resources.ts); every refusal is `invalid_target`.
-import { allowedResources, narrowedAudience } from '../domain/resources';
+import { allowedResources } from '../domain/resources';
 import { repeatedParam } from '../shared/params';
 import { InvalidTarget } from './errors';
 
@@ -17,11 +17,4 @@ export function requestedResources(
   const resources = values && allowedResources(allowed, values, publicUrl);
   if (!resources) throw new InvalidTarget();
   return resources;
-}
-
-/** RFC 8707 §2.2: the audience of a token from a grant for `granted`, or InvalidTarget. */
-export function audienceOf(granted: readonly string[], requested: readonly string[]): string[] {
-  const audience = narrowedAudience(granted, requested);
-  if (!audience) throw new InvalidTarget();
-  return audience;
 }

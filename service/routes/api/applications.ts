@@ -28,6 +28,11 @@ const applicationProperties = {
   callback_url: { type: 'string', description: 'The redirect URIs, one per line' },
   confidential: { type: 'boolean' },
   scopes: { type: 'array', items: { type: 'string' } },
+  allowed_resources: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'RFC 8707 resources its tokens may be for (beyond GitLab); absent: any https or loopback URI',
+  },
 } as const;
 const applicationRequired = ['id', 'application_id', 'application_name', 'callback_url', 'confidential', 'scopes'];
 
@@ -52,6 +57,11 @@ const FIELDS = {
   redirect_uri: { type: 'string', description: 'Redirect URIs, separated by whitespace or new lines' },
   scopes: { type: 'string', description: 'Scopes, separated by spaces' },
   confidential: booleanParam('Whether the client secret can be kept confidential (default true)'),
+  allowed_resources: {
+    type: 'string',
+    description:
+      'RFC 8707 resource URIs its tokens may be for, separated by whitespace (beyond GitLab); empty: any https or loopback URI',
+  },
 } as const;
 const applicationParams = { type: 'object', properties: FIELDS } as const;
 const idParams = {
@@ -67,6 +77,8 @@ const view = (app: ApplicationRecord) => ({
   callback_url: app.redirect_uris.join('\n'),
   confidential: app.confidential,
   scopes: app.scopes,
+  // Beyond GitLab: only when the application has a list (GitLab's body otherwise).
+  ...(app.allowed_resources ? { allowed_resources: app.allowed_resources } : {}),
 });
 
 /** GitLab's `authenticated_as_admin!`: 403 {"message":"403 Forbidden"} for anyone else. */
@@ -97,8 +109,10 @@ function readFields(request: FastifyRequest, required: boolean) {
     confidential = parseBoolean(params.confidential);
     if (confidential === undefined) throw new ApiError(400, { error: 'confidential is invalid' });
   }
+  const resources = text('allowed_resources');
   return {
     name: fields.name,
+    allowedResources: resources === undefined ? undefined : resources.trim() ? resources.split(/\s+/) : null,
     // Doorkeeper splits redirect_uri on any whitespace.
     redirectUris: fields.redirectUri === undefined ? undefined : fields.redirectUri.split(/\s+/),
     scopes: fields.scopes,
@@ -143,6 +157,7 @@ export const applicationRoutes: FastifyPluginAsync<AppContext> = async (app, { d
         redirectUris: fields.redirectUris!,
         scopes: fields.scopes!,
         confidential: fields.confidential ?? true,
+        allowedResources: fields.allowedResources,
         ownerId: null,
         actor,
       });

@@ -47,6 +47,7 @@ interface FormValues {
   name: string;
   redirectUri: string;
   postLogoutRedirectUri: string;
+  allowedResources: string;
   scopes: string[];
   confidential: boolean;
 }
@@ -65,7 +66,14 @@ const uidParams = {
 
 /** The registration form; scopes as checkboxes (`[scopes][]`) or one space-separated string. */
 const REGISTER_FORM = formRouteOptions({
-  strings: [`${F}[name]`, `${F}[redirect_uri]`, `${F}[post_logout_redirect_uri]`, `${F}[confidential]`, `${F}[scopes]`],
+  strings: [
+    `${F}[name]`,
+    `${F}[redirect_uri]`,
+    `${F}[post_logout_redirect_uri]`,
+    `${F}[allowed_resources]`,
+    `${F}[confidential]`,
+    `${F}[scopes]`,
+  ],
   arrays: [`${F}[scopes][]`],
 });
 /** Renew secret, destroy, revoke: a button and the CSRF token. */
@@ -88,6 +96,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       name: '',
       redirectUri: '',
       postLogoutRedirectUri: '',
+      allowedResources: '',
       scopes: [],
       confidential: true,
     };
@@ -149,6 +158,15 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
               hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
               value={values.postLogoutRedirectUri}
               error={fieldError('app_post_logout_redirect_uri')}
+              rows={2}
+            />
+            <TextArea
+              id="app_allowed_resources"
+              name={`${F}[allowed_resources]`}
+              label="Allowed resources (optional)"
+              hint="One per line. The resource servers (RFC 8707 resource URIs, such as an MCP server's) its tokens may be for. Empty: any https URI."
+              value={values.allowedResources}
+              error={fieldError('app_allowed_resources')}
               rows={2}
             />
             <Checkbox
@@ -298,6 +316,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
       name: stringParam(body, `${F}[name]`) ?? '',
       redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
       postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
+      allowedResources: stringParam(body, `${F}[allowed_resources]`) ?? '',
       scopes: (Array.isArray(rawScopes)
         ? rawScopes
         : typeof rawScopes === 'string'
@@ -311,6 +330,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
         name: values.name,
         redirectUris: [values.redirectUri],
         postLogoutRedirectUris: [values.postLogoutRedirectUri],
+        allowedResources: [values.allowedResources],
         scopes: values.scopes,
         confidential: values.confidential,
         ownerId: r.user.id,
@@ -330,6 +350,7 @@ export async function applicationRoutes(app: FastifyInstance, context: AppContex
             name: 'app_name',
             redirect_uri: 'app_redirect_uri',
             post_logout_redirect_uri: 'app_post_logout_redirect_uri',
+            allowed_resources: 'app_allowed_resources',
             scopes: 'app_scopes',
           }),
         ];
