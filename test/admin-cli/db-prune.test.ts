@@ -80,6 +80,7 @@ describe('db prune', () => {
         'oauth_device_grants        0',
         'rate_limit_counters        2',
         'audit_events               0',
+        'oauth_applications         0',
         'mail_outbox                0',
         '',
         '1502 rows deleted; audit events kept',

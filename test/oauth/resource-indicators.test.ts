@@ -156,6 +156,32 @@ describe('authorization code with resource', () => {
   });
 });
 
+describe('RFC 9728 protected-resource metadata', () => {
+  it('names Lanyard as the authorization server of /api/v4 (and of the root resource)', async () => {
+    const common = {
+      authorization_servers: ['https://lanyard.example.com'],
+      scopes_supported: ['api', 'read_api', 'read_user'],
+      bearer_methods_supported: ['header', 'query'],
+      resource_name: 'Lanyard API (GitLab-compatible /api/v4)',
+      resource_documentation: 'https://lanyard.example.com/api/v4/openapi.json',
+    };
+    for (const [path, resource] of [
+      ['/.well-known/oauth-protected-resource/api/v4', API],
+      ['/.well-known/oauth-protected-resource', 'https://lanyard.example.com'],
+    ]) {
+      const res = await f.app.inject({ method: 'GET', url: path });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.json()).toEqual({ resource, ...common });
+    }
+    // The challenge of an unauthenticated /api/v4 request points at the first document.
+    const api = await f.app.inject({ method: 'GET', url: '/api/v4/user' });
+    expect(api.headers['www-authenticate']).toBe(
+      'Bearer realm="Protected by OAuth 2.0", resource_metadata="https://lanyard.example.com/.well-known/oauth-protected-resource/api/v4"',
+    );
+  });
+});
+
 describe('bad resource values', () => {
   const BAD = [
     'relative/path',

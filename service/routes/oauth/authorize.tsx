@@ -131,7 +131,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
           <strong>{req.application.name}</strong> is requesting access to your account.
         </p>
         {req.application.dynamically_registered ? (
-          <p id="dynamic-client" class="notice">
+          <p id="dynamic-client" class="flash flash-alert">
             This application registered itself (dynamically registered): nobody at this site vouches for it or its name.
             Authorize it only if you started this sign-in yourself.
           </p>

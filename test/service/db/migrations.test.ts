@@ -54,6 +54,8 @@ describe('migrations', () => {
       'oauth_access_tokens.authorization_code_id',
       'oauth_access_tokens.refresh_token_digest',
       'oauth_access_tokens.token_digest',
+      // RFC 7592's registration access token (looked up by client_id, compared in constant time).
+      'oauth_applications.registration_access_token_digest',
       'oauth_applications.secret_digest',
       'oauth_authorization_codes.code_challenge',
       'oauth_authorization_codes.code_challenge_method',
