@@ -122,17 +122,14 @@ class Browser {
     });
   }
   static hidden(html: string): [string, string][] {
-    const unescape = (v: string) =>
+    const decode = (v: string) =>
       v
         .replace(/&quot;/g, '"')
         .replace(/&#39;/g, "'")
         .replace(/&lt;/g, '<')
         .replace(/&gt;/g, '>')
         .replace(/&amp;/g, '&');
-    return [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
-      m[1],
-      unescape(m[2]),
-    ]);
+    return [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], decode(m[2])]);
   }
   async signIn(login: string, password: string) {
     const page = await (await this.request(`${lanyard}/users/sign_in`)).text();
