@@ -65,9 +65,9 @@ export const applicationTable = (views: ApplicationView[]): string =>
     { header: 'REDIRECT URIS', value: (a) => a.redirect_uris },
   ]);
 
-/** "confidential" or "public", and "trusted" (skips consent) when it is. */
+/** "confidential" or "public", "trusted" (skips consent) when it is, "dynamic" when it registered itself. */
 const applicationType = (a: ApplicationView): string =>
-  `${a.confidential ? 'confidential' : 'public'}${a.trusted ? ' trusted' : ''}`;
+  `${a.confidential ? 'confidential' : 'public'}${a.trusted ? ' trusted' : ''}${a.dynamically_registered ? ' dynamic' : ''}`;
 
 // ---- personal access tokens
 export type TokenView = ReturnType<typeof personalAccessTokenSummary>;

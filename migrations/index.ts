@@ -20,6 +20,7 @@ import * as m0016 from './0016-logout';
 import * as m0017 from './0017-notification-events';
 import * as m0018 from './0018-mail-suppressions';
 import * as m0019 from './0019-backchannel-logout';
+import * as m0020 from './0020-resource-indicators-dynamic-clients';
 import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
 
@@ -43,6 +44,7 @@ export const migrations: Record<string, Migration> = {
   '0017-notification-events': m0017,
   '0018-mail-suppressions': m0018,
   '0019-backchannel-logout': m0019,
+  '0020-resource-indicators-dynamic-clients': m0020,
   '0021-dpop': m0021,
   '0022-webauthn': m0022,
 };

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseBoolean } from './domain/booleans';
 import { isSingleMailbox } from './domain/email-address';
+import { API_SCOPES, OIDC_SCOPES } from './domain/scopes';
 
 export interface Config {
   host: string;
@@ -58,6 +59,13 @@ export interface Config {
   auditRetentionDays?: number;
   /** E-mail: MAIL_URL (the transport), MAIL_FROM and the outbox's sender settings. */
   mail: MailConfig;
+  /**
+   * RFC 7591 dynamic client registration: DYNAMIC_CLIENT_REGISTRATION=public turns it on (public
+   * clients only); unset or `off`, the registration endpoint does not exist.
+   * DYNAMIC_CLIENT_REGISTRATION_SCOPES: the scopes such a client may hold (default
+   * `read_user read_api openid profile email`).
+   */
+  dynamicClientRegistration: { enabled: boolean; scopes: string[] };
   /** On AWS (DB_SECRET_ARN set): where the database and the secrets are — ARNs, never values. */
   aws?: AwsConfig;
 }
@@ -255,9 +263,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pruneIntervalSeconds: Number(pruneText),
     auditRetentionDays: auditText ? Number(auditText) : undefined,
     mail: loadMailConfig(env, publicUrl, path.resolve(env.LANYARD_HOME?.trim() || '.lanyard')),
+    dynamicClientRegistration: loadDynamicClientRegistration(env),
     aws: loadAwsConfig(env),
     ...overrides,
   };
+}
+
+const DYNAMIC_CLIENT_SCOPES_DEFAULT = 'read_user read_api openid profile email';
+
+function loadDynamicClientRegistration(env: NodeJS.ProcessEnv): Config['dynamicClientRegistration'] {
+  const mode = env.DYNAMIC_CLIENT_REGISTRATION?.trim() || 'off';
+  if (mode !== 'off' && mode !== 'public')
+    throw new ConfigError(`DYNAMIC_CLIENT_REGISTRATION must be off or public (got "${mode}")`);
+  const text = env.DYNAMIC_CLIENT_REGISTRATION_SCOPES?.trim() || DYNAMIC_CLIENT_SCOPES_DEFAULT;
+  const scopes = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+  // A self-registered client acts for the person who signs in: never sudo, never an application scope.
+  const grantable: string[] = [...API_SCOPES, ...OIDC_SCOPES];
+  const wrong = scopes.filter((s) => !grantable.includes(s));
+  if (wrong.length > 0)
+    throw new ConfigError(
+      `DYNAMIC_CLIENT_REGISTRATION_SCOPES may hold only ${grantable.join(', ')} (got "${wrong.join(' ')}")`,
+    );
+  return { enabled: mode === 'public', scopes };
 }
 
 function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {

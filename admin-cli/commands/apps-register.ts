@@ -16,6 +16,7 @@ interface Args {
   trusted: boolean;
   dpopBoundAccessTokens: boolean;
   owner?: string;
+  allowedResource?: string[];
 }
 
 export default defineCommand<Args>({
@@ -76,6 +77,11 @@ export default defineCommand<Args>({
       .option('owner', {
         type: 'string',
         describe: 'Username owning the application (it appears on their /profile/applications)',
+      })
+      .option('allowed-resource', {
+        type: 'string',
+        array: true,
+        describe: 'An RFC 8707 resource its tokens may be for (repeat; default: any https or loopback URI)',
       }),
   async run(args, { db, actor }) {
     const owner = args.owner === undefined ? undefined : await getUserByUsername(db, args.owner);
@@ -90,6 +96,7 @@ export default defineCommand<Args>({
       trusted: args.trusted,
       dpopBoundAccessTokens: args.dpopBoundAccessTokens,
       ownerId: owner?.id ?? null,
+      allowedResources: args.allowedResource?.map(String),
       actor,
     });
     const json = {

@@ -15,6 +15,8 @@ interface Args {
   scopes?: string;
   confidential?: boolean;
   dpopBoundAccessTokens?: boolean;
+  allowedResource?: string[];
+  anyResource?: boolean;
 }
 
 export default defineCommand<Args>({
@@ -27,6 +29,7 @@ export default defineCommand<Args>({
     ['apps update 3 --backchannel-logout-uri https://ci.example.com/bcl', 'receive back-channel logout tokens'],
     ['apps update 3 --post-logout-redirect-uri ""', 'remove every post-logout redirect URI'],
     ['apps update 3 --dpop-bound-access-tokens', 'require DPoP-bound tokens (RFC 9449)'],
+    ['apps update 3 --allowed-resource https://mcp.example.com/mcp', 'its tokens only for that MCP server'],
   ],
   options: (y) =>
     y
@@ -58,6 +61,16 @@ export default defineCommand<Args>({
       .option('dpop-bound-access-tokens', {
         type: 'boolean',
         describe: '--dpop-bound-access-tokens or --no-dpop-bound-access-tokens (require DPoP proofs)',
+      })
+      .option('allowed-resource', {
+        type: 'string',
+        array: true,
+        describe: 'Replaces the RFC 8707 resources its tokens may be for (repeat for several)',
+      })
+      .option('any-resource', {
+        type: 'boolean',
+        describe: 'Clear the list: any https or loopback resource',
+        conflicts: 'allowed-resource',
       }),
   async run(args, { db, actor }) {
     const changes = {
@@ -69,10 +82,11 @@ export default defineCommand<Args>({
       scopes: args.scopes,
       confidential: args.confidential,
       dpopBoundAccessTokens: args.dpopBoundAccessTokens,
+      allowedResources: args.anyResource ? null : args.allowedResource?.map(String),
     };
     if (Object.values(changes).every((v) => v === undefined))
       throw new UserError(
-        'nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, --backchannel-logout-session-required, --scopes, --confidential or --dpop-bound-access-tokens',
+        'nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, --backchannel-logout-session-required, --scopes, --confidential, --dpop-bound-access-tokens, --allowed-resource or --any-resource',
       );
     const app = await getApplicationByIdOrUid(db, args.appId);
     const updated = await updateApplication(db, app.uid, changes, actor);

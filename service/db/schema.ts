@@ -82,6 +82,12 @@ export interface OAuthApplicationsTable {
   /** RFC 9449 §5.2: every token request of this application must carry a DPoP proof. */
   dpop_bound_access_tokens: Generated<boolean>;
   owner_id: number | null;
+  /** RFC 8707: the resources this application may ask tokens for; null = any https/loopback URI. */
+  allowed_resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** RFC 7591: registered by a client itself (no owner, never trusted, pruned when unused). */
+  dynamically_registered: Generated<boolean>;
+  /** RFC 7592: set only on dynamically registered applications (SHA-256 of the token). */
+  registration_access_token_digest: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -105,6 +111,8 @@ export interface OAuthAuthorizationCodesTable {
   amr: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   /** RFC 9449 §10: the authorize request's dpop_jkt; the exchange's proof must use that key. */
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>;
+  /** RFC 8707: the resources the authorization request named (empty: none). */
+  resources: Generated<string[]>;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   created_at: Timestamp;
@@ -119,6 +127,8 @@ export interface OAuthDeviceGrantsTable {
   status: Generated<'pending' | 'approved' | 'denied' | 'used'>;
   user_id: number | null;
   interval_seconds: number;
+  /** RFC 8707: the resources the device authorization request named (empty: none). */
+  resources: Generated<string[]>;
   last_polled_at: NullableTimestamp;
   expires_at: Timestamp;
   created_at: Timestamp;
@@ -140,6 +150,10 @@ export interface OAuthAccessTokensTable {
   authorization_code_id: number | null;
   /** RFC 9449 §6.1: the JWK thumbprint (cnf.jkt) of the key a DPoP-bound token is bound to. */
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>;
+  /** RFC 8707: the resources of the grant (what a refresh may narrow to), carried along the chain. */
+  resources: Generated<string[]>;
+  /** RFC 8707: this access token's audience; empty = unbound (accepted by /api/v4 as before). */
+  audience: Generated<string[]>;
   created_at: Timestamp;
 }
 

@@ -44,6 +44,8 @@ export type TokenRecord =
       expiresAt: Date;
       /** RFC 9449: the key the token is bound to (cnf.jkt), null for a bearer token. */
       dpopJkt: string | null;
+      /** RFC 8707: the resources the token is for; empty = unbound. */
+      audience: string[];
     });
 
 /** PATs are `glpat-…`; anything longer than this is not a token of ours (no query for it). */
@@ -85,6 +87,7 @@ const oauthLookup = (db: Db, digest: string) =>
       't.application_id',
       't.created_at as token_created_at',
       't.dpop_jkt',
+      't.audience',
       ...userSelection,
     ])
     .where('t.token_digest', '=', digest);
@@ -164,6 +167,7 @@ export async function findTokenRecord(
     createdAt: row.token_created_at,
     expiresAt: row.expires_at,
     dpopJkt: row.dpop_jkt,
+    audience: row.audience,
     user: row.id === null ? null : splitUser(row),
     ...(settings ? { globalNotificationSettings: row.global_notification_settings ?? null } : {}),
   };
@@ -206,6 +210,8 @@ export interface InspectedToken {
     clientId: string | null;
     /** RFC 9449: the key the access token is bound to (cnf.jkt), null for a bearer token. */
     dpopJkt: string | null;
+    /** RFC 8707: the access token's audience (empty: unbound). */
+    audience: string[];
     /** Null for an application's own token (client_credentials). */
     user: {
       id: number;
@@ -232,6 +238,7 @@ const lookUp = (db: DbOrTrx, column: 'token_digest' | 'refresh_token_digest', to
       't.created_at',
       't.application_id',
       't.dpop_jkt',
+      't.audience',
       'a.uid as client_id',
       'u.id as user_id',
       'u.username',
@@ -271,6 +278,7 @@ export async function inspectOAuthToken(db: DbOrTrx, token: string, refresh = fa
       applicationId: row.application_id,
       clientId: row.client_id,
       dpopJkt: row.dpop_jkt,
+      audience: row.audience,
       user:
         row.user_id === null
           ? null

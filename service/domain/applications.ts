@@ -16,6 +16,7 @@ import {
   type Throttle,
 } from './rate-limit';
 import { requireBackchannelLogoutUri, requirePostLogoutRedirectUris, requireRedirectUris } from './redirect-uris';
+import { requireAllowedResources } from './resources';
 import { API_SCOPES, requireScopes, sortScopes } from './scopes';
 import { newApplicationSecret, randomHex, safeEqual, sha256Hex } from './secrets';
 
@@ -56,7 +57,12 @@ export interface RegisterApplicationInput {
   /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request must carry a DPoP proof. */
   dpopBoundAccessTokens?: boolean;
   ownerId?: number | null;
+  /** RFC 8707: the resources its tokens may be for; null/absent = any https or loopback URI. */
+  allowedResources?: string[] | null;
+  /** RFC 7591: a dynamically registered client's RFC 7592 token (stored as its SHA-256 digest). */
+  registrationAccessToken?: string;
   actor?: string;
+  ipAddress?: string;
 }
 
 /** Columns safe to select: everything but the secret digest. */
@@ -73,10 +79,12 @@ const PUBLIC_COLUMNS = [
   'trusted',
   'dpop_bound_access_tokens',
   'owner_id',
+  'allowed_resources',
+  'dynamically_registered',
   'created_at',
   'updated_at',
 ] as const;
-export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest'>;
+export type ApplicationRecord = Omit<OAuthApplication, 'secret_digest' | 'registration_access_token_digest'>;
 /** The same, for readers joining applications to other tables (GET /oauth/authorize's one read). */
 export const APPLICATION_COLUMNS = PUBLIC_COLUMNS;
 const SECRET_COLUMNS = [...PUBLIC_COLUMNS, 'secret_digest'] as const;
@@ -94,6 +102,7 @@ export async function registerApplication(
     const backchannelLogoutSessionRequired = input.backchannelLogoutSessionRequired ?? false;
     // No scopes given: the API scopes, as before OpenID Connect (an app opts into openid explicitly).
     const scopes = input.scopes === undefined ? [...API_SCOPES] : applicationScopes(input.scopes);
+    const allowedResources = requireAllowedResources(input.allowedResources);
     const secret = newApplicationSecret();
     const application = await db
       .insertInto('oauth_applications')
@@ -110,6 +119,10 @@ export async function registerApplication(
         trusted: input.trusted ?? false,
         dpop_bound_access_tokens: input.dpopBoundAccessTokens ?? false,
         owner_id: input.ownerId ?? null,
+        allowed_resources: allowedResources,
+        dynamically_registered: input.registrationAccessToken !== undefined,
+        registration_access_token_digest:
+          input.registrationAccessToken === undefined ? null : sha256Hex(input.registrationAccessToken),
       })
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirstOrThrow();
@@ -118,6 +131,7 @@ export async function registerApplication(
       action: 'application.register',
       targetType: 'application',
       targetId: application.uid,
+      ipAddress: input.ipAddress,
       details: {
         name,
         redirect_uris: redirectUris,
@@ -128,6 +142,8 @@ export async function registerApplication(
         confidential: application.confidential,
         trusted: application.trusted,
         ...(application.dpop_bound_access_tokens ? { dpop_bound_access_tokens: true } : {}),
+        ...(allowedResources ? { allowed_resources: allowedResources } : {}),
+        ...(application.dynamically_registered ? { dynamically_registered: true } : {}),
       },
     });
     return { application, secret };
@@ -199,6 +215,8 @@ export interface UpdateApplicationInput {
   scopes?: string | string[];
   confidential?: boolean;
   dpopBoundAccessTokens?: boolean;
+  /** null clears the list (any resource); undefined leaves it. */
+  allowedResources?: string[] | null;
 }
 
 /**
@@ -224,6 +242,7 @@ export async function updateApplication(
       | 'scopes'
       | 'confidential'
       | 'dpop_bound_access_tokens'
+      | 'allowed_resources'
     >
   > = {};
   if (input.name !== undefined) changes.name = requireName(input.name);
@@ -237,6 +256,7 @@ export async function updateApplication(
   if (input.scopes !== undefined) changes.scopes = sortScopes(applicationScopes(input.scopes));
   if (input.confidential !== undefined) changes.confidential = input.confidential;
   if (input.dpopBoundAccessTokens !== undefined) changes.dpop_bound_access_tokens = input.dpopBoundAccessTokens;
+  if (input.allowedResources !== undefined) changes.allowed_resources = requireAllowedResources(input.allowedResources);
   return withTransaction(db, async (db) => {
     const q = db
       .updateTable('oauth_applications')
@@ -362,6 +382,8 @@ export function applicationSummary(app: ApplicationRecord) {
     trusted: app.trusted,
     dpop_bound_access_tokens: app.dpop_bound_access_tokens,
     owner_id: app.owner_id,
+    allowed_resources: app.allowed_resources,
+    dynamically_registered: app.dynamically_registered,
     created_at: app.created_at.toISOString(),
   };
 }

@@ -23,6 +23,8 @@ export interface NewAuthorizationCode {
   amr?: string[];
   /** RFC 9449 §10: the authorize request's dpop_jkt. */
   dpopJkt?: string;
+  /** RFC 8707: the resources the request named. */
+  resources?: string[];
 }
 
 /** On every authorization, so written as one constant text: nothing for the query builder to compile. */
@@ -33,10 +35,11 @@ export async function createAuthorizationCode(
   const code = randomHex();
   const { rows } = await sql<{ id: number }>`
     insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
-      code_challenge, code_challenge_method, nonce, auth_time, sid, amr, dpop_jkt, expires_at)
+      code_challenge, code_challenge_method, nonce, auth_time, sid, amr, dpop_jkt, resources, expires_at)
     values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
       ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
       ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.amr ?? null}::text[], ${input.dpopJkt ?? null},
+      ${input.resources ?? []}::text[],
       ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
     returning id
   `.execute(db);
@@ -65,6 +68,11 @@ export interface SpendAuthorizationCodeInput {
   verifier: VerifierCandidates;
   /** Codes holding `openid` are declined unless the caller signs the ID token before committing. */
   allowOpenid: boolean;
+  /**
+   * RFC 8707 §2.2: the resources the token request names; they must be among the code's (when it
+   * named any), and become the access token's audience (else the code's resources do).
+   */
+  resources: string[];
   /** The service's clock: the code must not have expired by it; used_at is stamped with it. */
   now: Date;
   /** RFC 9449: the DPoP proof's key; the tokens are bound to it, and a code issued for a dpop_jkt needs it. */
@@ -81,6 +89,7 @@ export interface SpendableCode {
   auth_time: Date | null;
   sid: string | null;
   amr: string[] | null;
+  resources: string[];
   used_at: Date | null;
   created_at: Date;
 }
@@ -111,7 +120,7 @@ export async function spendAuthorizationCode(
   const { rows } = await sql<SpendableCode & { token_id: number | null; token_created_at: Date | null }>`
     with code as (
       select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
-        auth_time, sid, amr, dpop_jkt, expires_at, used_at, created_at
+        auth_time, sid, amr, dpop_jkt, resources, expires_at, used_at, created_at
       from oauth_authorization_codes
       where code_digest = ${sha256Hex(input.code)}
       for update
@@ -133,19 +142,22 @@ export async function spendAuthorizationCode(
           else false
         end
         and (code.dpop_jkt is null or code.dpop_jkt = ${input.dpopJkt}::text)
+        and (cardinality(code.resources) = 0 or ${input.resources}::text[] <@ code.resources)
         and exists (select 1 from users as u where u.id = code.user_id and u.state = 'active')
       returning c.id
     ),
     issued as (
       insert into oauth_access_tokens
-        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id, dpop_jkt)
+        (application_id, user_id, token_digest, refresh_token_digest, scopes, expires_at, authorization_code_id, dpop_jkt,
+          resources, audience)
       select code.application_id, code.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, code.scopes,
-        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id, ${input.dpopJkt}::text
+        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), code.id, ${input.dpopJkt}::text, code.resources,
+        case when cardinality(${input.resources}::text[]) > 0 then ${input.resources}::text[] else code.resources end
       from spent join code on code.id = spent.id
       returning id, created_at
     )
     select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.sid, code.amr,
-      code.used_at,
+      code.resources, code.used_at,
       code.created_at, issued.id as token_id, issued.created_at as token_created_at
     from code left join issued on true
   `.execute(db);
@@ -162,6 +174,7 @@ export async function spendAuthorizationCode(
       scopes: code.scopes,
       expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
       createdAt: tokenCreatedAt,
+      audience: input.resources.length > 0 ? input.resources : code.resources,
     },
   };
 }

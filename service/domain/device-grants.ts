@@ -49,7 +49,7 @@ export interface NewDeviceGrant {
 /** RFC 8628 §3.2: a new device authorization for `applicationId` with the (already resolved) scopes. */
 export async function createDeviceGrant(
   db: DbOrTrx,
-  input: { applicationId: number; scopes: string[] },
+  input: { applicationId: number; scopes: string[]; resources?: string[] },
 ): Promise<NewDeviceGrant> {
   const deviceCode = randomHex();
   const userCode = newUserCode();
@@ -60,6 +60,7 @@ export async function createDeviceGrant(
       device_code_digest: sha256Hex(deviceCode),
       user_code_digest: sha256Hex(userCode),
       scopes: input.scopes,
+      resources: input.resources ?? [],
       interval_seconds: DEVICE_POLLING_INTERVAL_SECONDS,
       expires_at: sql<Date>`now() + make_interval(secs => ${DEVICE_CODE_LIFETIME_SECONDS})`,
     })
@@ -77,6 +78,7 @@ const GRANT_COLUMNS = [
   'id',
   'application_id',
   'scopes',
+  'resources',
   'status',
   'user_id',
   'interval_seconds',

@@ -24,6 +24,8 @@ export const ACCESS_TOKEN_COLUMNS = [
   'family_id',
   'authorization_code_id',
   'dpop_jkt',
+  'resources',
+  'audience',
   'created_at',
 ] as const;
 
@@ -56,6 +58,10 @@ export interface IssueTokenInput {
   authorizationCodeId?: number | null;
   /** RFC 9449 §6.1: bind the access token (and, for a public client, the refresh token) to this key. */
   dpopJkt?: string;
+  /** RFC 8707: the grant's resources (what a refresh may narrow to). */
+  resources?: string[];
+  /** RFC 8707: the access token's audience; absent = the grant's resources (none: unbound). */
+  audience?: string[];
 }
 
 export interface IssuedToken {
@@ -65,11 +71,14 @@ export interface IssuedToken {
   scopes: string[];
   expiresIn: number;
   createdAt: Date;
+  /** RFC 8707: the resources the access token is for (empty: unbound). */
+  audience: string[];
 }
 
 export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Promise<IssuedToken> {
   const accessToken = randomHex();
   const refreshToken = input.withRefreshToken ? randomHex() : undefined;
+  const audience = input.audience ?? input.resources ?? [];
   const row = await db
     .insertInto('oauth_access_tokens')
     .values({
@@ -83,6 +92,8 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
       family_id: input.familyId ?? null,
       authorization_code_id: input.authorizationCodeId ?? null,
       dpop_jkt: input.dpopJkt ?? null,
+      resources: input.resources ?? [],
+      audience: audience,
     })
     .returning(['id', 'created_at'])
     .executeTakeFirstOrThrow();
@@ -93,6 +104,7 @@ export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Pro
     scopes: input.scopes,
     expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
     createdAt: row.created_at,
+    audience,
   };
 }
 
@@ -105,6 +117,12 @@ export interface RotationInput {
    * not parse) is refused like a wider one.
    */
   narrowTo: string[] | undefined;
+  /**
+   * RFC 8707 §2.2: the resources asked for ([]: none, the new access token keeps the presented
+   * one's audience); they must be among the grant's (any, when it named none) and allowed to the
+   * token's application.
+   */
+  resources: string[];
   /** When the request arrived, on the service's clock. */
   receivedAt: Date;
   /** Seconds after a rotation during which the token's own client may retry it (0: none). */
@@ -133,14 +151,22 @@ export type RotationResult =
       sid?: string;
       amr?: string[];
     }
-  | { outcome: 'invalid_grant' | 'invalid_client' | 'openid' }
+  | { outcome: 'invalid_grant' | 'invalid_client' | 'openid' | 'invalid_target' }
   /** Rotated before and presented too late: the caller revokes its descendants (revokeDescendants). */
   | { outcome: 'replay'; tokenId: number }
   /** Wider than the token's scopes (`scopes`): nothing changed. */
   | { outcome: 'invalid_scope'; scopes: string[] };
 
 interface RotationRow {
-  outcome: 'rotated' | 'retried' | 'invalid_grant' | 'invalid_client' | 'openid' | 'replay' | 'invalid_scope';
+  outcome:
+    | 'rotated'
+    | 'retried'
+    | 'invalid_grant'
+    | 'invalid_client'
+    | 'openid'
+    | 'replay'
+    | 'invalid_scope'
+    | 'invalid_target';
   id: number;
   scopes: string[];
   client_uid: string | null;
@@ -148,6 +174,7 @@ interface RotationRow {
   issued_id: number | null;
   issued_scopes: string[] | null;
   issued_created_at: Date | null;
+  issued_audience: string[] | null;
   auth_time: Date | null;
   sid: string | null;
   amr: string[] | null;
@@ -180,6 +207,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
         ${input.receivedAt}::timestamptz as received_at,
         ${input.leeway}::integer as leeway,
         ${input.narrowTo ?? null}::text[] as narrow_to,
+        ${input.resources}::text[] as resources,
         ${input.withOpenid}::boolean as with_openid,
         ${SCOPE_ORDER}::text[] as scope_order,
         ${new Date()}::timestamptz as sent_at,
@@ -188,7 +216,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     locked as materialized (
       select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
         t.parent_id, t.refresh_retries, t.successor_used_at, t.authorization_code_id, t.created_at, t.dpop_jkt, a.uid as client_uid, a.confidential, u.state as user_state,
-        u.current_sign_in_at
+        u.current_sign_in_at, t.resources, t.audience, a.allowed_resources
       from oauth_access_tokens t
       join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
       left join oauth_applications a on a.id = t.application_id
@@ -198,7 +226,8 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     ),
     decided as materialized (
       select l.id, l.application_id, l.user_id, l.scopes, l.family_id, l.parent_id, l.authorization_code_id,
-        l.created_at, l.client_uid, l.current_sign_in_at, p.sent_at, v.granted, case
+        l.created_at, l.client_uid, l.current_sign_in_at, p.sent_at, v.granted, l.resources,
+        case when cardinality(p.resources) > 0 then p.resources else l.audience end as audience, case
           when l.application_id is null then 'invalid_grant'
           when p.client_application_id is not null and l.application_id <> p.client_application_id
             then 'invalid_grant'
@@ -212,6 +241,8 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
           when l.refreshed_at is not null and not v.retry then
             case when w.within_leeway or l.refreshed_at < p.received_at then 'replay' else 'invalid_grant' end
           when cardinality(v.granted) = 0 or not (v.granted <@ l.scopes) then 'invalid_scope'
+          when cardinality(p.resources) > 0 and ((cardinality(l.resources) > 0 and not (p.resources <@ l.resources))
+            or (l.allowed_resources is not null and not (p.resources <@ l.allowed_resources))) then 'invalid_target'
           when l.user_state is distinct from 'active' then 'invalid_grant'
           when 'openid' = any(v.granted) and not p.with_openid then 'openid'
           when v.retry then 'retried'
@@ -236,13 +267,13 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     ),
     issued as (
       insert into oauth_access_tokens (application_id, user_id, token_digest, refresh_token_digest, scopes,
-        expires_at, parent_id, family_id, authorization_code_id, dpop_jkt)
+        expires_at, parent_id, family_id, authorization_code_id, dpop_jkt, resources, audience)
       select d.application_id, d.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, d.granted,
         now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), d.id, coalesce(d.family_id, d.id),
-        d.authorization_code_id, p.dpop_jkt
+        d.authorization_code_id, p.dpop_jkt, d.resources, d.audience
       from decided d cross join params p
       where d.outcome in ('rotated', 'retried')
-      returning id, scopes, created_at
+      returning id, scopes, created_at, audience
     ),
     stamped as (
       update oauth_access_tokens t set
@@ -262,7 +293,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       returning t.id
     )
     select d.outcome, d.id, d.scopes, d.client_uid, d.user_id,
-      i.id as issued_id, i.scopes as issued_scopes, i.created_at as issued_created_at,
+      i.id as issued_id, i.scopes as issued_scopes, i.created_at as issued_created_at, i.audience as issued_audience,
       -- OIDC Core §12.2: auth_time stays the original sign-in's.
       case when 'openid' = any(i.scopes) then coalesce(
         (select c.auth_time from oauth_authorization_codes c where c.id = d.authorization_code_id),
@@ -294,6 +325,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
           scopes: row.issued_scopes as string[],
           expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
           createdAt: row.issued_created_at as Date,
+          audience: row.issued_audience ?? [],
         },
         userId: row.user_id,
         clientUid: row.client_uid as string,

@@ -22,6 +22,9 @@
 // - rate-limit counters: an hour after their window opened (every window is shorter: 60 s today).
 // - audit events: kept forever unless auditRetentionDays is set (see README "Retention").
 // - back-channel logout deliveries: as mail.
+// - dynamically registered applications (RFC 7591): once unused for 30 days — registered that long
+//   ago, and no code, device code or token issued to them since (a refresh issues a token, so a
+//   client in use stays). Their codes and tokens go with them (cascade).
 // - mail: sent and failed messages mailRetentionDays (default 30) after they were settled; pending
 //   and in-flight messages are never pruned.
 import { type RawBuilder, sql } from 'kysely';
@@ -33,6 +36,8 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_GRACE_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_MAIL_RETENTION_DAYS = 30;
 const RATE_LIMIT_ROW_SECONDS = 3600;
+/** Unused this long (no code, no token issued), a dynamically registered application is pruned. */
+export const DYNAMIC_CLIENT_IDLE_DAYS = 30;
 
 export interface PruneOptions {
   /** Count what would be deleted; delete nothing. */
@@ -160,6 +165,18 @@ export const PURGE_RULES: readonly PurgeRule[] = [
     key: 'id',
     expired: (s) =>
       sql`t.status in ('sent', 'failed') and t.updated_at < now() - make_interval(days => ${s.mailRetentionDays})`,
+  },
+  {
+    table: 'oauth_applications',
+    rule: 'dynamically registered, unused for 30 days',
+    key: 'id',
+    expired: () => {
+      const idle = sql`now() - make_interval(days => ${DYNAMIC_CLIENT_IDLE_DAYS})`;
+      return sql`t.dynamically_registered and t.created_at < ${idle}
+        and not exists (select from oauth_access_tokens a where a.application_id = t.id and a.created_at >= ${idle})
+        and not exists (select from oauth_authorization_codes c where c.application_id = t.id and c.created_at >= ${idle})
+        and not exists (select from oauth_device_grants d where d.application_id = t.id and d.created_at >= ${idle})`;
+    },
   },
   {
     table: 'mail_outbox',

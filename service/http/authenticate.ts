@@ -18,6 +18,7 @@ import {
   touchPersonalAccessToken,
 } from '../domain/access-tokens';
 import { revokeRotatedTokenFamily } from '../domain/personal-access-tokens';
+import { apiResourceIdentifiers } from '../domain/resources';
 import { formatScopes, type Scope, SUDO_SCOPE } from '../domain/scopes';
 import { findUserByIdOrUsername } from '../domain/sudo';
 import { checkResourceProof, consumeResourceProof, dpopTokenFromHeader } from './dpop';
@@ -70,6 +71,8 @@ declare module 'fastify' {
 export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
 export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.';
 export const INSUFFICIENT_SCOPE = 'The request requires higher privileges than provided by the access token.';
+/** RFC 8707: a token whose audience does not include this API (GitLab has no such case). */
+export const TOKEN_FOR_ANOTHER_RESOURCE = 'The access token was issued for another resource.';
 
 interface FoundToken {
   kind: TokenKind;
@@ -169,6 +172,9 @@ export async function authenticateApiRequest(
     await revokeRotatedTokenFamily(db, record.id, { ipAddress: request.ip });
   if (record.expired) throw invalidToken(TOKEN_EXPIRED);
   if (record.revoked) throw invalidToken(TOKEN_REVOKED);
+  // RFC 8707: a token bound to resources is good only at them; an unbound one works as before.
+  if (record.kind === 'oauth_access_token' && !audienceAdmits(record.audience, apiResourceIdentifiers(dpop.publicUrl)))
+    throw invalidToken(TOKEN_FOR_ANOTHER_RESOURCE);
   // RFC 9449 §7: a bound token only with the DPoP scheme and a proof of its key; its jti is
   // consumed once every other check has passed (a refused request writes nothing).
   const proof =
@@ -222,6 +228,9 @@ async function authorize(
       : {}),
   };
 }
+
+const audienceAdmits = (audience: readonly string[], ours: readonly string[]): boolean =>
+  audience.length === 0 || audience.some((a) => ours.includes(a));
 
 /** A token without a user: accepted only where the route names an application scope it holds. */
 function applicationPrincipal(request: FastifyRequest, record: TokenRecord): ApplicationPrincipal {

@@ -9,6 +9,7 @@ import { userGrantableScopes } from '../domain/scopes';
 import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidRequest, OAuthError, UnsupportedResponseType } from './errors';
 import { parseCodeChallenge, type CodeChallengeMethod } from './pkce';
+import { requestedResources } from './resource';
 import { resolveScopes } from './scope';
 
 export const AUTHORIZE_PARAMETERS = [
@@ -46,6 +47,8 @@ export interface ValidAuthorizeRequest {
   maxAge?: number;
   /** RFC 9449 §10: the code is exchanged only with a DPoP proof of this key (its SHA-256 thumbprint). */
   dpopJkt?: string;
+  /** RFC 8707: the resources the token is for (stored on the code). */
+  resources: string[];
 }
 
 export type AuthorizeRequest =
@@ -65,9 +68,13 @@ export const ERROR_PAGE_DESCRIPTIONS = {
 export const authorizeClientId = (params: Record<string, unknown>): string | undefined =>
   nonScalarParam(params, ['client_id']) ? undefined : stringParam(params, 'client_id') || undefined;
 
-export async function validateAuthorizeRequest(db: Db, params: Record<string, unknown>): Promise<AuthorizeRequest> {
+export async function validateAuthorizeRequest(
+  db: Db,
+  params: Record<string, unknown>,
+  publicUrl: string,
+): Promise<AuthorizeRequest> {
   const clientId = authorizeClientId(params);
-  return checkAuthorizeRequest(params, clientId ? await findApplicationByUid(db, clientId) : undefined);
+  return checkAuthorizeRequest(params, clientId ? await findApplicationByUid(db, clientId) : undefined, publicUrl);
 }
 
 /**
@@ -77,6 +84,7 @@ export async function validateAuthorizeRequest(db: Db, params: Record<string, un
 export function checkAuthorizeRequest(
   params: Record<string, unknown>,
   application: ApplicationRecord | undefined,
+  publicUrl: string,
 ): AuthorizeRequest {
   // RFC 6749 §3.1: a parameter sent twice is malformed; for the client and redirect URI that is an error page.
   if (!application)
@@ -114,6 +122,8 @@ export function checkAuthorizeRequest(
     // A JWK SHA-256 thumbprint (RFC 7638) is 43 base64url characters.
     const dpopJkt = stringParam(params, 'dpop_jkt');
     if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) throw new InvalidRequest();
+    // RFC 8707 §2: invalid_target goes back to the client like any error after the redirect URI.
+    const resources = requestedResources(params, application.allowed_resources, publicUrl);
     return {
       kind: 'valid',
       application,
@@ -125,6 +135,7 @@ export function checkAuthorizeRequest(
       prompt: prompt as Set<Prompt>,
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
       dpopJkt,
+      resources,
     };
   } catch (err) {
     if (err instanceof OAuthError) return { kind: 'error_redirect', redirectUri, state, error: err };

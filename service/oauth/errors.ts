@@ -39,6 +39,9 @@ export type OAuthErrorCode =
   | keyof typeof OAUTH_ERROR_DESCRIPTIONS
   | keyof typeof OIDC_ERROR_DESCRIPTIONS
   | 'invalid_token'
+  | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   | 'insufficient_scope'
   | 'authorization_pending'
   | 'slow_down'
@@ -128,6 +131,27 @@ export class ExpiredToken extends OAuthError {
   }
 }
 
+/** RFC 8707 §2: a `resource` that is relative, has a fragment, or that this client may not ask for. */
+export class InvalidTarget extends OAuthError {
+  constructor() {
+    super('invalid_target', 400, 'The requested resource is invalid, missing, unknown, or malformed.');
+  }
+}
+
+/** RFC 7591 §3.2.2: a registration request's redirect URIs are unacceptable. */
+export class InvalidRedirectUri extends OAuthError {
+  constructor(description: string) {
+    super('invalid_redirect_uri', 400, description);
+  }
+}
+
+/** RFC 7591 §3.2.2: a registration request's other client metadata is unacceptable. */
+export class InvalidClientMetadata extends OAuthError {
+  constructor(description: string) {
+    super('invalid_client_metadata', 400, description);
+  }
+}
+
 /** RFC 6750 §3.1 on /oauth/token/info: Doorkeeper's body, with its `"state":"unauthorized"`. */
 export class InvalidToken extends OAuthError {
   constructor() {
@@ -162,12 +186,16 @@ export class ConsentRequired extends OAuthError {
  * should slow down"); Retry-After and GitLab's RateLimit-* headers say for how long.
  */
 export class TooManyRequests extends OAuthError {
-  constructor(throttle: { retryAfter: number; limit: number; observed: number; resetAt: Date }) {
-    super('slow_down', 429, 'Too many failed attempts. Retry later.');
+  constructor(
+    throttle: { retryAfter: number; limit: number; observed: number; resetAt: Date },
+    description = 'Too many failed attempts. Retry later.',
+    rateLimitName = 'throttle_failed_credentials',
+  ) {
+    super('slow_down', 429, description);
     const reset = Math.ceil(throttle.resetAt.getTime() / 1000);
     Object.assign(this.headers, {
       'Retry-After': String(throttle.retryAfter),
-      'RateLimit-Name': 'throttle_failed_credentials',
+      'RateLimit-Name': rateLimitName,
       'RateLimit-Limit': String(throttle.limit),
       'RateLimit-Observed': String(throttle.observed),
       'RateLimit-Remaining': String(Math.max(0, throttle.limit - throttle.observed)),

@@ -35,3 +35,16 @@ export function stringParam(params: Record<string, unknown>, name: string): stri
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return undefined;
 }
+
+/**
+ * A parameter that may be repeated (RFC 8707 `resource`): every value, in order ([] when absent),
+ * or undefined when it is malformed — an object, a non-string entry, or the bracket form.
+ */
+export function repeatedParam(params: Record<string, unknown>, name: string): string[] | undefined {
+  if (Object.keys(params).some((k) => k.startsWith(`${name}[`))) return undefined;
+  const v = params[name];
+  if (v === undefined || v === null) return [];
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v) && v.every((e) => typeof e === 'string')) return v as string[];
+  return undefined;
+}

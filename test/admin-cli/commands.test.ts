@@ -6,6 +6,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../admin-cli/commands';
 import { migrateDownToEmpty } from '../support/db';
 import { checkApplicationSecret } from '../../service/domain/applications';
+import { registerDynamicClient } from '../../service/domain/dynamic-clients';
 import { verifyPassword } from '../../service/domain/passwords';
 import { sha256Hex } from '../../service/domain/secrets';
 import { verifyTotp } from '../../service/domain/totp';
@@ -453,6 +454,36 @@ describe('apps', () => {
     );
   });
 
+  it('apps register/update --allowed-resource, --any-resource; apps list --dynamic shows self-registered ones', async () => {
+    const mcp = 'https://mcp.example.com/mcp';
+    const created = await run([
+      ...['apps', 'register', '--name', 'Agent', '--redirect-uri', 'https://agent.example/cb'],
+      ...['--allowed-resource', mcp, '--json'],
+    ]);
+    expect(created.code).toBe(0);
+    const shown = await run(['apps', 'show', String(created.json.id), '--json']);
+    expect(shown.json.allowed_resources).toEqual([mcp]);
+    // expectUserError also checks that nothing changed.
+    await expectUserError(
+      db,
+      ['apps', 'update', String(created.json.id), '--allowed-resource', 'http://mcp.example.com/'],
+      /resource "http:\/\/mcp.example.com\/" must be an https URI/,
+    );
+    const cleared = await run(['apps', 'update', String(created.json.id), '--any-resource', '--json']);
+    expect(cleared.json.allowed_resources).toBeNull();
+    expect((await run(['apps', 'list', '--dynamic', '--json'])).json).toEqual([]);
+    await registerDynamicClient(db, {
+      metadata: { client_name: 'Self', redirect_uris: ['http://127.0.0.1/cb'] },
+      address: '192.0.2.1',
+      allowedScopes: ['read_user'],
+    });
+    const dynamic = await run(['apps', 'list', '--dynamic', '--json']);
+    expect(dynamic.json.map((a: any) => [a.application_name, a.dynamically_registered, a.owner_id])).toEqual([
+      ['Self', true, null],
+    ]);
+    expect((await run(['apps', 'list', '--dynamic'], { columns: 200 })).out).toContain('public dynamic');
+  });
+
   it('apps list / show / delete never print the secret; delete needs --yes off a terminal', async () => {
     await createAlice();
     const a = (await register('--owner', 'alice')).json;
@@ -473,6 +504,8 @@ describe('apps', () => {
       trusted: false,
       dpop_bound_access_tokens: false,
       owner_id: 1,
+      allowed_resources: null,
+      dynamically_registered: false,
       created_at: expect.any(String),
     });
     expect((await run(['apps', 'list', '--owner', 'alice', '--json'])).json).toHaveLength(1);
@@ -531,6 +564,8 @@ describe('apps', () => {
       trusted: false,
       dpop_bound_access_tokens: false,
       owner_id: null,
+      allowed_resources: null,
+      dynamically_registered: false,
       created_at: expect.any(String),
     });
     expect(

@@ -35,6 +35,7 @@ const EXPECTED = {
   rate_limit_counters: 2,
   audit_events: 0,
   backchannel_logout_deliveries: 0,
+  oauth_applications: 0,
   mail_outbox: 0,
 };
 
@@ -83,6 +84,7 @@ describe('db prune', () => {
         'rate_limit_counters            2',
         'audit_events                   0',
         'backchannel_logout_deliveries  0',
+        'oauth_applications             0',
         'mail_outbox                    0',
         '',
         '1502 rows deleted; audit events kept',

@@ -30,6 +30,8 @@ let db: Db;
 let app: FastifyInstance;
 let alice: User;
 let bob: User;
+/** The app's public URL (the test config's default): the metadata URL in 401 challenges names it. */
+const publicUrl = 'http://127.0.0.1:3000';
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
@@ -122,6 +124,10 @@ describe('§4 errors', () => {
       expect(status).toBe(401);
       expect(body).toEqual(UNAUTHORIZED);
       expect(res.headers['content-type']).toBe('application/json');
+      // RFC 9728 §5.1: where the API's metadata is, on every 401.
+      expect(res.headers['www-authenticate']).toBe(
+        `Bearer realm="Protected by OAuth 2.0", resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/api/v4"`,
+      );
     }
   });
 
@@ -133,7 +139,7 @@ describe('§4 errors', () => {
       expect(status).toBe(401);
       expect(body).toEqual(EXPIRED);
       expect(res.headers['www-authenticate']).toBe(
-        'Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="Token is expired. You can either do re-authorization or token refresh."',
+        `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="Token is expired. You can either do re-authorization or token refresh.", resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/api/v4"`,
       );
     }
   });

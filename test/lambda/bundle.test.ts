@@ -173,6 +173,7 @@ describe('the built functions against PostgreSQL', () => {
           rate_limit_counters: 0,
           audit_events: 0,
           backchannel_logout_deliveries: 0,
+          oauth_applications: 0,
           mail_outbox: 0,
         },
         total: 1,

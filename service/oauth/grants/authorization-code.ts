@@ -8,7 +8,8 @@ import type { DbOrTrx } from '../../db/schema';
 import { type SpendAuthorizationCodeResult, spendAuthorizationCode } from '../../domain/authorization-codes';
 import { revokeTokensFromAuthorizationCode } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
-import { InvalidGrant, InvalidRequest } from '../errors';
+import { narrowedAudience } from '../../domain/resources';
+import { InvalidGrant, InvalidRequest, InvalidTarget } from '../errors';
 import { verifierCandidates } from '../pkce';
 import type { Grant, GrantContext, GrantResult } from './types';
 
@@ -21,13 +22,33 @@ export const clientAuthentication: Grant['clientAuthentication'] = 'required';
  * Why a code was not spent, from the row the statement locked: a code of this client already used
  * is a replay, and what it issued is revoked (the caller commits that even though it refuses).
  */
-async function refusal(db: DbOrTrx, { code }: SpendAuthorizationCodeResult, applicationId: number) {
-  if (code && code.application_id === applicationId && code.used_at)
+async function refusal(
+  db: DbOrTrx,
+  { code }: SpendAuthorizationCodeResult,
+  applicationId: number,
+  resources: string[],
+): Promise<'invalid_grant' | 'invalid_target'> {
+  if (code && code.application_id === applicationId && code.used_at) {
     await revokeTokensFromAuthorizationCode(db, code.id);
-  return 'invalid_grant' as const;
+    return 'invalid_grant';
+  }
+  // RFC 8707 §2.2: a resource the code was not for; the code stays unspent (the statement's check).
+  if (code && code.application_id === applicationId && !narrowedAudience(code.resources, resources))
+    return 'invalid_target';
+  return 'invalid_grant';
 }
 
-export async function handler({ db, params, client, signIdToken, dpopJkt }: GrantContext): Promise<GrantResult> {
+const refused = (outcome: 'invalid_grant' | 'invalid_target') =>
+  outcome === 'invalid_target' ? new InvalidTarget() : new InvalidGrant();
+
+export async function handler({
+  db,
+  params,
+  client,
+  resources,
+  signIdToken,
+  dpopJkt,
+}: GrantContext): Promise<GrantResult> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
@@ -39,6 +60,7 @@ export async function handler({ db, params, client, signIdToken, dpopJkt }: Gran
       redirectUri,
       verifier: candidates,
       allowOpenid,
+      resources,
       now: new Date(),
       dpopJkt: dpopJkt ?? null,
     });
@@ -49,36 +71,35 @@ export async function handler({ db, params, client, signIdToken, dpopJkt }: Gran
   const row = first.code;
   const declinedForOpenid =
     row && row.application_id === application.id && !row.used_at && row.scopes.includes('openid');
-  if (!declinedForOpenid) {
-    await refusal(db, first, application.id);
-    throw new InvalidGrant();
-  }
+  if (!declinedForOpenid) throw refused(await refusal(db, first, application.id, resources));
 
   // openid: BEGIN, the same statement, the ID token signed, COMMIT. Refusals are returned, not
   // thrown, so that a replay's revocation commits.
-  const outcome = await db.transaction().execute(async (trx): Promise<GrantResult | 'invalid_grant'> => {
-    const spent = await spend(trx, true);
-    if (!spent.issued || !spent.code) return refusal(trx, spent, application.id);
-    const { code: row, issued } = spent;
-    // The statement checked that the user is active; the claims need the whole row. (Thrown, not
-    // returned: nothing of this exchange may commit.)
-    const user = await findUserById(trx, row.user_id);
-    if (!user) throw new InvalidGrant();
-    // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
-    const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
-    const nonce = row.nonce ?? undefined;
-    const sid = row.sid ?? undefined;
-    const idToken = await signIdToken(trx, {
-      clientId: application.uid,
-      user,
-      authTime,
-      nonce,
-      sid,
-      amr: row.amr ?? undefined,
-      scopes: issued.scopes,
+  const outcome = await db
+    .transaction()
+    .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_target'> => {
+      const spent = await spend(trx, true);
+      if (!spent.issued || !spent.code) return refusal(trx, spent, application.id, resources);
+      const { code: row, issued } = spent;
+      // The statement checked that the user is active; the claims need the whole row. (Thrown, not
+      // returned: nothing of this exchange may commit.)
+      const user = await findUserById(trx, row.user_id);
+      if (!user) throw new InvalidGrant();
+      // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
+      const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
+      const nonce = row.nonce ?? undefined;
+      const sid = row.sid ?? undefined;
+      const idToken = await signIdToken(trx, {
+        clientId: application.uid,
+        user,
+        authTime,
+        nonce,
+        sid,
+        amr: row.amr ?? undefined,
+        scopes: issued.scopes,
+      });
+      return { ...issued, idToken };
     });
-    return { ...issued, idToken };
-  });
-  if (outcome === 'invalid_grant') throw new InvalidGrant();
+  if (typeof outcome === 'string') throw refused(outcome);
   return outcome;
 }

@@ -20,15 +20,17 @@ export const clientAuthentication: Grant['clientAuthentication'] = 'required';
 const applicationTokenScopes = (registered: readonly string[]): string[] =>
   registered.filter((s) => !(OIDC_SCOPES as readonly string[]).includes(s));
 
-export async function handler({ db, params, client, dpopJkt }: GrantContext): Promise<GrantResult> {
+export async function handler({ db, params, client, resources, dpopJkt }: GrantContext): Promise<GrantResult> {
   const { application, method } = client!;
   if (method === 'none' || !application.confidential) throw new UnauthorizedClient();
   const scopes = resolveScopes(params.scope, applicationTokenScopes(application.scopes));
+  // RFC 8707: the token is for the resources named (allowed to the application), unbound without.
   return issueAccessToken(db, {
     applicationId: application.id,
     userId: null,
     scopes,
     withRefreshToken: false,
     dpopJkt,
+    resources,
   });
 }

@@ -13,6 +13,8 @@ import {
 import { issueAccessToken } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
 import { AccessDenied, AuthorizationPending, ExpiredToken, InvalidGrant, InvalidRequest, SlowDown } from '../errors';
+import { narrowedAudience } from '../../domain/resources';
+import { InvalidTarget } from '../errors';
 import type { Grant, GrantContext, GrantResult } from './types';
 
 export const grantType = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -21,7 +23,13 @@ export const parameters = ['device_code'] as const;
 // RFC 8628 §3.4: public clients identify themselves by client_id; confidential ones authenticate.
 export const clientAuthentication: Grant['clientAuthentication'] = 'required';
 
-type Refusal = 'invalid_grant' | 'expired_token' | 'access_denied' | 'slow_down' | 'authorization_pending';
+type Refusal =
+  | 'invalid_grant'
+  | 'expired_token'
+  | 'access_denied'
+  | 'slow_down'
+  | 'authorization_pending'
+  | 'invalid_target';
 
 const REFUSALS: Record<Refusal, () => Error> = {
   invalid_grant: () => new InvalidGrant(),
@@ -29,6 +37,7 @@ const REFUSALS: Record<Refusal, () => Error> = {
   access_denied: () => new AccessDenied(),
   slow_down: () => new SlowDown(),
   authorization_pending: () => new AuthorizationPending(),
+  invalid_target: () => new InvalidTarget(),
 };
 
 const polledTooSoon = (row: DeviceGrantRecord, at: Date) =>
@@ -38,6 +47,7 @@ export async function handler({
   db,
   params,
   client,
+  resources,
   receivedAt,
   signIdToken,
   dpopJkt,
@@ -61,6 +71,9 @@ export async function handler({
     }
     const user = await findUserById(trx, row.user_id!);
     if (user?.state !== 'active') return 'invalid_grant';
+    // RFC 8707 §2.2: the token request may only narrow the device grant's resources (unspent if not).
+    const audience = narrowedAudience(row.resources, resources);
+    if (!audience) return 'invalid_target';
     await markDeviceGrantUsed(trx, row.id, receivedAt);
     const issued = await issueAccessToken(trx, {
       applicationId: application.id,
@@ -68,6 +81,8 @@ export async function handler({
       scopes: row.scopes,
       withRefreshToken: true,
       dpopJkt,
+      resources: row.resources,
+      audience,
     });
     if (!row.scopes.includes('openid')) return issued;
     // The person authenticated in the browser session that approved the code; no nonce (RFC 8628 has none).

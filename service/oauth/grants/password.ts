@@ -17,7 +17,7 @@ export const parameters = ['username', 'password', 'scope'] as const;
 
 export const clientAuthentication: Grant['clientAuthentication'] = 'optional';
 
-export async function handler({ db, params, client, address, dpopJkt }: GrantContext): Promise<GrantResult> {
+export async function handler({ db, params, client, address, resources, dpopJkt }: GrantContext): Promise<GrantResult> {
   const { username, password } = params;
   if (!username || !password) throw new InvalidRequest();
   if (client?.method === 'none') throw new UnauthorizedClient();
@@ -34,5 +34,6 @@ export async function handler({ db, params, client, address, dpopJkt }: GrantCon
     scopes,
     withRefreshToken: false,
     dpopJkt,
+    resources,
   });
 }

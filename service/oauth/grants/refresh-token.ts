@@ -27,7 +27,7 @@ import {
   type RotationResult,
 } from '../../domain/oauth-tokens';
 import { findUserById } from '../../domain/users';
-import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope } from '../errors';
+import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors';
 import { resolveScopes } from '../scope';
 import type { Grant, GrantContext, GrantResult } from './types';
 
@@ -43,6 +43,7 @@ export async function handler({
   db,
   params,
   client,
+  resources,
   receivedAt,
   refreshReuseLeeway,
   signIdToken,
@@ -59,6 +60,7 @@ export async function handler({
     // The client check makes any retry "by the same client".
     clientApplicationId: client?.application.id ?? null,
     narrowTo: requested === undefined ? undefined : parsed ? sortScopes(parsed) : [],
+    resources,
     receivedAt,
     leeway: refreshReuseLeeway,
     withOpenid: false,
@@ -104,6 +106,8 @@ export async function handler({
     switch (result.outcome) {
       case 'invalid_client':
         throw new InvalidClient();
+      case 'invalid_target':
+        throw new InvalidTarget();
       case 'invalid_scope':
         // The one rule answers (wider than the token, or a scope that does not parse).
         resolveScopes(params.scope, result.scopes);

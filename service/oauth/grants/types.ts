@@ -7,6 +7,11 @@ export interface GrantContext {
   db: Db;
   /** The grant's declared parameters, each a single string (repeats are refused before). */
   params: Record<string, string | undefined>;
+  /**
+   * RFC 8707: the `resource` values of the request, each already allowed to the client (none when
+   * the request named none). The grant checks them against what was granted.
+   */
+  resources: string[];
   /** The authenticated client, when the request carried credentials. */
   client: AuthenticatedClient | undefined;
   /** The client address (request.ip), for the credential rate limit. */

@@ -46,6 +46,11 @@ const applicationProperties = {
     type: 'boolean',
     description: 'RFC 9449 §5.2: every token request must carry a DPoP proof (beyond GitLab; present when true)',
   },
+  allowed_resources: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'RFC 8707 resources its tokens may be for (beyond GitLab); absent: any https or loopback URI',
+  },
 } as const;
 const applicationRequired = [
   'id',
@@ -88,6 +93,11 @@ const FIELDS = {
   backchannel_logout_uri: { type: 'string', description: 'Where logout tokens are POSTed; empty for none' },
   backchannel_logout_session_required: booleanParam('The application needs sid in logout tokens (default false)'),
   dpop_bound_access_tokens: booleanParam('Require DPoP-bound access tokens, RFC 9449 (default false)'),
+  allowed_resources: {
+    type: 'string',
+    description:
+      'RFC 8707 resource URIs its tokens may be for, separated by whitespace (beyond GitLab); empty: any https or loopback URI',
+  },
 } as const;
 const applicationParams = { type: 'object', properties: FIELDS } as const;
 const idParams = {
@@ -108,6 +118,8 @@ const view = (app: ApplicationRecord) => ({
   backchannel_logout_session_required: app.backchannel_logout_session_required,
   // Beyond GitLab's entity, so only when set: GitLab's clients see GitLab's shape.
   ...(app.dpop_bound_access_tokens ? { dpop_bound_access_tokens: true } : {}),
+  // Beyond GitLab: only when the application has a list (GitLab's body otherwise).
+  ...(app.allowed_resources ? { allowed_resources: app.allowed_resources } : {}),
 });
 
 /** GitLab's `authenticated_as_admin!`: 403 {"message":"403 Forbidden"} for anyone else. */
@@ -149,8 +161,10 @@ function readFields(request: FastifyRequest, required: boolean) {
   const backchannel = params.backchannel_logout_uri;
   if (backchannel !== undefined && typeof backchannel !== 'string')
     throw new ApiError(400, { error: 'backchannel_logout_uri is invalid' });
+  const resources = text('allowed_resources');
   return {
     name: fields.name,
+    allowedResources: resources === undefined ? undefined : resources.trim() ? resources.split(/\s+/) : null,
     // Doorkeeper splits redirect_uri on any whitespace.
     redirectUris: fields.redirectUri === undefined ? undefined : fields.redirectUri.split(/\s+/),
     postLogoutRedirectUris:
@@ -206,6 +220,7 @@ export const applicationRoutes: FastifyPluginAsync<AppContext> = async (app, { d
         backchannelLogoutUri: fields.backchannelLogoutUri,
         backchannelLogoutSessionRequired: fields.backchannelLogoutSessionRequired,
         dpopBoundAccessTokens: fields.dpopBoundAccessTokens,
+        allowedResources: fields.allowedResources,
         ownerId: null,
         actor,
       });

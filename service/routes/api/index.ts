@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { apiAuthentication } from '../../http/authenticate';
 import { acceptEmptyJsonBodies } from '../../http/empty-json-body';
+import { resourceMetadataChallenge } from '../../http/resource-challenge';
 import { rejectArraysForScalars } from '../../http/scalar-params';
 import { auditEventRoutes, auditEventSchema } from './audit-events';
 import { groupSchema, namespaceSchema, projectSchema } from './namespace-entities';
@@ -49,6 +50,7 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   // Not `...options`: those carry this plugin's own prefix, which children must not repeat.
   const ctx: AppContext = { db, config };
   acceptEmptyJsonBodies(app);
+  app.addHook('onSend', resourceMetadataChallenge(config.publicUrl));
   await app.register(swagger, {
     // Shared schemas become components named by their $id (Group, Project, …), not def-0, def-1.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

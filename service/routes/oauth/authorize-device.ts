@@ -7,6 +7,7 @@ import { createDeviceGrant } from '../../domain/device-grants';
 import { userGrantableScopes } from '../../domain/scopes';
 import { authenticateClient, readClientCredentials } from '../../oauth/client-auth';
 import { InvalidClient, InvalidRequest } from '../../oauth/errors';
+import { requestedResources } from '../../oauth/resource';
 import { resolveScopes } from '../../oauth/scope';
 import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
 
@@ -36,7 +37,8 @@ export async function authorizeDeviceRoutes(app: FastifyInstance, { db, config }
       if (!credentials) throw new InvalidClient();
       const { application } = await authenticateClient(db, credentials, request.ip);
       const scopes = resolveScopes(stringParam(params, 'scope'), userGrantableScopes(application.scopes));
-      const grant = await createDeviceGrant(db, { applicationId: application.id, scopes });
+      const resources = requestedResources(params, application.allowed_resources, config.publicUrl);
+      const grant = await createDeviceGrant(db, { applicationId: application.id, scopes, resources });
       // Read per request: the base URL is known only once the server listens on an ephemeral port.
       const verificationUri = `${config.publicUrl}/oauth/device`;
       return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send({

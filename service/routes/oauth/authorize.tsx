@@ -43,7 +43,7 @@ function withoutReauthParams(url: string): string {
 
 /** The consent form: the authorization request's parameters (hidden fields) and the button pressed. */
 const CONSENT_FORM = formRouteOptions(
-  { strings: [...AUTHORIZE_PARAMETERS, 'decision'] },
+  { strings: [...AUTHORIZE_PARAMETERS, 'decision'], arrays: ['resource'] },
   {},
   // A repeated authorization parameter goes back to the client as invalid_request (§4.1.2.1).
   { rejectRepeated: false },
@@ -74,6 +74,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       codeChallenge: req.codeChallenge,
       codeChallengeMethod: req.codeChallengeMethod,
       dpopJkt: req.dpopJkt,
+      resources: req.resources,
     });
     return redirect(reply, redirectWith(req.redirectUri, config.publicUrl, { code, state: req.state }));
   }
@@ -88,7 +89,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
     const { application, session } = await sessions.readWith(request, (sessionId) =>
       findApplicationAndSession(db, clientId, sessionId),
     );
-    const req = checkAuthorizeRequest(params, application);
+    const req = checkAuthorizeRequest(params, application, config.publicUrl);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect')
       return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));
@@ -110,8 +111,10 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       });
     }
     const { user } = signedIn;
+    // A dynamically registered application (RFC 7591) is anyone's claim to a name: always asked.
     const skipConsent =
       !req.prompt.has('consent') &&
+      !req.application.dynamically_registered &&
       (req.application.trusted ||
         // Contract §2 (GitLab/Doorkeeper): a confidential application the user already authorized,
         // with a live grant covering every requested scope, gets its code without asking again; the
@@ -148,10 +151,19 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
           code_challenge: req.codeChallenge,
           code_challenge_method: req.codeChallengeMethod,
           nonce: req.nonce,
+          dpop_jkt: req.dpopJkt,
+          resource: req.resources,
         }}
+        dynamicallyRegistered={req.application.dynamically_registered}
         redirectHost={hostOf(req.redirectUri)}
         returnTo={request.url}
-      />,
+      >
+        {req.resources.length > 0 ? (
+          <p id="resources">
+            For use with: {req.resources.map((r, i) => (i === 0 ? <code>{r}</code> : [', ', <code>{r}</code>]))}
+          </p>
+        ) : null}
+      </ConsentPage>,
     );
   });
 
@@ -161,7 +173,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
     if (!(await sessions.verifyCsrf(session, params[CSRF_FIELD]))) return csrfRejected(reply);
     const signedIn = await signedInWith(sessions, session);
     if (!signedIn) return redirect(reply, SIGN_IN_PATH);
-    const req = await validateAuthorizeRequest(db, params);
+    const req = await validateAuthorizeRequest(db, params, config.publicUrl);
     if (req.kind === 'error_page') return errorPage(reply, req.error, req.description);
     if (req.kind === 'error_redirect')
       return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));

@@ -18,8 +18,10 @@ export interface ConsentProps {
   scopes: readonly string[];
   /** Where the form posts (the decision travels as `decision=authorize|deny`). */
   action: string;
-  /** The request's parameters, carried by the form. */
-  hidden: Readonly<Record<string, string | undefined>>;
+  /** The request's parameters, carried by the form (a list: the parameter repeated). */
+  hidden: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** RFC 7591: registered by the client itself, so nobody here vouches for it or its name. */
+  dynamicallyRegistered?: boolean;
   /** The host the answer is sent to (the authorization code flow). */
   redirectHost?: string;
   /** Where "Not you? Sign out" returns to after the next sign-in: this request again. */
@@ -34,15 +36,22 @@ export function ConsentPage(props: ConsentProps): Html {
       <p class="consent-request" id="consent-request">
         <strong>{props.applicationName}</strong> is requesting access to your account.
       </p>
-      <p id="application-owner" class="muted">
-        {props.owner ? (
-          <>
-            Registered by {props.owner.name} (@{props.owner.username})
-          </>
-        ) : (
-          'Registered by the administrator'
-        )}
-      </p>
+      {props.dynamicallyRegistered ? (
+        <p id="dynamic-client" class="flash flash-alert">
+          This application registered itself (dynamically registered): nobody at this site vouches for it or its name.
+          Authorize it only if you started this sign-in yourself.
+        </p>
+      ) : (
+        <p id="application-owner" class="muted">
+          {props.owner ? (
+            <>
+              Registered by {props.owner.name} (@{props.owner.username})
+            </>
+          ) : (
+            'Registered by the administrator'
+          )}
+        </p>
+      )}
       <h2 class="consent-heading">This application will be able to:</h2>
       <ul id="scopes" class="scope-list">
         {sortScopes(props.scopes).map((s) => (
@@ -60,8 +69,10 @@ export function ConsentPage(props: ConsentProps): Html {
       </p>
       <form method="post" action={props.action}>
         <CsrfField token={props.csrf} />
-        {Object.entries(props.hidden).map(([name, value]) =>
-          value === undefined ? null : <input type="hidden" name={name} value={value} />,
+        {Object.entries(props.hidden).flatMap(([name, value]) =>
+          (value === undefined ? [] : typeof value === 'string' ? [value] : value).map((v) => (
+            <input type="hidden" name={name} value={v} />
+          )),
         )}
         <div class="actions consent-actions">
           <Button name="decision" value="authorize">

@@ -9,6 +9,8 @@ import { introspectRoutes } from './introspect';
 import { jwksRoutes } from './jwks';
 import { logoutRoutes } from './logout';
 import { metadataRoutes } from './metadata';
+import { protectedResourceRoutes } from './protected-resource';
+import { registrationRoutes } from './register';
 import { revokeRoutes } from './revoke';
 import { tokenInfoRoutes } from './token-info';
 import { tokenRoutes } from './token';
@@ -31,4 +33,6 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesContext> = async (app, c
   await jwksRoutes(app, ctx);
   await logoutRoutes(app, ctx);
   await metadataRoutes(app, ctx);
+  await protectedResourceRoutes(app, ctx);
+  await registrationRoutes(app, ctx);
 };

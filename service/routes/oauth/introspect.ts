@@ -22,7 +22,8 @@ const introspectionSchema = {
     exp: int,
     iat: int,
     sub: str,
-    aud: str,
+    // RFC 7662 §2.2 / RFC 7519 §4.1.3: one identifier, or several.
+    aud: { anyOf: [str, { type: 'array', items: str }] },
     iss: str,
     // RFC 9449 §6.2: the key a DPoP-bound access token is bound to.
     cnf: { type: 'object', properties: { jkt: str }, required: ['jkt'], additionalProperties: false },
@@ -45,8 +46,12 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
     if (!token) throw new InvalidRequest();
     const inspected = await inspectOAuthToken(db, token, true);
     const t = inspected.token;
-    // A token of another application is not this client's to learn about (Doorkeeper's rule).
-    if (inspected.status !== 'live' || !t || (t.applicationId !== null && t.applicationId !== client.application.id))
+    // A token of another application is not this client's to learn about (Doorkeeper's rule),
+    // unless it is bound to resources (RFC 8707): then the resource servers it was issued for — any
+    // confidential client, who must check `aud` — introspect it (RFC 7662 §1). Its bearer learns as
+    // much from /oauth/token/info, so this discloses nothing new to whoever holds the token.
+    const othersToken = t !== undefined && t.applicationId !== null && t.applicationId !== client.application.id;
+    if (inspected.status !== 'live' || !t || (othersToken && t.audience.length === 0))
       return reply.send({ active: false });
     return reply.send({
       active: true,
@@ -59,7 +64,8 @@ export async function introspectRoutes(app: FastifyInstance, { db, config }: OAu
       exp: inspected.kind === 'access_token' ? Math.floor(t.expiresAt.getTime() / 1000) : undefined,
       iat: Math.floor(t.createdAt.getTime() / 1000),
       sub: t.user ? String(t.user.id) : undefined,
-      aud: t.clientId ?? undefined,
+      // RFC 8707: a bound token's audience is its resources; an unbound one's, its client (as before).
+      aud: t.audience.length > 1 ? t.audience : (t.audience[0] ?? t.clientId ?? undefined),
       iss: config.publicUrl,
       cnf: inspected.kind === 'access_token' && t.dpopJkt ? { jkt: t.dpopJkt } : undefined,
     });

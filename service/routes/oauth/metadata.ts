@@ -9,6 +9,7 @@ import { SIGNING_ALG } from '../../domain/signing-keys';
 import { GRANTS } from '../../oauth/grants';
 import { CODE_CHALLENGE_METHODS } from '../../oauth/pkce';
 import { END_SESSION_PATH } from './logout';
+import { REGISTRATION_PATH } from './register';
 
 /** Every claim an ID token or userinfo response may carry (GitLab's set, less what Lanyard lacks). */
 export const CLAIMS_SUPPORTED = [
@@ -50,6 +51,7 @@ const metadataSchema = {
     end_session_endpoint: str,
     backchannel_logout_supported: { type: 'boolean' },
     backchannel_logout_session_supported: { type: 'boolean' },
+    registration_endpoint: str,
     scopes_supported: strings,
     response_types_supported: strings,
     response_modes_supported: strings,
@@ -91,6 +93,8 @@ export async function metadataRoutes(app: FastifyInstance, { config }: AppContex
       // Back-Channel Logout 1.0 §2.1: logout tokens carry sid (domain/backchannel-logout.ts).
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
+      // RFC 7591: only when DYNAMIC_CLIENT_REGISTRATION=public (the route exists only then).
+      registration_endpoint: config.dynamicClientRegistration.enabled ? `${issuer}${REGISTRATION_PATH}` : undefined,
       // offline_access: accepted with openid, a no-op (the code flow returns a refresh token anyway).
       scopes_supported: [...ALL_SCOPES, 'offline_access'],
       response_types_supported: ['code'],

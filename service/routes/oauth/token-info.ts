@@ -24,6 +24,7 @@ const tokenInfoSchema = {
     created_at: { type: 'integer' },
     scopes: { type: 'array', items: { type: 'string' } },
     expires_in_seconds: { type: 'integer' },
+    aud: { type: 'array', items: { type: 'string' } },
   },
   required: ['resource_owner_id', 'scope', 'expires_in', 'application', 'created_at', 'scopes', 'expires_in_seconds'],
   additionalProperties: false,
@@ -74,6 +75,8 @@ export async function tokenInfoRoutes(app: FastifyInstance, { db, config }: AppC
       created_at: Math.floor(row.createdAt.getTime() / 1000),
       scopes,
       expires_in_seconds: remaining,
+      // RFC 8707: only a token bound to resources has an audience (Doorkeeper's body otherwise).
+      aud: row.audience.length > 0 ? row.audience : undefined,
     });
   });
 }

@@ -9,6 +9,7 @@ import { GRANTS } from '../../oauth/grants';
 import { formatScopes } from '../../domain/scopes';
 import { issueIdToken } from '../../oauth/id-token';
 import { tokenRequestProof, withConsumedProof } from '../../oauth/dpop';
+import { requestedResources } from '../../oauth/resource';
 
 export const tokenResponseSchema = {
   type: 'object',
@@ -42,6 +43,8 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
     const credentials = readClientCredentials(request, params);
     const client = credentials ? await authenticateClient(db, credentials, request.ip) : undefined;
     if (!client && grant.clientAuthentication === 'required') throw new InvalidClient();
+    // RFC 8707: every grant takes `resource` (repeatable); each must be allowed to the client.
+    const resources = requestedResources(params, client?.application.allowed_resources ?? null, config.publicUrl);
     const requiresDpop = client?.application.dpop_bound_access_tokens === true;
     const proof = await tokenRequestProof({
       header: request.headers.dpop,
@@ -55,6 +58,7 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
       grant.handler({
         db,
         params: values,
+        resources,
         client,
         address: request.ip,
         receivedAt,

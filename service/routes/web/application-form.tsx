@@ -18,6 +18,7 @@ export interface ApplicationFormValues {
   name: string;
   redirectUri: string;
   postLogoutRedirectUri: string;
+  allowedResources: string;
   backchannelLogoutUri: string;
   backchannelLogoutSessionRequired: boolean;
   scopes: string[];
@@ -33,6 +34,7 @@ export const applicationFormOptions = (schema: Parameters<typeof formRouteOption
         `${F}[name]`,
         `${F}[redirect_uri]`,
         `${F}[post_logout_redirect_uri]`,
+        `${F}[allowed_resources]`,
         `${F}[backchannel_logout_uri]`,
         `${F}[backchannel_logout_session_required]`,
         `${F}[confidential]`,
@@ -49,6 +51,7 @@ export const EMPTY_APPLICATION_FORM: ApplicationFormValues = {
   name: '',
   redirectUri: '',
   postLogoutRedirectUri: '',
+  allowedResources: '',
   backchannelLogoutUri: '',
   backchannelLogoutSessionRequired: false,
   scopes: [],
@@ -61,6 +64,7 @@ export const applicationFormValues = (a: ApplicationRecord): ApplicationFormValu
   name: a.name,
   redirectUri: a.redirect_uris.join('\n'),
   postLogoutRedirectUri: a.post_logout_redirect_uris.join('\n'),
+  allowedResources: (a.allowed_resources ?? []).join('\n'),
   backchannelLogoutUri: a.backchannel_logout_uri ?? '',
   backchannelLogoutSessionRequired: a.backchannel_logout_session_required,
   scopes: a.scopes,
@@ -74,6 +78,7 @@ export function readApplicationForm(body: Record<string, unknown>): ApplicationF
     name: stringParam(body, `${F}[name]`) ?? '',
     redirectUri: stringParam(body, `${F}[redirect_uri]`) ?? '',
     postLogoutRedirectUri: stringParam(body, `${F}[post_logout_redirect_uri]`) ?? '',
+    allowedResources: stringParam(body, `${F}[allowed_resources]`) ?? '',
     backchannelLogoutUri: stringParam(body, `${F}[backchannel_logout_uri]`) ?? '',
     backchannelLogoutSessionRequired: parseBoolean(body[`${F}[backchannel_logout_session_required]`]) ?? false,
     scopes: (Array.isArray(rawScopes) ? rawScopes : typeof rawScopes === 'string' ? rawScopes.split(/\s+/) : []).filter(
@@ -89,6 +94,7 @@ export const applicationInput = (v: ApplicationFormValues) => ({
   name: v.name,
   redirectUris: [v.redirectUri],
   postLogoutRedirectUris: [v.postLogoutRedirectUri],
+  allowedResources: [v.allowedResources],
   backchannelLogoutUri: v.backchannelLogoutUri,
   backchannelLogoutSessionRequired: v.backchannelLogoutSessionRequired,
   scopes: v.scopes,
@@ -111,6 +117,11 @@ const FIELDS = {
     id: 'app_post_logout_redirect_uri',
     message:
       'Enter each post-logout redirect URI on its own line as a full address such as https://app.example/signed-out without a #fragment',
+  },
+  allowed_resources: {
+    id: 'app_allowed_resources',
+    message:
+      'Enter each allowed resource on its own line as a full https address such as https://mcp.example.com/mcp without a #fragment',
   },
   backchannel_logout_uri: {
     id: 'app_backchannel_logout_uri',
@@ -169,6 +180,15 @@ export function ApplicationFields({
         value={values.postLogoutRedirectUri}
         error={error('app_post_logout_redirect_uri')}
         rows={rowsFor(values.postLogoutRedirectUri, 2)}
+      />
+      <TextArea
+        id="app_allowed_resources"
+        name={`${F}[allowed_resources]`}
+        label="Allowed resources (optional)"
+        hint="One per line. The resource servers (RFC 8707 resource URIs, such as an MCP server's) its tokens may be for. Empty: any https URI."
+        value={values.allowedResources}
+        error={error('app_allowed_resources')}
+        rows={rowsFor(values.allowedResources, 2)}
       />
       <TextField
         id="app_backchannel_logout_uri"

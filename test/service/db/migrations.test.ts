@@ -63,6 +63,8 @@ describe('migrations', () => {
       'oauth_access_tokens.token_digest',
       // RFC 9449 §5.2: a flag (an application requires DPoP), not a secret.
       'oauth_applications.dpop_bound_access_tokens',
+      // RFC 7592's registration access token (looked up by client_id, compared in constant time).
+      'oauth_applications.registration_access_token_digest',
       'oauth_applications.secret_digest',
       'oauth_authorization_codes.code_challenge',
       'oauth_authorization_codes.code_challenge_method',

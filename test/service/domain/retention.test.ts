@@ -240,6 +240,7 @@ describe('pruneExpiredData', () => {
       rate_limit_counters: 1,
       audit_events: 0,
       backchannel_logout_deliveries: 0,
+      oauth_applications: 0,
       mail_outbox: 0,
     };
     expect(dry).toEqual({ dryRun: true, deleted: expected, total: 5 });
@@ -270,6 +271,7 @@ describe('pruneExpiredData', () => {
             rate_limit_counters: 0,
             audit_events: 0,
             backchannel_logout_deliveries: 0,
+            oauth_applications: 0,
             mail_outbox: 0,
           },
         },

@@ -1,0 +1,30 @@
+// RFC 9728 §5.1: every 401 of /api/v4 tells the client where the API's protected-resource metadata
+// is (`resource_metadata` in the Bearer challenge), so a client that knows only the API's URL finds
+// its authorization server. GitLab's own challenge parts (realm, error, error_description) and the
+// JSON bodies are kept as they are; a 401 that had no challenge (no or an unknown token) gets one.
+import type { onSendHookHandler } from 'fastify';
+import { API_RESOURCE_PATH } from '../domain/resources';
+
+/** Where the metadata of `<PUBLIC_URL>/api/v4` lives (RFC 9728 §3.1: the path goes after the suffix). */
+export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+export const apiResourceMetadataUrl = (publicUrl: string): string =>
+  `${publicUrl}${PROTECTED_RESOURCE_METADATA_PATH}${API_RESOURCE_PATH}`;
+
+/** GitLab's realm, as in its invalid_token and insufficient_scope challenges. */
+const REALM = 'Protected by OAuth 2.0';
+
+/** An onSend hook for the API plugin: adds resource_metadata to each 401's Bearer challenge. */
+export function resourceMetadataChallenge(publicUrl: string): onSendHookHandler {
+  return async (_request, reply, payload) => {
+    if (reply.statusCode !== 401) return payload;
+    const parameter = `resource_metadata="${apiResourceMetadataUrl(publicUrl)}"`;
+    const existing = reply.getHeader('www-authenticate');
+    reply.header(
+      'www-authenticate',
+      typeof existing === 'string' && /^Bearer\s/i.test(existing)
+        ? `${existing}, ${parameter}`
+        : `Bearer realm="${REALM}", ${parameter}`,
+    );
+    return payload;
+  };
+}
