@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { ConfirmForm, ErrorSummary, type FieldError, type Flash, FlashMessages } from './components';
 import * as React from './jsx';
 import type { Child, Html } from './jsx';
+import { SCRIPT_PATH } from './script';
 import { STYLESHEET_PATH } from './stylesheet';
 
 export const PRODUCT_NAME = 'Lanyard';
@@ -50,7 +51,9 @@ export function Layout(props: LayoutProps): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · ${PRODUCT_NAME}`}</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href={STYLESHEET_PATH} />
+        <script src={SCRIPT_PATH} defer></script>
       </head>
       <body>
         <a class="skip-link" href="#main">
@@ -99,19 +102,21 @@ export function Layout(props: LayoutProps): Html {
             {props.children}
           </main>
         </div>
+        <div id="live-status" class="visually-hidden" aria-live="polite"></div>
       </body>
     </html>
   );
 }
 
 /**
- * Security headers of every page: no framing (clickjacking of the consent button), no scripts at
- * all, styles only from our own origin, nothing cached (pages carry CSRF tokens and, once, secrets).
+ * Security headers of every page: no framing (clickjacking of the consent button), scripts and
+ * styles only from our own origin (the one script, pages/script.ts; no inline code), nothing cached
+ * (pages carry CSRF tokens and, once, secrets).
  */
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',

@@ -13,7 +13,7 @@ describe('pages foundation', () => {
     const signIn = await web.get('/users/sign_in');
     expect(signIn.statusCode).toBe(200);
     expect(signIn.headers['content-security-policy']).toBe(
-      "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
     await web.signIn('alice', PASSWORD);
     const apps = await web.get('/profile/applications');
@@ -21,7 +21,12 @@ describe('pages foundation', () => {
       const links = [...page.body.matchAll(/<link rel="stylesheet" href="([^"]+)">/g)].map((m) => m[1]);
       expect(links).toHaveLength(1);
       expect(links[0]).toMatch(/^\/-\/assets\/lanyard-[0-9a-f]{16}\.css$/);
-      expect(page.body).not.toMatch(/<script|<style|\sstyle=|\son[a-z]+=/i);
+      // One same-origin script, deferred; no inline code or style.
+      const scripts = [...page.body.matchAll(/<script src="([^"]+)" defer><\/script>/g)].map((m) => m[1]);
+      expect(scripts).toHaveLength(1);
+      expect(scripts[0]).toMatch(/^\/-\/assets\/lanyard-[0-9a-f]{16}\.js$/);
+      const rest = page.body.replace(/<script src="[^"]+" defer><\/script>/, '');
+      expect(rest).not.toMatch(/<script|<style|\sstyle=|\son[a-z]+=/i);
       expect(page.body).toMatch(/<main id="main">/);
     }
     expect(apps.body).toContain('<nav class="side-nav" aria-label="User settings">');

@@ -1,19 +1,30 @@
-// GET /-/assets/lanyard-<hash>.css: the pages' one stylesheet, from our own origin (CSP
-// `style-src 'self'`). The name changes with the content, so it is cached for a year.
+// The pages' static files, from our own origin: the stylesheet (CSP `style-src 'self'`) and the
+// script (`script-src 'self'`) at content-hashed paths cached for a year, and the icon at
+// /favicon.svg and /favicon.ico (an SVG either way; every browser asks for /favicon.ico).
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { FAVICON_SVG, SCRIPT, SCRIPT_HASH, SCRIPT_PATH } from '../../pages/script';
 import { STYLESHEET, STYLESHEET_HASH, STYLESHEET_PATH } from '../../pages/stylesheet';
 
-const ETAG = `"${STYLESHEET_HASH}"`;
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export async function assetRoutes(app: FastifyInstance) {
-  app.get(STYLESHEET_PATH, async (request, reply) => {
-    reply.headers({
-      'content-type': 'text/css; charset=utf-8',
-      'cache-control': 'public, max-age=31536000, immutable',
-      etag: ETAG,
-      'x-content-type-options': 'nosniff',
+  const asset = (path: string, type: string, body: string, hash: string, cacheControl = IMMUTABLE) => {
+    const etag = `"${hash}"`;
+    app.get(path, async (request, reply) => {
+      reply.headers({
+        'content-type': type,
+        'cache-control': cacheControl,
+        etag,
+        'x-content-type-options': 'nosniff',
+      });
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.code(200).send(body);
     });
-    if (request.headers['if-none-match'] === ETAG) return reply.code(304).send();
-    return reply.code(200).send(STYLESHEET);
-  });
+  };
+  asset(STYLESHEET_PATH, 'text/css; charset=utf-8', STYLESHEET, STYLESHEET_HASH);
+  asset(SCRIPT_PATH, 'text/javascript; charset=utf-8', SCRIPT, SCRIPT_HASH);
+  const iconHash = createHash('sha256').update(FAVICON_SVG).digest('hex').slice(0, 16);
+  for (const path of ['/favicon.svg', '/favicon.ico'])
+    asset(path, 'image/svg+xml', FAVICON_SVG, iconHash, 'public, max-age=86400');
 }

@@ -8,6 +8,7 @@ import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
+import { sendTooManyRequests } from '../../pages/error-page';
 import { Button, CsrfField, TextField } from '../../pages/components';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from '../../pages/current-user';
 import { takeFlash } from '../../pages/flash';
@@ -89,18 +90,11 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     );
   }
 
-  function tooMany(reply: FastifyReply, retryAfter: number) {
-    reply.header('retry-after', String(retryAfter));
-    return sendPage(
-      reply,
-      429,
-      <Layout title="Too many attempts" variant="card">
-        <p class="flash flash-alert" role="alert">
-          Too many failed sign-in attempts. Try again in {retryAfter} seconds.
-        </p>
-      </Layout>,
-    );
-  }
+  const tooMany = (reply: FastifyReply, retryAfter: number) =>
+    sendTooManyRequests(reply, retryAfter, 'Too many failed sign-in attempts', {
+      href: SIGN_IN_PATH,
+      label: 'Back to sign in',
+    });
 
   async function complete(request: FastifyRequest, reply: FastifyReply, session: WebSession, userId: number) {
     const returnTo = safeReturnTo(session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN;
