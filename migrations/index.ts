@@ -17,6 +17,7 @@ import * as m0013 from './0013-notification-holder-indexes';
 import * as m0014 from './0014-mail-outbox';
 import * as m0015 from './0015-account-emails';
 import * as m0016 from './0016-logout';
+import * as m0023 from './0023-two-factor-enrolment';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0014-mail-outbox': m0014,
   '0015-account-emails': m0015,
   '0016-logout': m0016,
+  '0023-two-factor-enrolment': m0023,
 };

@@ -43,7 +43,12 @@ export const PUBLIC_USER_COLUMNS = [
   'last_sign_in_at',
   'created_at',
 ] as const;
-export const USER_COLUMNS = [...PUBLIC_USER_COLUMNS, 'updated_at', ...USER_CREDENTIAL_COLUMNS] as const;
+export const USER_COLUMNS = [
+  ...PUBLIC_USER_COLUMNS,
+  'updated_at',
+  'otp_enrolment_required',
+  ...USER_CREDENTIAL_COLUMNS,
+] as const;
 
 export { isValidEmail };
 
@@ -310,7 +315,39 @@ export async function setTwoFactor(
   });
 }
 
+/**
+ * `users set-2fa U on --require-enrolment`: the person enrols their own authenticator at their next
+ * sign-in (after the password, before anything else: routes/web/sign-in.tsx). Any secret and
+ * recovery codes they had go (the same rule as Disable); sessions they hold end, so the next
+ * request is that sign-in. Enrolling clears the flag (storeTotpSecret).
+ */
+export async function requireTwoFactorEnrolment(db: DbOrTrx, username: string, actor = 'system'): Promise<User> {
+  return withTransaction(db, async (db) => {
+    const user = await getUserByUsername(db, username);
+    if (user.otp_secret !== null) await disableTwoFactor(db, user.id, { actor });
+    await db
+      .updateTable('users')
+      .set({ otp_enrolment_required: true, updated_at: new Date() })
+      .where('id', '=', user.id)
+      .execute();
+    await deleteUserSessions(db, user.id);
+    await recordAudit(db, { actor, action: 'user.require_2fa_enrolment', targetType: 'user', targetId: user.id });
+    return getUserByUsername(db, username);
+  });
+}
+
 export const twoFactorEnabled = (user: Pick<User, 'otp_secret'>): boolean => user.otp_secret !== null;
+
+/** Must enrol a TOTP authenticator before signing in (set by an administrator, cleared by enrolling). */
+export const twoFactorEnrolmentPending = (user: Pick<User, 'otp_secret' | 'otp_enrolment_required'>): boolean =>
+  user.otp_secret === null && user.otp_enrolment_required;
+
+/**
+ * A password alone does not sign this person in: they have a second factor, or must enrol one first.
+ * (The sign-in form asks for it; the password grant, which cannot, refuses.)
+ */
+export const needsSecondFactor = (user: Pick<User, 'otp_secret' | 'otp_enrolment_required'>): boolean =>
+  twoFactorEnabled(user) || twoFactorEnrolmentPending(user);
 
 /** The admin-facing view of a user (CLI output). Never includes a credential column. */
 export function userSummary(user: User, emails: string[] = []) {

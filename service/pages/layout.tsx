@@ -12,6 +12,7 @@ export const PRODUCT_NAME = 'Lanyard';
 
 /** The account pages, in navigation order (GitLab's paths). */
 export const ACCOUNT_NAV = [
+  { href: '/-/profile', label: 'Overview' },
   { href: '/profile/applications', label: 'Applications' },
   { href: '/-/user_settings/personal_access_tokens', label: 'Access tokens' },
   { href: '/-/profile/two_factor_auth', label: 'Two-factor authentication' },

@@ -68,7 +68,7 @@ describe.skipIf(!available)('account pages in chromium', () => {
       await page.fill('#user_login', 'dana');
       await page.fill('#user_password', PASSWORD);
       await press(page, 'Sign in');
-      expect(new URL(page.url()).pathname).toBe('/profile/applications');
+      expect(new URL(page.url()).pathname).toBe('/-/profile');
       await inspect(page, 'applications-empty');
 
       // Two-factor enrolment with a code computed from the secret shown in text.
@@ -99,7 +99,7 @@ describe.skipIf(!available)('account pages in chromium', () => {
       await inspect(page, 'two-factor-step');
       await page.fill('#user_otp_attempt', codes[0]);
       await press(page, 'Verify code');
-      expect(new URL(page.url()).pathname).toBe('/profile/applications');
+      expect(new URL(page.url()).pathname).toBe('/-/profile');
 
       // A personal access token, shown once, used on /api/v4/user; a reload changes nothing.
       await page.goto(`${base}/-/user_settings/personal_access_tokens`);

@@ -1,4 +1,4 @@
-// Server-rendered pages: sign-in and sign-out, the account pages (applications, access tokens,
+// Server-rendered pages: sign-in and sign-out, the account overview and pages (applications, access tokens,
 // two-factor, password, notifications, e-mails), the forgotten-password pages and the stylesheet. (The consent page is
 // GET /oauth/authorize, in routes/oauth.)
 import type { FastifyPluginAsync } from 'fastify';
@@ -9,6 +9,7 @@ import { applicationRoutes } from './applications';
 import { assetRoutes } from './assets';
 import { emailRoutes } from './emails';
 import { notificationRoutes } from './notifications';
+import { overviewRoutes } from './overview';
 import { passwordRoutes } from './password';
 import { passwordResetRoutes } from './password-reset';
 import { personalAccessTokenRoutes } from './personal-access-tokens';
@@ -25,6 +26,7 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await passwordRoutes(app, ctx);
   await notificationRoutes(app, ctx);
   await emailRoutes(app, ctx);
+  await overviewRoutes(app, ctx);
   app.get('/', async (request, reply) =>
     redirect(reply, (await currentUser(app.sessions, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
   );
