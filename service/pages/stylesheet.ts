@@ -11,6 +11,7 @@ export const STYLESHEET = `:root{color-scheme:light dark;--bg:#f6f6f8;--surface:
 --notice-bg:#0f2a1b;--notice-border:#2da160;--notice-text:#b6e4c6;--alert-bg:#35150e;--alert-border:#ec5941;--alert-text:#fcd0c6;--code-bg:#2e2d33}
 a{color:#8fc1f2}}
 *,*::before,*::after{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--text);font-size:16px;line-height:1.5;overflow-wrap:anywhere}
 a{color:var(--link)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
