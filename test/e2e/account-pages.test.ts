@@ -69,6 +69,8 @@ describe.skipIf(!available)('account pages in chromium', () => {
       await page.fill('#user_password', PASSWORD);
       await press(page, 'Sign in');
       expect(new URL(page.url()).pathname).toBe('/-/profile');
+      await inspect(page, 'account-overview');
+      await page.goto(`${base}/profile/applications`);
       await inspect(page, 'applications-empty');
 
       // Two-factor enrolment with a code computed from the secret shown in text.
@@ -85,7 +87,10 @@ describe.skipIf(!available)('account pages in chromium', () => {
       const codes = await page.locator('#recovery-codes code').allTextContents();
       expect(codes).toHaveLength(10);
       await inspect(page, 'two-factor-recovery-codes');
+      // Shown until saved (a reload keeps them); "I have saved them" ends it.
       await page.reload();
+      expect(await page.locator('#recovery-codes').count()).toBe(1);
+      await press(page, 'I have saved my recovery codes');
       expect(await page.locator('#recovery-codes').count()).toBe(0);
       expect(await page.textContent('#two-factor-status')).toContain('10 of 10 recovery codes remain unused.');
       await inspect(page, 'two-factor-enabled');
@@ -208,7 +213,7 @@ describe.skipIf(!available)('account pages in chromium', () => {
       await page.goto(`${base}/oauth/authorize?client_id=nope&redirect_uri=x&response_type=code`);
       await inspect(page, 'error');
       expect(user.username).toBe('dana');
-      expect(checkedPages).toHaveLength(18);
+      expect(checkedPages).toHaveLength(19);
     } finally {
       await context.close();
     }
