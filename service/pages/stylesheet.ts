@@ -87,6 +87,7 @@ code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
 .codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.4rem;list-style:none;padding:0;margin:0 0 1rem}
 .copyable{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-start;margin:0 0 1rem}
 .copyable .secret{flex:1 1 14rem;margin:0;min-width:0}
+#otp-secret{word-break:normal}
 details{margin:0 0 1rem}
 summary{cursor:pointer;color:var(--link)}
 .show-password{margin:-.6rem 0 1rem}
