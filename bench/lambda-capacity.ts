@@ -1,7 +1,7 @@
 // Capacity of one Lambda instance, measured locally on the BUILT api bundle's handler: an
 // instance serves one request at a time, so requests/s per instance = 1 / handler time. Invokes
 // GET /api/v4/user (PAT) and the password grant back to back against embedded PostgreSQL, then
-// multiplies by the stack sizes' reserved concurrency (infra/budget.ts) for the README's table.
+// multiplies by the stack sizes' reserved concurrency (infra/budget.ts) for the table in docs/benchmarks.md.
 // Run: npx tsx bench/lambda-capacity.ts   (BENCH_SECONDS=5)
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';

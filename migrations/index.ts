@@ -23,6 +23,7 @@ import * as m0019 from './0019-backchannel-logout';
 import * as m0020 from './0020-resource-indicators-dynamic-clients';
 import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
+import * as m0023 from './0023-two-factor-enrolment';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0020-resource-indicators-dynamic-clients': m0020,
   '0021-dpop': m0021,
   '0022-webauthn': m0022,
+  '0023-two-factor-enrolment': m0023,
 };

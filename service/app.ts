@@ -7,7 +7,8 @@ import type { AppContext } from './app-context';
 import { type Config, signingKeyPolicy, type TrustProxy } from './config';
 import type { Db } from './db/schema';
 import { apiJsonContentType, isApiPath } from './http/api-content-type';
-import { registerErrorHandlers } from './http/error-handler';
+import { badRequestPage, registerErrorHandlers } from './http/error-handler';
+import { answersWithPage } from './http/surface';
 import { genReqId, loggerOptions } from './http/logging';
 import { rejectNulBytes } from './http/reject-nul';
 import { sessionPlugin } from './http/session';
@@ -61,6 +62,7 @@ export async function buildApp({
     // like every other client error, instead of Fastify's default body.
     // (Hooks do not run for them, so the /api/v4 Content-Type is set here too.)
     frameworkErrors: (err, request, reply: FastifyReply) => {
+      if (answersWithPage(request)) return badRequestPage(reply);
       const body = { message: '400 Bad request' };
       reply.code(err.statusCode ?? 400);
       // Fastify appends a charset to a JSON type unless a reply serializer is set; onSend hooks

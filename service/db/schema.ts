@@ -20,6 +20,8 @@ export interface UsersTable {
   state: Generated<'active' | 'blocked'>;
   otp_secret: string | null;
   otp_last_step: number | null;
+  /** Enrol TOTP at the next sign-in (`users set-2fa U on --require-enrolment`); cleared by enrolling. */
+  otp_enrolment_required: Generated<boolean>;
   bio: Generated<string>;
   public_email: string | null;
   avatar_url: string | null;

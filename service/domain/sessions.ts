@@ -38,6 +38,16 @@ export interface SessionData {
   reauthenticate?: boolean;
   /** 2FA enrolment in progress: the new TOTP secret, sealed with the session id (pages/flash.ts). */
   pending_otp?: string;
+  /**
+   * Password accepted for a person who must enrol TOTP first (`set-2fa on --require-enrolment`):
+   * who, the address their authenticator will label the account with, and when.
+   */
+  enrol?: { user_id: number; username: string; email: string; started_at: number };
+  /**
+   * Recovery codes just generated, sealed with the session id: shown, downloadable and printable
+   * until the person says they have saved them (or `until`, ms since the epoch, passes).
+   */
+  recovery_codes?: { sealed: string; until: number };
   /** A one-shot message for the next page (e.g. a new application secret), shown once. */
   flash?: Record<string, unknown>;
 }

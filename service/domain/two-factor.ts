@@ -97,7 +97,12 @@ export async function storeTotpSecret(
 ): Promise<boolean> {
   let update = db
     .updateTable('users')
-    .set({ otp_secret: sealTotpSecret(ring, userId, secret), otp_last_step: lastStep, updated_at: new Date() })
+    .set({
+      otp_secret: sealTotpSecret(ring, userId, secret),
+      otp_last_step: lastStep,
+      otp_enrolment_required: false,
+      updated_at: new Date(),
+    })
     .where('id', '=', userId);
   if (onlyIfNotEnrolled) update = update.where('otp_secret', 'is', null);
   return (await update.executeTakeFirst()).numUpdatedRows > 0n;

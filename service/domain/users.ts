@@ -47,6 +47,7 @@ export const USER_COLUMNS = [
   ...PUBLIC_USER_COLUMNS,
   'updated_at',
   'webauthn_credential_count',
+  'otp_enrolment_required',
   ...USER_CREDENTIAL_COLUMNS,
 ] as const;
 
@@ -325,6 +326,27 @@ export async function setTwoFactor(
 }
 
 /**
+ * `users set-2fa U on --require-enrolment`: the person enrols their own authenticator at their next
+ * sign-in (after the password, before anything else: routes/web/sign-in.tsx). Any secret and
+ * recovery codes they had go (the same rule as Disable); sessions they hold end, so the next
+ * request is that sign-in. Enrolling clears the flag (storeTotpSecret).
+ */
+export async function requireTwoFactorEnrolment(db: DbOrTrx, username: string, actor = 'system'): Promise<User> {
+  return withTransaction(db, async (db) => {
+    const user = await getUserByUsername(db, username);
+    if (twoFactorEnabled(user)) await disableTwoFactor(db, user.id, { actor });
+    await db
+      .updateTable('users')
+      .set({ otp_enrolment_required: true, updated_at: new Date() })
+      .where('id', '=', user.id)
+      .execute();
+    await deleteUserSessions(db, user.id, 'revoked');
+    await recordAudit(db, { actor, action: 'user.require_2fa_enrolment', targetType: 'user', targetId: user.id });
+    return getUserByUsername(db, username);
+  });
+}
+
+/**
  * The one rule of "has two-factor authentication": a TOTP secret or at least one WebAuthn
  * credential (recovery codes come and go with these). twoFactorEnabledSql is the same rule for a
  * statement that reads `users` as `alias`.
@@ -335,6 +357,18 @@ export const twoFactorEnabledSql = (alias?: string) => {
   const col = (c: string) => (alias ? sql.ref(`${alias}.${c}`) : sql.ref(c));
   return sql<boolean>`(${col('otp_secret')} is not null or ${col('webauthn_credential_count')} > 0)`;
 };
+
+/** Must enrol a TOTP authenticator before signing in (set by an administrator, cleared by enrolling). */
+export const twoFactorEnrolmentPending = (user: Pick<User, 'otp_secret' | 'otp_enrolment_required'>): boolean =>
+  user.otp_secret === null && user.otp_enrolment_required;
+
+/**
+ * A password alone does not sign this person in: they have a second factor, or must enrol one first.
+ * (The sign-in form asks for it; the password grant, which cannot, refuses.)
+ */
+export const needsSecondFactor = (
+  user: Pick<User, 'otp_secret' | 'otp_enrolment_required' | 'webauthn_credential_count'>,
+): boolean => twoFactorEnabled(user) || twoFactorEnrolmentPending(user);
 
 /** The admin-facing view of a user (CLI output). Never includes a credential column. */
 export function userSummary(user: User, emails: string[] = []) {

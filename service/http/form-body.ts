@@ -9,7 +9,8 @@
 // own rules cover it (a missing CSRF token is its 422 page). The consent form opts out of the
 // 400 page: a repeated authorization parameter is an OAuth error sent back to the client.
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { sendPlainPage } from './plain-page';
+import { backToReferer, sendErrorPage } from '../pages/error-page';
+import { ownOrigins } from './origin';
 import { CSRF_FIELD } from './session';
 
 const STRING = { type: 'string' } as const;
@@ -35,13 +36,6 @@ export function formBodySchema({ strings, arrays = [] }: FormFields) {
   } as const;
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The public URL's origin (PUBLIC_URL), for the Origin check of form posts. */
-    publicOrigin: string;
-  }
-}
-
 /**
  * The one Origin rule of form posts, defence in depth behind SameSite=Lax and the CSRF token
  * (every form route gets it through formRouteOptions): a post that names its origin (Origin, else
@@ -62,14 +56,17 @@ export function crossOrigin(request: FastifyRequest): boolean {
       return true;
     }
   }
-  const own = [request.server.publicOrigin, `${request.protocol}://${request.headers.host ?? ''}`];
-  return !own.includes(origin);
+  return !ownOrigins(request).includes(origin);
 }
 
 function rethrowUnlessBody(rejectRepeated: boolean) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (crossOrigin(request)) {
-      await sendPlainPage(reply, 403, 'Forbidden', 'This form was sent from another site.');
+      await sendErrorPage(reply, {
+        status: 403,
+        title: 'Forbidden',
+        message: 'This form was sent from another site. Nothing was changed: use the form on this site’s own page.',
+      });
       return;
     }
     const err = request.validationError as (Error & { validationContext?: string; validation?: unknown[] }) | undefined;
@@ -77,7 +74,12 @@ function rethrowUnlessBody(rejectRepeated: boolean) {
     if (err.validationContext !== 'body') throw err;
     const fieldErrors = (err.validation ?? []) as Array<{ instancePath: string; keyword: string }>;
     if (rejectRepeated && fieldErrors.some((e) => e.instancePath !== '' && e.keyword === 'type')) {
-      await sendPlainPage(reply, 400, 'Bad request', 'A field of this form was sent more than once.');
+      await sendErrorPage(reply, {
+        status: 400,
+        title: 'Bad request',
+        message: 'A field of this form was sent more than once. Nothing was changed: reload the page and try again.',
+        back: backToReferer(request),
+      });
     }
   };
 }

@@ -7,7 +7,8 @@ import type { SessionManager } from '../http/session';
 import { redirect } from './layout';
 
 export const SIGN_IN_PATH = '/users/sign_in';
-export const DEFAULT_AFTER_SIGN_IN = '/profile/applications';
+/** The account overview: where signing in leads when nothing else asked for it. */
+export const DEFAULT_AFTER_SIGN_IN = '/-/profile';
 
 export interface SignedIn {
   session: WebSession;

@@ -5,12 +5,14 @@ import type { FastifyReply } from 'fastify';
 import { ConfirmForm, ErrorSummary, type FieldError, type Flash, FlashMessages } from './components';
 import * as React from './jsx';
 import type { Child, Html } from './jsx';
+import { SCRIPT_PATH } from './script';
 import { STYLESHEET_PATH } from './stylesheet';
 
 export const PRODUCT_NAME = 'Lanyard';
 
 /** The account pages, in navigation order (GitLab's paths). */
 export const ACCOUNT_NAV = [
+  { href: '/-/profile', label: 'Overview' },
   { href: '/profile/applications', label: 'Applications' },
   { href: '/-/user_settings/authorized_applications', label: 'Authorized applications' },
   { href: '/-/user_settings/personal_access_tokens', label: 'Access tokens' },
@@ -54,10 +56,12 @@ export function Layout(props: LayoutProps): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · ${PRODUCT_NAME}`}</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href={STYLESHEET_PATH} />
         {(props.scripts ?? []).map((src) => (
           <script src={src} defer />
         ))}
+        <script src={SCRIPT_PATH} defer></script>
       </head>
       <body>
         <a class="skip-link" href="#main">
@@ -106,6 +110,7 @@ export function Layout(props: LayoutProps): Html {
             {props.children}
           </main>
         </div>
+        <div id="live-status" class="visually-hidden" aria-live="polite"></div>
       </body>
     </html>
   );
@@ -113,7 +118,8 @@ export function Layout(props: LayoutProps): Html {
 
 /**
  * Security headers of every page: no framing (clickjacking of the consent button), scripts and
- * styles only from our own origin (no inline ones), nothing cached (pages carry CSRF tokens and, once, secrets).
+ * styles only from our own origin (the one script, pages/script.ts; no inline code), nothing cached
+ * (pages carry CSRF tokens and, once, secrets).
  */
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',

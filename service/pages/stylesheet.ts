@@ -97,12 +97,31 @@ table.list{width:100%;border-collapse:collapse;background:var(--surface);border:
 .list thead{display:none}.list,.list tbody,.list tr,.list td{display:block;width:100%}
 .list tr{border-bottom:1px solid var(--border);padding:.5rem 0}.list td{border:0;padding:.25rem .85rem}
 .list td[data-label]::before{content:attr(data-label);display:block;font-size:.8rem;color:var(--muted);font-weight:600}
-.list td.actions-cell{text-align:left}.shell.card main{padding:1.25rem}}
+.list td.actions-cell{text-align:left}.shell.card main{padding:1.25rem}.panel{padding:1rem}}
 code,.secret{font-family:ui-monospace,monospace;font-size:.92em}
 code{background:var(--code-bg);padding:.1rem .3rem;border-radius:4px}
 .secret{display:block;background:var(--code-bg);border:1px solid var(--border);border-radius:var(--radius);padding:.6rem .75rem;margin:0 0 1rem;word-break:break-all;user-select:all}
-.codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.5rem;list-style:none;padding:0}
-.codes .secret{margin:0;word-break:normal}
+.codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.4rem;list-style:none;padding:0;margin:0 0 1rem}
+.copyable{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-start;margin:0 0 1rem}
+.copyable .secret{flex:1 1 14rem;margin:0;min-width:0}
+#otp-secret{word-break:normal}
+details{margin:0 0 1rem}
+summary{cursor:pointer;color:var(--link)}
+.show-password{margin:-.6rem 0 1rem}
+.link-button{background:none;border:0;padding:0;font:inherit;color:var(--link);text-decoration:underline;cursor:pointer}
+.other-user{margin:1.25rem 0 0;padding-top:1rem;border-top:1px solid var(--border)}
+.saved-step{margin-top:1.25rem;padding-top:1rem;border-top:1px solid var(--border)}
+.error-code{color:var(--muted);font-size:.9rem;border-top:1px solid var(--border);padding-top:.75rem}
+.error-code p{margin:.25rem 0}
+.overview dl{display:grid;grid-template-columns:minmax(7rem,max-content) minmax(0,1fr);gap:.4rem 1rem;margin:0 0 1rem}
+.overview dt{font-weight:600;color:var(--muted)}
+.overview dd{margin:0}
+.overview ul.links{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.5rem}
+.overview ul.links a{display:block;padding:.6rem .75rem;border:1px solid var(--border);border-radius:var(--radius);text-decoration:none;background:var(--surface)}
+.overview ul.links a:hover{background:var(--code-bg)}
+@media print{.topbar,.side-nav,.skip-link,.lead,.flash,form,button,.button,.panel:not(#recovery-codes){display:none!important}
+body,.panel{background:#fff;color:#000;border:0}.shell{display:block;padding:0}}
+.codes .secret{margin:0;word-break:normal;white-space:nowrap;padding:.4rem .45rem;font-size:.85rem;text-align:center}
 .badge{display:inline-block;white-space:nowrap;font-size:.8rem;padding:.05rem .5rem;border-radius:1rem;background:var(--code-bg);border:1px solid var(--border);margin:0 .25rem .25rem 0}
 .muted{color:var(--muted)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}

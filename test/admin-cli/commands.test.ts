@@ -379,6 +379,37 @@ describe('users', () => {
     expect(audit).not.toContain(on.json.otp_secret);
     expect(audit).not.toContain(on.json.recovery_codes[1]);
   });
+
+  it('users set-2fa on --require-enrolment: no secret printed, the old one and its codes gone, signed out', async () => {
+    await createAlice();
+    const first = await run(['users', 'set-2fa', 'alice', 'on']);
+    expect([first.code, first.err]).toEqual([0, '']);
+    const required = await run(['users', 'set-2fa', 'alice', 'on', '--require-enrolment', '--json']);
+    expect([required.code, required.err]).toEqual([0, '']);
+    expect(required.json).toEqual({
+      username: 'alice',
+      two_factor_enabled: false,
+      two_factor_enrolment_required: true,
+    });
+    const row = await db
+      .selectFrom('users')
+      .select(['otp_secret', 'otp_enrolment_required'])
+      .where('username', '=', 'alice')
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ otp_secret: null, otp_enrolment_required: true });
+    const codes = await db.selectFrom('user_recovery_codes').select('id').execute();
+    expect(codes).toEqual([]);
+    expect((await auditActions()).map((a) => a.action)).toContain('user.require_2fa_enrolment');
+    const human = await run(['users', 'set-2fa', 'alice', 'on', '--require-enrolment']);
+    expect(human.out).toBe(
+      'alice will set up two-factor authentication at their next sign-in (signed out everywhere now).\n',
+    );
+    await expectUserError(
+      db,
+      ['users', 'set-2fa', 'alice', 'off', '--require-enrolment'],
+      /--require-enrolment goes with on/,
+    );
+  });
 });
 
 describe('apps', () => {

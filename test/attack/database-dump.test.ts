@@ -109,7 +109,7 @@ describe('a database dump alone signs in as any two-factor user', () => {
     const ring = await testKeyRing();
     const real = await tryTotpStep(ring.signing.secret, user.id, totp(otpSecret!, Date.now() + 30_000));
     expect(real.statusCode).toBe(302);
-    expect(real.headers.location).toBe('/profile/applications');
+    expect(real.headers.location).toBe('/-/profile');
   });
 
   it('no value in the dump opens a sealed TOTP seed; the real ring does', async () => {
@@ -203,7 +203,7 @@ describe('an installation from before 0012: its keys move out of the database', 
       const page = await app.inject({ method: 'GET', url: '/-/profile/two_factor_auth', headers: { cookie } });
       expect(page.statusCode).toBe(200);
       const web = new WebClient(app);
-      expect((await web.signIn('carol', PASSWORD, () => totp(seed))).headers.location).toBe('/profile/applications');
+      expect((await web.signIn('carol', PASSWORD, () => totp(seed))).headers.location).toBe('/-/profile');
     } finally {
       await app.close();
     }

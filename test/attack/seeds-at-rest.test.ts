@@ -84,7 +84,7 @@ describe('a TOTP seed enrolled on the account page is stored in clear', () => {
 
     const next = await new WebClient(f.app).signIn('alice', PASSWORD, () => totp(seed, Date.now() + 30_000));
     expect(next.statusCode).toBe(302);
-    expect(next.headers.location).toBe('/profile/applications');
+    expect(next.headers.location).toBe('/-/profile');
   });
 
   it('CLI enrolment (users set-2fa on) seals the seed the same way', async () => {

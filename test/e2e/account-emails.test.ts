@@ -90,7 +90,7 @@ describe.skipIf(!available)('account e-mails in chromium', () => {
       await page.fill('#user_login', 'erin');
       await page.fill('#user_password', 'erins new passphrase');
       await press(page, 'Sign in');
-      expect(new URL(page.url()).pathname).toBe('/profile/applications');
+      expect(new URL(page.url()).pathname).toBe('/-/profile');
 
       // The account was told, and the used link now says so.
       expect(await mailLink('erin@example.com', 'Password reset')).toBe(`${base}/users/password/new`);

@@ -156,7 +156,7 @@ describe.skipIf(!available)('headless chromium', () => {
       expect(await page.textContent('[role="alert"]')).toBe('Invalid login or password.');
       await page.fill('input[name="user[password]"]', PASSWORD);
       await page.click('button[type="submit"]');
-      await page.waitForURL((u) => u.pathname === '/profile/applications');
+      await page.waitForURL((u) => u.pathname === '/-/profile');
 
       // A page on another origin (the redirect target) frames the consent page and, as a
       // positive control, a page that allows framing: only the latter renders.

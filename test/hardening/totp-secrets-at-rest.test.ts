@@ -58,7 +58,7 @@ describe('TOTP secrets are stored in clear', () => {
 
     const first = await signInWithTotp('alice', totp(otpSecret!));
     expect(first.statusCode).toBe(302);
-    expect(first.headers.location).toBe('/profile/applications');
+    expect(first.headers.location).toBe('/-/profile');
 
     const rotation = await rotateSessionKey(f.db, serviceKeyFileStore(f.config.home), 'test');
     expect(rotation.resealedTotpSecrets).toBe(1);
@@ -68,7 +68,7 @@ describe('TOTP secrets are stored in clear', () => {
     // The app's cached ring predates the rotation: it picks the new key up by itself.
     const second = await signInWithTotp('alice', totp(otpSecret!, Date.now() + 30_000));
     expect(second.statusCode).toBe(302);
-    expect(second.headers.location).toBe('/profile/applications');
+    expect(second.headers.location).toBe('/-/profile');
   });
 
   it('a secret still in clear (enrolled before encryption) works once more and is sealed on use', async () => {

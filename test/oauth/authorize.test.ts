@@ -43,6 +43,10 @@ const PAGE_DESCRIPTIONS: Record<PageError, string> = {
   invalid_client: DESCRIPTIONS.invalid_client,
   invalid_redirect_uri: 'The redirect uri included is not valid.',
 };
+const PAGE_TITLES: Record<PageError, string> = {
+  invalid_client: 'Unknown application',
+  invalid_redirect_uri: 'This application cannot send you back',
+};
 function expectErrorPage(
   res: { statusCode: number; headers: Record<string, unknown>; body: string },
   error: PageError = 'invalid_redirect_uri',
@@ -50,7 +54,9 @@ function expectErrorPage(
   expect(res.statusCode).toBe(400);
   expect(res.headers.location).toBeUndefined();
   expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-  expect(res.body).toContain('An error has occurred');
+  // Words first (the title says what happened), the code second.
+  expect(res.body).toContain(`<h1>${PAGE_TITLES[error]}</h1>`);
+  expect(res.body.indexOf('id="error-message"')).toBeLessThan(res.body.indexOf('id="error-code"'));
   expect(res.body).toContain(`<strong id="error-code">${error}</strong>`);
   expect(res.body).toContain(`<p id="error-description">${PAGE_DESCRIPTIONS[error]}</p>`);
 }

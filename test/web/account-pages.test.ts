@@ -240,7 +240,7 @@ describe('two-factor authentication', () => {
     return { secret, codes, shown };
   }
 
-  it('enrols with a TOTP code from the shown secret; 10 recovery codes shown once, stored hashed', async () => {
+  it('enrols with a TOTP code from the shown secret; 10 recovery codes shown until saved, stored hashed', async () => {
     const { secret, codes, shown } = await enrol();
     expect(notice(shown.body)).toBe('You have set up two-factor authentication. Save your recovery codes.');
     expect(codes).toHaveLength(10);
@@ -258,9 +258,14 @@ describe('two-factor authentication', () => {
       .where('user_id', '=', alice.id)
       .execute();
     expect(stored.map((r) => r.code_digest).sort()).toEqual(codes.map(sha256Hex).sort());
+    // Shown (and downloadable) until the person says they saved them; then never again.
     const reload = await web.get(TFA);
-    expect(reload.body).not.toContain(codes[0]);
-    expect(reload.body).toContain('10 of 10 recovery codes remain unused.');
+    expect(reload.body).toContain(codes[0]);
+    const saved = await web.post(`${TFA}/codes/saved`, { authenticity_token: WebClient.csrf(reload.body) });
+    expect([saved.statusCode, saved.headers.location]).toEqual([303, TFA]);
+    const after = await web.get(TFA);
+    expect(after.body).not.toContain(codes[0]);
+    expect(after.body).toContain('10 of 10 recovery codes remain unused.');
     expect(await audits('user.enable_2fa')).toBe(1);
   });
 

@@ -124,8 +124,10 @@ describe('/profile/applications', () => {
   it('a malformed application id in the path is still the 400 it was', async () => {
     const token = WebClient.csrf((await web.get('/profile/applications')).body);
     const res = await web.post('/profile/applications/not-an-id/delete', { authenticity_token: token });
-    expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ message: 'id is invalid' });
+    // A browser never gets JSON: the 400 page, naming the parameter.
+    html(res, 400);
+    expect(res.body).toContain('<h1>Bad request</h1>');
+    expect(res.body).toContain('Lanyard could not read this request: id is invalid.');
   });
 });
 

@@ -42,7 +42,7 @@ describe('sign-in form', () => {
         'user[password]': PASSWORD,
       });
       expect(res.statusCode).toBe(302);
-      expect(res.headers.location).toBe('/profile/applications');
+      expect(res.headers.location).toBe('/-/profile');
       expect(web.cookies.get('_lanyard_session')).not.toBe(before); // no session fixation
       // Signed in: a random id (its digest is the web_sessions row) and its HMAC.
       expect(web.cookies.get('_lanyard_session')).toMatch(/^[0-9a-f]{64}\.[A-Za-z0-9_-]{43}$/);
@@ -237,7 +237,7 @@ describe('after sign-in: back where the user was going, only to our own paths', 
       .set({ data: JSON.stringify({ return_to: '//evil.example/' }) })
       .where('id_digest', '=', sha256Hex(id))
       .execute();
-    expect((await web.signIn('alice', PASSWORD)).headers.location).toBe('/profile/applications');
+    expect((await web.signIn('alice', PASSWORD)).headers.location).toBe('/-/profile');
   });
 });
 

@@ -7,7 +7,7 @@
 import { API_SCOPES, userGrantableScopes } from '../../domain/scopes';
 import { issueAccessToken } from '../../domain/oauth-tokens';
 import { checkPassword } from '../../domain/sign-in';
-import { twoFactorEnabled } from '../../domain/users';
+import { needsSecondFactor } from '../../domain/users';
 import { InvalidGrant, InvalidRequest, TooManyRequests, UnauthorizedClient } from '../errors';
 import { resolveScopes } from '../scope';
 import type { Grant, GrantContext, GrantResult } from './types';
@@ -27,7 +27,7 @@ export async function handler({ db, params, client, address, resources, dpopJkt 
     if (result.reason === 'rate_limited') throw new TooManyRequests(result.throttle);
     throw new InvalidGrant();
   }
-  if (twoFactorEnabled(result.user)) throw new InvalidGrant();
+  if (needsSecondFactor(result.user)) throw new InvalidGrant();
   return issueAccessToken(db, {
     applicationId: client?.application.id ?? null,
     userId: result.user.id,

@@ -1,4 +1,4 @@
-// Server-rendered pages: sign-in and sign-out, the account pages (applications, access tokens,
+// Server-rendered pages: sign-in and sign-out, the account overview and pages (applications, access tokens,
 // two-factor, password, notifications, e-mails, active sessions), the forgotten-password pages, the one-click
 // unsubscribe page and the stylesheet. (The consent page is
 // GET /oauth/authorize, in routes/oauth.)
@@ -12,6 +12,7 @@ import { assetRoutes } from './assets';
 import { authorizedApplicationRoutes } from './authorized-applications';
 import { emailRoutes } from './emails';
 import { notificationRoutes } from './notifications';
+import { overviewRoutes } from './overview';
 import { passwordRoutes } from './password';
 import { passwordResetRoutes } from './password-reset';
 import { personalAccessTokenRoutes } from './personal-access-tokens';
@@ -34,6 +35,7 @@ export const webRoutes: FastifyPluginAsync<AppContext> = async (app, ctx) => {
   await emailRoutes(app, ctx);
   await activeSessionRoutes(app, ctx);
   await unsubscribeRoutes(app, ctx);
+  await overviewRoutes(app, ctx);
   app.get('/', async (request, reply) =>
     redirect(reply, (await currentUser(app.sessions, request)) ? DEFAULT_AFTER_SIGN_IN : SIGN_IN_PATH),
   );

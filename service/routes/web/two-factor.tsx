@@ -16,9 +16,12 @@ import { twoFactorEnabled } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, ShownOnce, TextField } from '../../pages/components';
+import type { WebSession } from '../../domain/sessions';
+import { safeReturnTo } from '../../pages/current-user';
+import { sendErrorPage } from '../../pages/error-page';
 import { seal, unseal } from '../../pages/flash';
 import * as React from '../../pages/jsx';
-import { Layout, PRODUCT_NAME, sendPage } from '../../pages/layout';
+import { Layout, PRODUCT_NAME, seeOther, sendPage } from '../../pages/layout';
 import { listWebAuthnCredentials } from '../../domain/webauthn';
 import { WEBAUTHN_SCRIPT_PATH } from '../../pages/webauthn-script';
 import { WebAuthnPanel, webAuthnAccountRoutes } from './webauthn';
@@ -32,12 +35,134 @@ import {
   redirectWithFlash,
 } from './account';
 
-const BASE = '/-/profile/two_factor_auth';
+export const TWO_FACTOR_PATH = '/-/profile/two_factor_auth';
+const BASE = TWO_FACTOR_PATH;
 const PIN_FORM = formRouteOptions({ strings: ['pin_code'] });
 const PASSWORD_FORM = formRouteOptions({ strings: ['current_password'] });
+const EMPTY_FORM = formRouteOptions({ strings: [] });
+export const ENROLLED = 'You have set up two-factor authentication. Save your recovery codes.';
+/** How long new recovery codes stay on the page (and downloadable) without "I have saved them". */
+const CODES_KEPT_MS = 15 * 60 * 1000;
 
 /** Group a base32 secret in fours, as authenticator apps show it for typing. */
 const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
+
+/** Keep codes just generated in the session (sealed) until the person has saved them. */
+export function keepRecoveryCodes(session: WebSession, codes: string[]): void {
+  session.data.recovery_codes = { sealed: seal(session, codes), until: Date.now() + CODES_KEPT_MS };
+}
+
+function savedCodes(session: WebSession): string[] | undefined {
+  const kept = session.data.recovery_codes;
+  if (!kept || kept.until < Date.now()) return undefined;
+  const codes = unseal(session, kept.sealed);
+  return Array.isArray(codes) && codes.every((c) => typeof c === 'string') ? codes : undefined;
+}
+
+const recoveryCodesText = (username: string, codes: string[]) =>
+  [
+    `${PRODUCT_NAME} recovery codes for ${username}`,
+    'Each code signs you in once if you lose your authenticator. Keep them somewhere safe.',
+    '',
+    ...codes,
+    '',
+  ].join('\n');
+
+/** The codes just generated: copy, download, print, and the "I have saved them" step. */
+function RecoveryCodes({ codes, csrf }: { codes: string[]; csrf: string }): React.Html {
+  return (
+    <ShownOnce id="recovery-codes" title="Save your recovery codes">
+      <p>
+        Each code signs you in once if you lose your device. Save them somewhere safe now — a password manager, or
+        printed — then confirm below. After that they are not shown again.
+      </p>
+      <ul class="codes" id="recovery-codes-list">
+        {codes.map((c) => [
+          <li>
+            <code class="secret">{c}</code>
+          </li>,
+          '\n',
+        ])}
+      </ul>
+      <div class="actions">
+        <button type="button" class="button" data-copy="#recovery-codes-list" hidden>
+          Copy codes
+        </button>
+        <a class="button" href={`${BASE}/recovery_codes.txt`} download="lanyard-recovery-codes.txt">
+          Download codes (.txt)
+        </a>
+        <button type="button" class="button" data-print hidden>
+          Print
+        </button>
+      </div>
+      <form method="post" action={`${BASE}/codes/saved`} class="saved-step">
+        <CsrfField token={csrf} />
+        <Button id="codes-saved">I have saved my recovery codes</Button>
+      </form>
+    </ShownOnce>
+  );
+}
+
+/**
+ * Enrol an authenticator: the QR code, the key in text and the otpauth:// URI (each with a copy
+ * button), and the form that confirms a code. The account page and the required enrolment at
+ * sign-in (sign-in.tsx) both show it.
+ */
+export function EnrolmentPanel(props: {
+  secret: string;
+  email: string;
+  csrf: string;
+  action: string;
+  error?: string;
+}): React.Html {
+  const uri = otpauthUri(props.secret, props.email, PRODUCT_NAME);
+  return (
+    <section class="panel" aria-labelledby="enrol-title">
+      <h2 id="enrol-title">Register a one-time password authenticator</h2>
+      <p>Use an app on your phone (for example a TOTP authenticator) to scan this QR code.</p>
+      <div class="qr" role="img" aria-label="QR code of your two-factor secret">
+        {React.trustedHtml(renderSVG(uri, { border: 1 }))}
+      </div>
+      <p>Can’t scan the code? Enter this key in your app, time-based:</p>
+      <div class="copyable">
+        <code class="secret" id="otp-secret">
+          {grouped(props.secret)}
+        </code>
+        <button type="button" class="button small" data-copy="#otp-secret" hidden>
+          Copy key
+        </button>
+      </div>
+      <details>
+        <summary>Show the otpauth:// link instead</summary>
+        <div class="copyable">
+          <code class="secret" id="otpauth-uri">
+            {uri}
+          </code>
+          <button type="button" class="button small" data-copy="#otpauth-uri" hidden>
+            Copy link
+          </button>
+        </div>
+      </details>
+      <form method="post" action={props.action}>
+        <CsrfField token={props.csrf} />
+        <TextField
+          id="pin_code"
+          name="pin_code"
+          label="Pin code"
+          hint="The 6-digit code your app shows now."
+          inputmode="numeric"
+          autocomplete="one-time-code"
+          error={props.error}
+          autofocus={props.error !== undefined}
+          required
+        />
+        <div class="actions">
+          <Button>Register with two-factor app</Button>
+        </div>
+      </form>
+    </section>
+  );
+}
 
 export async function twoFactorRoutes(app: FastifyInstance, context: AppContext) {
   const { db } = context;
@@ -59,7 +184,8 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     r: AccountRequest,
     opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
   ) {
-    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash<string[]>(app, r.session, BASE);
+    const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
+    const codes = savedCodes(r.session);
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     const enabled = twoFactorEnabled(r.user);
     const totpEnabled = r.user.otp_secret !== null;
@@ -76,26 +202,18 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       const remaining = await remainingRecoveryCodes(db, r.user.id);
       body = (
         <>
-          {pending.secret ? (
-            <ShownOnce id="recovery-codes" title="Your recovery codes">
-              <p>
-                Save these codes somewhere safe now: they are shown only once. Each signs you in once if you lose your
-                device.
-              </p>
-              <ul class="codes">
-                {pending.secret.map((c) => (
-                  <li>
-                    <code class="secret">{c}</code>
-                  </li>
-                ))}
-              </ul>
-            </ShownOnce>
-          ) : null}
+          {codes ? <RecoveryCodes codes={codes} csrf={r.csrf} /> : null}
           <section class="panel" aria-labelledby="status-title">
             <h2 id="status-title">Status</h2>
             <p id="two-factor-status">
               Two-factor authentication is <strong>enabled</strong>. {remaining} of 10 recovery codes remain unused.
             </p>
+            {remaining === 0 && !codes ? (
+              <p class="flash flash-alert" id="no-recovery-codes">
+                You have no recovery codes left. If you lose your device you cannot sign in: generate new codes below
+                now.
+              </p>
+            ) : null}
           </section>
           <section class="panel" aria-labelledby="regenerate-title">
             <h2 id="regenerate-title">Regenerate recovery codes</h2>
@@ -141,38 +259,11 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     }
     if (!totpEnabled) {
       const secret = await pendingSecret(r);
-      const uri = otpauthUri(secret, r.user.email, PRODUCT_NAME);
       body = (
         <>
           {body}
           {enabled ? null : keys}
-          <section class="panel" aria-labelledby="enrol-title">
-            <h2 id="enrol-title">Register a one-time password authenticator</h2>
-            <p>Use an app on your phone (for example a TOTP authenticator) to scan this QR code.</p>
-            <div class="qr" role="img" aria-label="QR code of your two-factor secret">
-              {React.trustedHtml(renderSVG(uri, { border: 1 }))}
-            </div>
-            <p>Can’t scan the code? Enter this key in your app, time-based:</p>
-            <code class="secret" id="otp-secret">
-              {grouped(secret)}
-            </code>
-            <form method="post" action={BASE}>
-              <CsrfField token={r.csrf} />
-              <TextField
-                id="pin_code"
-                name="pin_code"
-                label="Pin code"
-                hint="The 6-digit code your app shows now."
-                inputmode="numeric"
-                autocomplete="one-time-code"
-                error={err('pin_code')}
-                required
-              />
-              <div class="actions">
-                <Button>Register with two-factor app</Button>
-              </div>
-            </form>
-          </section>
+          <EnrolmentPanel secret={secret} email={r.user.email} csrf={r.csrf} action={BASE} error={err('pin_code')} />
         </>
       );
     }
@@ -212,6 +303,41 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
     return r ? page(reply, r) : reply;
   });
 
+  // The codes just generated as a .txt file: only until the person says they have saved them.
+  app.get(`${BASE}/recovery_codes.txt`, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const codes = savedCodes(r.session);
+    if (!codes)
+      return sendErrorPage(reply, {
+        status: 404,
+        title: 'Recovery codes no longer available',
+        message:
+          'Recovery codes can be downloaded only right after they are generated. Generate new ones if you did not save them.',
+        back: { href: BASE, label: 'Back to two-factor authentication' },
+      });
+    return reply
+      .code(200)
+      .headers({
+        'content-type': 'text/plain; charset=utf-8',
+        'content-disposition': 'attachment; filename="lanyard-recovery-codes.txt"',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      })
+      .send(recoveryCodesText(r.user.username, codes));
+  });
+
+  // "I have saved them": the codes leave the session; on to where sign-in was going, if anywhere.
+  app.post(`${BASE}/codes/saved`, EMPTY_FORM, async (request, reply) => {
+    const r = await guard(request, reply);
+    if (!r) return reply;
+    const next = safeReturnTo(r.session.data.return_to);
+    delete r.session.data.recovery_codes;
+    delete r.session.data.return_to;
+    await app.sessions.save(r.session);
+    return seeOther(reply, next ?? BASE);
+  });
+
   app.post(BASE, PIN_FORM, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
@@ -223,16 +349,8 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       const ring = await app.sessions.keyRing().load();
       const codes = await enableTwoFactor(db, ring, r.user.id, secret, pin, auditActor(r.user, request));
       delete r.session.data.pending_otp;
-      return redirectWithFlash(
-        app,
-        reply,
-        r.session,
-        BASE,
-        codes.length > 0
-          ? { notice: 'You have set up two-factor authentication. Save your recovery codes.' }
-          : { notice: 'You have set up two-factor authentication.' },
-        codes.length > 0 ? codes : undefined,
-      );
+      keepRecoveryCodes(r.session, codes);
+      return redirectWithFlash(app, reply, r.session, BASE, { notice: ENROLLED });
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
         return page(reply, r, {
@@ -253,7 +371,8 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       ...auditActor(r.user, request),
       mail: mailSettingsOf(context.config),
     });
-    return redirectWithFlash(app, reply, r.session, BASE, { notice: 'New recovery codes were generated.' }, codes);
+    keepRecoveryCodes(r.session, codes);
+    return redirectWithFlash(app, reply, r.session, BASE, { notice: 'New recovery codes were generated.' });
   });
 
   app.post(`${BASE}/disable`, PASSWORD_FORM, async (request, reply) => {
@@ -263,6 +382,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       return page(reply, r, { status: 409, flash: { alert: 'Two-factor authentication is not enabled.' } });
     if (!(await passwordOk(request, reply, r, 'disable_current_password'))) return reply;
     await disableTwoFactor(db, r.user.id, { ...auditActor(r.user, request), mail: mailSettingsOf(context.config) });
+    delete r.session.data.recovery_codes;
     return redirectWithFlash(app, reply, r.session, BASE, { notice: 'Two-factor authentication has been disabled.' });
   });
 

@@ -19,7 +19,7 @@ import {
   unsubscribe,
 } from '../../domain/notifications/unsubscribe';
 import { crossOrigin } from '../../http/form-body';
-import { sendPlainPage } from '../../http/plain-page';
+import { sendErrorPage } from '../../pages/error-page';
 import { Button } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
@@ -131,12 +131,11 @@ export async function unsubscribeRoutes(app: FastifyInstance, _context: AppConte
         if (request.validationError?.validationContext === 'params') throw request.validationError;
         const body = (request.body ?? {}) as Record<string, unknown>;
         if (request.validationError || body['List-Unsubscribe'] !== ONE_CLICK) {
-          return sendPlainPage(
-            reply,
-            400,
-            'Bad request',
-            'Expected the body List-Unsubscribe=One-Click. Nothing was changed.',
-          );
+          return sendErrorPage(reply, {
+            status: 400,
+            title: 'Bad request',
+            message: 'Expected the body List-Unsubscribe=One-Click. Nothing was changed.',
+          });
         }
         const done = await unsubscribe(db, await ring(), request.params.token, request.ip);
         if (!done.ok) return refusedPage(reply, done.reason);
@@ -165,7 +164,12 @@ export async function unsubscribeRoutes(app: FastifyInstance, _context: AppConte
     UNDO_PATH,
     { schema: { body: undoBody }, attachValidation: true },
     async (request: FastifyRequest<{ Body: { undo_token?: string } }>, reply) => {
-      if (crossOrigin(request)) return sendPlainPage(reply, 403, 'Forbidden', 'This form was sent from another site.');
+      if (crossOrigin(request))
+        return sendErrorPage(reply, {
+          status: 403,
+          title: 'Forbidden',
+          message: 'This form was sent from another site.',
+        });
       const token = request.validationError ? '' : (request.body?.undo_token ?? '');
       const done = await undoUnsubscribe(db, await ring(), token, request.ip);
       if (!done.ok) return refusedPage(reply, done.reason);

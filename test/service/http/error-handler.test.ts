@@ -94,10 +94,17 @@ describe('the root error handler', () => {
     }
   });
 
-  it('answers other unknown routes with 404 {message}', async () => {
-    const res = await app.inject({ method: 'GET', url: '/nope' });
-    expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ message: '404 Not Found' });
+  it('answers other unknown routes with the 404 page, or 404 {message} to a client asking for JSON alone', async () => {
+    const page = await app.inject({ method: 'GET', url: '/nope' });
+    expect(page.statusCode).toBe(404);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.body).toContain('<h1>Page not found</h1>');
+    const json = await app.inject({ method: 'GET', url: '/nope', headers: { accept: 'application/json' } });
+    expect(json.statusCode).toBe(404);
+    expect(json.json()).toEqual({ message: '404 Not Found' });
+    // A machine endpoint's unknown neighbour keeps JSON whatever the Accept.
+    const oauth = await app.inject({ method: 'GET', url: '/oauth/nope', headers: { accept: 'text/html' } });
+    expect([oauth.statusCode, oauth.json()]).toEqual([404, { message: '404 Not Found' }]);
   });
 
   it('answers malformed JSON with 400, not 500', async () => {
