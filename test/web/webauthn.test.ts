@@ -139,7 +139,11 @@ describe('registration', () => {
     expect([...page.body.matchAll(/<code class="secret">([0-9a-f]{16})<\/code>/g)]).toHaveLength(10);
     expect(page.body).toMatch(/<td data-label="Name">Blue key<\/td>\s*<td data-label="Type">Security key<\/td>/);
     expect(page.body).toContain('<td data-label="Last used">Never</td>');
-    // Shown once.
+    // Shown until the person says they saved them, then never again.
+    const reload = await web.get(PAGE);
+    expect(reload.body).toContain('<code class="secret">');
+    const saved = await web.post(`${PAGE}/codes/saved`, { authenticity_token: WebClient.csrf(reload.body) });
+    expect([saved.statusCode, saved.headers.location]).toEqual([303, PAGE]);
     expect((await web.get(PAGE)).body).not.toContain('<code class="secret">');
     expect(await credentialsOf(user.id)).toEqual([
       { name: 'Blue key', device_type: 'singleDevice', backed_up: false, sign_count: 0, last_used_at: null },
@@ -300,7 +304,7 @@ describe('sign-in with a security key after the password', () => {
     ]);
     const res = await assert(web, csrf, 'second_factor', authenticator.get(options));
     expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/profile/applications');
+    expect(res.headers.location).toBe('/-/profile');
     const [stored] = await credentialsOf(user.id);
     expect(stored.sign_count).toBe(1);
     expect(stored.last_used_at).toBeInstanceOf(Date);
@@ -481,7 +485,7 @@ describe('passwordless', () => {
     expect(options.userVerification).toBe('required');
     const res = await assert(web, csrf, 'passwordless', passkey.get(options));
     expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/profile/applications');
+    expect(res.headers.location).toBe('/-/profile');
     const payload = await idTokenOf(web);
     expect(payload.sub).toBe(String(user.id));
     expect(payload.amr).toEqual(['swk', 'user', 'mfa']);

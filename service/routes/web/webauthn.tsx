@@ -29,6 +29,7 @@ import { Layout, PRODUCT_NAME, seeOther, sendPage } from '../../pages/layout';
 import { WEBAUTHN_SCRIPT_PATH } from '../../pages/webauthn-script';
 import { stringParam } from '../../shared/params';
 import { type AccountRequest, accountGuardFor, auditActor, currentPasswordRefusal, redirectWithFlash } from './account';
+import { keepRecoveryCodes } from './two-factor';
 import { completeSignIn, pendingSecondStep } from './sign-in-steps';
 
 const SIGN_IN_WEBAUTHN = '/users/sign_in/webauthn';
@@ -370,7 +371,9 @@ export async function webAuthnAccountRoutes(
       const notice = added.recoveryCodes
         ? `Your ${what} “${added.credential.name}” was added. Save your recovery codes.`
         : `Your ${what} “${added.credential.name}” was added.`;
-      return redirectWithFlash(app, reply, r.session, base, { notice }, added.recoveryCodes);
+      // Shown on the two-factor page until the person confirms they saved them (as TOTP's).
+      if (added.recoveryCodes) keepRecoveryCodes(r.session, added.recoveryCodes);
+      return redirectWithFlash(app, reply, r.session, base, { notice });
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
         return page(reply, r, { status: 422, errors: [{ field: fieldOf(err, 'webauthn'), message: err.message }] });
