@@ -170,13 +170,11 @@ const mail = config.mailDomain
       vpcId: network.vpcId,
       endpointSecurityGroupId: network.endpointSecurityGroupId,
       ...placement,
-      // The relay also signs back-channel logout tokens (iss = the API's URL) for the sender to POST.
-      environment: {
-        ...directAppDbEnvironment,
-        SIGNING_KEYS_SECRET_ARN: secrets.signingKeysSecretArn,
-        PUBLIC_URL: api.url,
-      },
-      readSecretArns: [secrets.appDbSecretArn, secrets.signingKeysSecretArn],
+      environment: directAppDbEnvironment,
+      readSecretArns: [secrets.appDbSecretArn],
+      // The relay alone also signs back-channel logout tokens (iss = the API's URL) for the sender.
+      relayEnvironment: { SIGNING_KEYS_SECRET_ARN: secrets.signingKeysSecretArn, PUBLIC_URL: api.url },
+      relayReadSecretArns: [secrets.signingKeysSecretArn],
       logRetentionDays: config.logRetentionDays,
       tags,
       dependsOn: [migrations.invocation],

@@ -50,6 +50,12 @@ export interface MailArgs extends FunctionArgs {
   sendRate: number;
   /** The hand-off queue's maximum concurrency: sender instances at once (≥ 2). */
   senderConcurrency: number;
+  /**
+   * What the relay alone gets on top of `environment` and `readSecretArns`: it signs back-channel
+   * logout tokens (the signing keys' secret, PUBLIC_URL as iss). The events function does not.
+   */
+  relayEnvironment?: Record<string, pulumi.Input<string>>;
+  relayReadSecretArns?: pulumi.Input<string>[];
 }
 
 export class Mail extends pulumi.ComponentResource {
@@ -161,8 +167,10 @@ export class Mail extends pulumi.ComponentResource {
       `${name}-relay`,
       {
         ...functionArgs(args),
+        readSecretArns: [...(args.readSecretArns ?? []), ...(args.relayReadSecretArns ?? [])],
         environment: {
           ...args.environment,
+          ...args.relayEnvironment,
           MAIL_URL: 'ses',
           MAIL_HANDOFF_QUEUE_URL: queue.url,
           MAIL_FROM: `Lanyard <noreply@${args.domain}>`,

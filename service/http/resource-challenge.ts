@@ -19,6 +19,9 @@ export function resourceMetadataChallenge(publicUrl: string): onSendHookHandler 
     if (reply.statusCode !== 401) return payload;
     const parameter = `resource_metadata="${apiResourceMetadataUrl(publicUrl)}"`;
     const existing = reply.getHeader('www-authenticate');
+    // A DPoP refusal (RFC 9449 §7.1) names its own scheme and algorithms: the client already knows
+    // the resource and its server, and is told how to prove the key; left as it is.
+    if (typeof existing === 'string' && /^DPoP\s/i.test(existing)) return payload;
     reply.header(
       'www-authenticate',
       typeof existing === 'string' && /^Bearer\s/i.test(existing)

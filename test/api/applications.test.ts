@@ -419,7 +419,7 @@ describe('GET, PUT, DELETE, renew-secret', () => {
       dpop_bound_access_tokens: false,
     });
     expect(off.statusCode).toBe(200);
-    // Off: GitLab's entity, without the member.
+    // Off: the entity without the member (GitLab's, and the logout fields every application has).
     expect(Object.keys(off.json())).toEqual([
       'id',
       'application_id',
@@ -427,6 +427,9 @@ describe('GET, PUT, DELETE, renew-secret', () => {
       'callback_url',
       'confidential',
       'scopes',
+      'post_logout_redirect_uris',
+      'backchannel_logout_uri',
+      'backchannel_logout_session_required',
     ]);
     expect(await row()).toEqual({ dpop_bound_access_tokens: false });
   });

@@ -5,7 +5,7 @@
 // the same forgery with the real key (from LANYARD_HOME, not the database) succeeds, so the attack
 // itself is sound. Also: an installation from before migration 0012 has its keys moved out of the
 // database at start-up without losing a session or an account, and 0012 refuses to drop keys.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { buildApp } from '../../service/app';
 import { createMigrator, migrateToLatest, migrationStatus } from '../../service/db/migrator';
 import type { Db } from '../../service/db/schema';
 import { type KeyRing, parseKeyRingDocument } from '../../service/domain/service-keys';
+import { hashPassword } from '../../service/domain/passwords';
 import { createSession } from '../../service/domain/sessions';
 import { totp } from '../support/totp';
 import { openTotpSecret, sealTotpSecret } from '../../service/domain/totp-secrets';
@@ -142,15 +143,24 @@ describe('an installation from before 0012: its keys move out of the database', 
     const { rows } = await sql<{ id: string }>`
       insert into service_keys (purpose, secret) values ('session', ${DB_KEY}) returning id::text as id`.execute(t.db);
     const keyId = rows[0].id;
-    const { user, otpSecret } = await makeUser(t.db, 'carol');
-    const seed = otpSecret ?? 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+    // carol as the schema of 0008 holds her (today's createUser names columns added since).
+    const { rows: users } = await sql<{ id: number }>`
+      insert into users (username, email, name, password_hash)
+      values ('carol', 'carol@example.com', 'carol', ${await hashPassword(PASSWORD)}) returning id`.execute(t.db);
+    const user = { id: Number(users[0].id) };
+    const seed = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
     await t.db
       .updateTable('users')
       .set({ otp_secret: sealTotpSecret(dbRing(keyId), user.id, seed) })
       .where('id', '=', user.id)
       .execute();
     // carol is signed in: her cookie is signed with the database's key.
-    const session = await createSession(t.db, user.id, { auth_time: Date.now() });
+    // Her session as the schema of 0008 holds it (createSession names columns added since).
+    const session = { id: randomBytes(32).toString('hex') };
+    await sql`insert into web_sessions (id_digest, user_id, data, expires_at)
+      values (${createHash('sha256').update(session.id).digest('hex')}, ${user.id},
+              ${JSON.stringify({ auth_time: Date.now(), sid: randomBytes(16).toString('hex') })},
+              now() + interval '1 day')`.execute(t.db);
     const cookie = `_lanyard_session=${session.id}.${hmac(ringKey(dbRing(keyId), keyId), 'session', session.id)}`;
     return { t, keyId, user, seed, cookie };
   }

@@ -69,6 +69,10 @@ describe('a shown-once secret is taken by whichever account page loads first', (
     expect(apps.body).not.toContain('id="new-secret"');
     const shown = await web.get(TFA);
     expect(codesOf(shown.body)).toHaveLength(10);
+    // Kept on their own page until the person says they saved them (issue 28), then never again.
+    expect(codesOf((await web.get(TFA)).body)).toEqual(codesOf(shown.body));
+    const saved = await web.post(`${TFA}/codes/saved`, { authenticity_token: WebClient.csrf(shown.body) });
+    expect(saved.statusCode).toBe(303);
     expect(codesOf((await web.get(TFA)).body)).toEqual([]);
   });
 

@@ -133,8 +133,10 @@ class Browser {
   }
   async signIn(login: string, password: string) {
     const page = await (await this.request(`${lanyard}/users/sign_in`)).text();
+    // The password form's own fields (the page has other forms too: the passkey sign-in).
+    const form = /<form[^>]*action="\/users\/sign_in"[^>]*>[\s\S]*?<\/form>/.exec(page)?.[0] ?? '';
     const res = await this.postForm(`${lanyard}/users/sign_in`, [
-      ...Browser.hidden(page),
+      ...Browser.hidden(form),
       ['user[login]', login],
       ['user[password]', password],
     ]);

@@ -150,7 +150,7 @@ describe.skipIf(!available)('passkeys in chromium', () => {
 
       // Password alone: amr pwd.
       await passwordSignIn(page, 'alice');
-      expect(new URL(page.url()).pathname).toBe('/profile/applications');
+      expect(new URL(page.url()).pathname).toBe('/-/profile');
       expect(await signedInWith(page, app.clientId, app.secret)).toEqual({ amr: ['pwd'], acr: 'pwd' });
 
       // Register.
@@ -170,7 +170,7 @@ describe.skipIf(!available)('passkeys in chromium', () => {
       // virtual authenticator picks it as a person would from the username field's suggestions)
       // and signs in without a password: amr hwk user mfa.
       await signOut(page);
-      await page.waitForURL((u) => u.pathname === '/profile/applications');
+      await page.waitForURL((u) => u.pathname === '/-/profile');
       expect(await signedInWith(page, app.clientId, app.secret)).toEqual({ amr: ['hwk', 'user', 'mfa'], acr: 'phrh' });
 
       // From here on the autofill request is off, so the other paths can be driven by hand.
@@ -182,7 +182,7 @@ describe.skipIf(!available)('passkeys in chromium', () => {
       expect(await page.textContent('h1')).toBe('Two-factor authentication');
       await inspectPage(page, 'passkeys-second-factor');
       await press(page, 'Use your passkey or security key');
-      expect(new URL(page.url()).pathname).toBe('/profile/applications');
+      expect(new URL(page.url()).pathname).toBe('/-/profile');
       expect(await signedInWith(page, app.clientId, app.secret)).toEqual({
         amr: ['pwd', 'hwk', 'user', 'mfa'],
         acr: 'phrh',
@@ -197,7 +197,7 @@ describe.skipIf(!available)('passkeys in chromium', () => {
         if (r.method() === 'POST' && r.url() === `${base}/users/sign_in/webauthn`) captured = r.postData() ?? undefined;
       });
       await press(page, 'Sign in with a passkey');
-      expect(new URL(page.url()).pathname).toBe('/profile/applications');
+      expect(new URL(page.url()).pathname).toBe('/-/profile');
       expect(await signedInWith(page, app.clientId, app.secret)).toEqual({ amr: ['hwk', 'user', 'mfa'], acr: 'phrh' });
 
       // The captured assertion resent with fetch, from a new anonymous session: refused.

@@ -1,5 +1,6 @@
 // Regression: a NUL byte in input reached PostgreSQL ("invalid byte sequence for encoding UTF8")
-// and answered 500 on the sign-in form and /oauth/authorize. Now a 400 in each surface's format.
+// and answered 500 on the sign-in form and /oauth/authorize. Now a 400 in each surface's format:
+// a page for what a browser sends (issue 28: browsers never get JSON), JSON for the machines.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp } from '../../support/app';
@@ -29,16 +30,18 @@ describe('NUL bytes in input', () => {
       payload: 'user%5Blogin%5D=%00&user%5Bpassword%5D=x',
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ message: 'user[login] is invalid' });
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toContain('Lanyard could not read this request: user[login] is invalid.');
   });
 
-  it('OAuth endpoints answer invalid_request', async () => {
+  it('/oauth/authorize answers the 400 page, the token endpoint invalid_request', async () => {
     const authorize = await app.inject({
       method: 'GET',
       url: '/oauth/authorize?client_id=%00&redirect_uri=x&response_type=code',
     });
     expect(authorize.statusCode).toBe(400);
-    expect(authorize.json()).toEqual(INVALID_REQUEST);
+    expect(authorize.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(authorize.body).toContain('Lanyard could not read this request: client_id is invalid.');
     const token = await app.inject({
       method: 'POST',
       url: '/oauth/token',
@@ -67,6 +70,6 @@ describe('NUL bytes in input', () => {
       payload: { user: { login: ['ok', 'b\u0000'] } },
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ message: 'user[login] is invalid' });
+    expect(res.body).toContain('Lanyard could not read this request: user[login] is invalid.');
   });
 });
