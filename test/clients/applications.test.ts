@@ -45,6 +45,10 @@ describe.skipIf(!version)('python-gitlab (Debian python3-gitlab) gl.applications
       callback_url: 'https://ci.example/cb',
       confidential: true,
       scopes: ['api', 'read_user'],
+      // Beyond GitLab, on every application (logout: docs/logout.md); clients ignore them.
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
     };
     expect(out.created).toEqual({ ...base, secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/) });
     const { secret, ...listed } = out.created;
@@ -90,6 +94,9 @@ describe('@gitbeaker/rest Applications', () => {
       callback_url: 'https://gb.example/cb',
       confidential: false,
       scopes: ['read_user'],
+      post_logout_redirect_uris: [],
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: false,
       secret: expect.stringMatching(/^gloas-[0-9a-f]{64}$/),
     });
     const { secret: _secret, ...listed } = created;

@@ -78,13 +78,13 @@ describe.skipIf(!available)('agent pages in chromium', () => {
       const codes = await f.db.selectFrom('oauth_authorization_codes').select('resources').execute();
       expect(codes).toEqual([{ resources: [mcp] }]);
 
-      await page.goto(`${base}/profile/applications`);
+      await page.goto(`${base}/profile/applications/new`);
       await page.fill('#app_name', 'Agent');
       await page.fill('#app_redirect_uri', `${callbackBase}/cb`);
       await page.fill('#app_allowed_resources', 'http://mcp.example.com/mcp');
       await page.check('#app_scopes-read_user');
       await press(page, 'Save application');
-      expect(await page.textContent('#app_allowed_resources-error')).toContain('must be an https URI');
+      expect(await page.textContent('#app_allowed_resources-error')).toContain('as a full https address');
       await inspectPage(page, 'applications-allowed-resources-error');
       await page.fill('#app_allowed_resources', mcp);
       if (!(await page.isChecked('#app_scopes-read_user'))) await page.check('#app_scopes-read_user');

@@ -23,7 +23,9 @@ const introspectionSchema = {
     iat: int,
     sub: str,
     // RFC 7662 §2.2 / RFC 7519 §4.1.3: one identifier, or several.
-    aud: { anyOf: [str, { type: 'array', items: str }] },
+    // A string, or an array of them (RFC 7662 §2.2). No anyOf: fast-json-stringify numbers anyOf
+    // validators with a process-wide counter, which made the Lambda bundle differ between builds.
+    aud: { description: 'The audience: a string, or an array of strings' },
     iss: str,
     // RFC 9449 §6.2: the key a DPoP-bound access token is bound to.
     cnf: { type: 'object', properties: { jkt: str }, required: ['jkt'], additionalProperties: false },
