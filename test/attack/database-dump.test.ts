@@ -14,7 +14,6 @@ import { createMigrator, migrateToLatest, migrationStatus } from '../../service/
 import type { Db } from '../../service/db/schema';
 import { type KeyRing, parseKeyRingDocument } from '../../service/domain/service-keys';
 import { hashPassword } from '../../service/domain/passwords';
-import { createSession } from '../../service/domain/sessions';
 import { totp } from '../support/totp';
 import { openTotpSecret, sealTotpSecret } from '../../service/domain/totp-secrets';
 import { migrateLocalDatabase, serviceKeyFilePath } from '../../service/local/service-key-file';
