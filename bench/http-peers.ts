@@ -9,8 +9,9 @@
 //   the production parameters) straight through @node-rs/argon2: the password grant's limit;
 // - node-oidc-provider 9 (in memory) for the refresh grant and the code flow (a signed-in session
 //   with a standing grant, as the service's trusted application: authorize answers the code).
-// Prints one JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token
-// (its in-memory adapter is a 1000-entry LRU that evicts tokens under load).
+// Prints one JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token.
+// The peer keeps its state in a plain Map (MapAdapter): its quick-start adapter is a 1000-entry LRU
+// that evicted the signed-in session and grant under load, so its code flow stopped answering.
 // Run by bench/http.ts: DATABASE_URL=… PUBLIC_URL=<the service's> node --import tsx bench/http-peers.ts
 import { createHash } from 'node:crypto';
 import http from 'node:http';
@@ -161,6 +162,45 @@ async function main(): Promise<void> {
   });
 
   // ESM-only; warns "Unsupported runtime" on Node 20 and runs.
+  const store = new Map<string, Record<string, unknown>>();
+  const byGrant = new Map<string, string[]>();
+  const index = new Map<string, string>();
+  class MapAdapter {
+    constructor(private readonly model: string) {}
+    private key(id: string) {
+      return `${this.model}:${id}`;
+    }
+    async upsert(id: string, payload: Record<string, unknown>) {
+      const key = this.key(id);
+      store.set(key, payload);
+      if (typeof payload.grantId === 'string')
+        byGrant.set(payload.grantId, [...(byGrant.get(payload.grantId) ?? []), key]);
+      if (typeof payload.userCode === 'string') index.set(`userCode:${payload.userCode}`, id);
+      if (typeof payload.uid === 'string') index.set(`uid:${payload.uid}`, id);
+    }
+    async find(id: string) {
+      return store.get(this.key(id));
+    }
+    async findByUserCode(userCode: string) {
+      const id = index.get(`userCode:${userCode}`);
+      return id === undefined ? undefined : this.find(id);
+    }
+    async findByUid(uid: string) {
+      const id = index.get(`uid:${uid}`);
+      return id === undefined ? undefined : this.find(id);
+    }
+    async consume(id: string) {
+      const payload = store.get(this.key(id));
+      if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      store.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const key of byGrant.get(grantId) ?? []) store.delete(key);
+      byGrant.delete(grantId);
+    }
+  }
   const { default: Provider } = await import('oidc-provider');
   const provider = new Provider('http://127.0.0.1', {
     clients: [
@@ -172,6 +212,7 @@ async function main(): Promise<void> {
       },
     ],
     scopes: ['openid', 'offline_access', 'api'],
+    adapter: MapAdapter,
     features: { devInteractions: { enabled: false } },
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
   });

@@ -671,7 +671,9 @@ function report(r: Record<string, Sample>, seconds: number): void {
   const vs = (name: string) => {
     const a = r[name];
     const b = r[RATIO_TO[name]];
-    return { rps: a.rps / b.rps, cpu: a.cpuMs / b.cpuMs, a, b };
+    // A side that answered nothing (a failed baseline) makes no ratio: its target is missed.
+    const answered = a.rps > 0 && b.rps > 0;
+    return { rps: answered ? a.rps / b.rps : 0, cpu: answered ? a.cpuMs / b.cpuMs : Number.POSITIVE_INFINITY, a, b };
   };
   const figures = (x: ReturnType<typeof vs>) =>
     `×${x.rps.toFixed(2)} (${x.a.rps.toFixed(0)}/s vs ${x.b.rps.toFixed(0)}/s), CPU/req ×${x.cpu.toFixed(2)} (${x.a.cpuMs.toFixed(3)} vs ${x.b.cpuMs.toFixed(3)} ms)`;

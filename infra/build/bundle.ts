@@ -82,6 +82,14 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
   'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); the Lambda functions trust no proxy'); };
 module.exports = { isValid: unavailable, parse: unavailable };`,
+  // WebAuthn (@simplewebauthn/server and its ASN.1/X.509 stack, ~420 KB): only passkey ceremonies
+  // need it, so the bundle carries it in a file of its own beside index.js (LAZY_FILE), loaded on
+  // the first ceremony instead of parsed at every cold start. The four functions
+  // domain/webauthn.ts calls, each loading the file on first use.
+  '@simplewebauthn/server': `let lib;
+const load = () => (lib ??= require('./${'webauthn.js'}'));
+for (const name of ['generateRegistrationOptions', 'verifyRegistrationResponse', 'generateAuthenticationOptions', 'verifyAuthenticationResponse'])
+  exports[name] = (...args) => load()[name](...args);`,
   'node:http2': `let http2; module.exports = new Proxy({}, { get: (_, key) => (http2 ??= require('http2'))[key] });`,
   // @node-rs/argon2's generated loader (29 KB) tries every platform napi-rs builds for; the bundle
   // runs on Linux glibc only (Lambda arm64; x64 where it was built), whose packages sit beside it.
@@ -93,6 +101,11 @@ const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   setup(build) {
     const filter = new RegExp(`^(${Object.keys(stubs).join('|').replace(/\//g, '\\/')})$`);
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
+    // A stub's lazily loaded neighbour (LAZY_FILE) stays a require() of the file beside index.js.
+    build.onResolve({ filter: /^\.\/webauthn\.js$/, namespace: 'lanyard-stub' }, (args) => ({
+      path: args.path,
+      external: true,
+    }));
     build.onLoad({ filter: /.*/, namespace: 'lanyard-stub' }, (args) => ({
       contents: stubs[args.path],
       loader: 'js',
@@ -231,6 +244,9 @@ export async function bundleLambdas(
     if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@node-rs/argon2')) {
       copyNativePackages(dir);
     }
+    if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@simplewebauthn/server')) {
+      await buildLazyWebAuthn(dir);
+    }
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);
     built.push({
@@ -243,6 +259,28 @@ export async function bundleLambdas(
     });
   }
   return built;
+}
+
+/** The file the @simplewebauthn/server stand-in loads on first use, beside index.js. */
+export const LAZY_WEBAUTHN_FILE = 'webauthn.js';
+
+/** @simplewebauthn/server and its dependencies in one minified CommonJS file of their own. */
+async function buildLazyWebAuthn(dir: string): Promise<void> {
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    stdin: { contents: "module.exports = require('@simplewebauthn/server');", resolveDir: ROOT, loader: 'js' },
+    outfile: path.join(dir, LAZY_WEBAUTHN_FILE),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    // Its licence texts go to webauthn.js.LEGAL.txt, as index.js's do.
+    legalComments: 'external',
+    sourcemap: false,
+    charset: 'utf8',
+    logLevel: 'warning',
+  });
 }
 
 function sizeBreakdown(metafile: esbuild.Metafile): SizeBreakdown {

@@ -13,13 +13,13 @@ import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } fro
 import { bundleLambdas, type BuiltBundle } from '../../infra/build/bundle';
 
 /**
- * The size guard, in bytes. Issue 30's goal is 1 MB (10^6 bytes) for every function; this round's
- * features (WebAuthn through @simplewebauthn/server and its ASN.1/X.509 stack, about 420 KB, plus
- * DPoP, resource indicators, dynamic registration, back-channel logout, the notification intake)
- * took the API function to about 1.56 MB. `npm run bench` still reports the 1 MB goal as missed;
- * this guard keeps the API function from growing further unnoticed.
+ * The size guard for index.js, in bytes. Issue 30's goal is 1 MB (10^6 bytes); this round's
+ * features (DPoP, resource indicators, dynamic registration, back-channel logout, passkeys, the
+ * notification intake) took the API function's index.js to about 1.10 MB, with WebAuthn's library
+ * (~470 KB) already moved to a file of its own that only passkey ceremonies load. `npm run bench`
+ * still reports the 1 MB goal as missed; this guard keeps index.js from growing further unnoticed.
  */
-const BUNDLE_LIMIT_BYTES = 1_600_000;
+const BUNDLE_LIMIT_BYTES = 1_150_000;
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createAuthorizationCode } from '../../service/domain/authorization-codes';
@@ -70,16 +70,31 @@ describe('the bundles', () => {
       expect(b.bytes, `${b.name}: ${b.bytes} bytes; largest parts: ${top}`).toBeLessThan(BUNDLE_LIMIT_BYTES);
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
       // node_modules/ only for the functions that hash passwords (the argon2 native binaries).
+      // webauthn.js (and its LEGAL.txt) only where passkeys are served or managed: api and admin.
       expect(
         fs
           .readdirSync(b.dir)
-          .filter((f) => f !== 'index.js.LEGAL.txt')
+          .filter((f) => !f.endsWith('.LEGAL.txt'))
           .sort(),
       ).toEqual(
         b.name === 'migrate' || b.name === 'mail'
           ? ['index.js', RDS_CA_FILE_NAME]
-          : ['index.js', 'node_modules', RDS_CA_FILE_NAME],
+          : ['index.js', 'node_modules', RDS_CA_FILE_NAME, 'webauthn.js'],
       );
+    }
+  });
+
+  it("api and admin load WebAuthn's library from webauthn.js on first use, and it works there", async () => {
+    for (const name of ['api', 'admin']) {
+      const dir = bundles[name].dir;
+      const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+      expect(source).toContain('require("./webauthn.js")');
+      // The library itself is not in index.js (its package name appears only in webauthn.js).
+      expect(source).not.toContain('SimpleWebAuthn');
+      const lib = require(path.join(dir, 'webauthn.js'));
+      const options = await lib.generateRegistrationOptions({ rpName: 'Lanyard', rpID: 'localhost', userName: 'alice' });
+      expect(options.rp).toEqual({ name: 'Lanyard', id: 'localhost' });
+      expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
   });
 
