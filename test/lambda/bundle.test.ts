@@ -92,7 +92,11 @@ describe('the bundles', () => {
       // The library itself is not in index.js (its package name appears only in webauthn.js).
       expect(source).not.toContain('SimpleWebAuthn');
       const lib = require(path.join(dir, 'webauthn.js'));
-      const options = await lib.generateRegistrationOptions({ rpName: 'Lanyard', rpID: 'localhost', userName: 'alice' });
+      const options = await lib.generateRegistrationOptions({
+        rpName: 'Lanyard',
+        rpID: 'localhost',
+        userName: 'alice',
+      });
       expect(options.rp).toEqual({ name: 'Lanyard', id: 'localhost' });
       expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
