@@ -492,6 +492,34 @@ describe('passwordless', () => {
     expect(payload.acr).toBe('phr');
   });
 
+  it('50 forged passkey assertions at once, 40 failures already counted: 20 evaluated, 30 × 429', async () => {
+    await makeUser(f.db, 'alice');
+    const passkey = key({ backupEligible: true });
+    await register(await signedIn('alice'), passkey, 'Phone');
+    const web = new WebClient(f.app);
+    const { csrf, options } = await signInOptions(web, 'passwordless');
+    // app.inject's client address; the one counter row left at the end proves it is the key.
+    const address = 'failures:addr:127.0.0.1';
+    await f.db
+      .insertInto('rate_limit_counters')
+      .values({ key: address, window_start: new Date(), count: 40 })
+      .execute();
+    const forgedAssertion = passkey.get(options, { credentialId: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' });
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => assert(web, csrf, 'passwordless', forgedAssertion)),
+    );
+    const tally: Record<number, number> = {};
+    for (const r of responses) tally[r.statusCode] = (tally[r.statusCode] ?? 0) + 1;
+    expect(tally).toEqual({ 401: 20, 429: 30 });
+    for (const r of responses.filter((r) => r.statusCode === 429)) {
+      expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    expect(await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute()).toEqual([
+      { key: address, count: 60 },
+    ]);
+    expect((await web.get('/-/profile')).statusCode).toBe(302);
+  });
+
   it('without user verification: refused', async () => {
     await makeUser(f.db, 'alice');
     const passkey = key({ backupEligible: true });
