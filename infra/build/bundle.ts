@@ -96,10 +96,35 @@ for (const name of ['generateRegistrationOptions', 'verifyRegistrationResponse',
   '@node-rs/argon2': `module.exports = process.arch === 'arm64' ? require('@node-rs/argon2-linux-arm64-gnu') : require('@node-rs/argon2-linux-x64-gnu');`,
 };
 
+/** How the node:assert stand-in requires Node's own module (resolved as a built-in, not stubbed). */
+const REAL_ASSERT = 'node:assert?real';
+
+/**
+ * node:assert, in the API function only: find-my-way (at every route it registers), Fastify and
+ * light-my-request call it as assert(value, message), and nothing else there reads it. Loading
+ * Node's module (with its AssertionError, diff and colour helpers) cost ~2 % of a cold start
+ * (bench/cold-start.ts, profiled); the stand-in loads it only when a check fails (to throw its
+ * AssertionError) or a property is read. (The admin function's yargs imports its methods by name,
+ * which a stand-in cannot serve: it keeps Node's module.)
+ */
+const API_ASSERT_STUBS: Record<string, string> = Object.fromEntries(
+  ['assert', 'node:assert'].map((name) => [
+    name,
+    `let real; const load = () => (real ??= require('${REAL_ASSERT}'));
+module.exports = new Proxy(function assert(value, message) { if (!value) load()(value, message); }, {
+  get: (target, key) => (key === 'prototype' ? target.prototype : load()[key]),
+});`,
+  ]),
+);
+
 const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   name: 'lanyard-stubs',
   setup(build) {
     const filter = new RegExp(`^(${Object.keys(stubs).join('|').replace(/\//g, '\\/')})$`);
+    build.onResolve({ filter: /^node:assert\?real$/, namespace: 'lanyard-stub' }, () => ({
+      path: 'node:assert',
+      external: true,
+    }));
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
     // A stub's lazily loaded neighbour (LAZY_FILE) stays a require() of the file beside index.js.
     build.onResolve({ filter: /^\.\/webauthn\.js$/, namespace: 'lanyard-stub' }, (args) => ({
@@ -230,13 +255,18 @@ export async function bundleLambdas(
       // The SES client is in the Lambda runtime (Node 22 ships SDK v3): no bundle bytes for it.
       external: ['pg-native', '@node-rs/argon2-*', '@aws-sdk/client-sesv2'],
       // ESM-only dependencies (yargs, in the admin function) read import.meta.url; in a CommonJS
-      // bundle it is this file's URL.
-      banner: { js: 'var __import_meta_url=require("url").pathToFileURL(__filename).href;' },
-      define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__import_meta_url' },
+      // bundle it is this file's URL, computed when first read (the other functions never read it).
+      banner: { js: 'var __import_meta={get url(){return require("url").pathToFileURL(__filename).href}};' },
+      define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__import_meta.url' },
       plugins: [
         stubPlugin(
           entry.name === 'api' && openapi && schemaCode
-            ? { ...STUBBED_MODULES, ...PRECOMPILED_COMPILER_STUBS, '@fastify/swagger': swaggerStub(openapi) }
+            ? {
+                ...STUBBED_MODULES,
+                ...API_ASSERT_STUBS,
+                ...PRECOMPILED_COMPILER_STUBS,
+                '@fastify/swagger': swaggerStub(openapi),
+              }
             : STUBBED_MODULES,
         ),
         pgNodeStreamPlugin,
