@@ -107,6 +107,13 @@ describe('the bundles', () => {
     expect(() => runtime.load('ajv')).toThrow('build-time schema code requires ajv, which the bundle lacks');
   });
 
+  it("api's router matches static path segments without compiling a function for each at boot", () => {
+    const source = fs.readFileSync(path.join(bundles.api.dir, 'index.js'), 'utf8');
+    // find-my-way's generated comparison (new Function per segment) is replaced by startsWith.
+    expect(source).not.toContain('path.charCodeAt(i + ');
+    expect(source).toMatch(/return \w+\.startsWith\(\w+,\w+\+1\)/);
+  });
+
   it("api and admin load WebAuthn's library from webauthn.js on first use, and it works there", async () => {
     for (const name of ['api', 'admin']) {
       const dir = bundles[name].dir;
