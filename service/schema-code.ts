@@ -4,7 +4,6 @@
 // openapi-document.ts: it builds the app, without touching a database.
 import { StandaloneSerializer } from '@fastify/fast-json-stringify-compiler';
 import { StandaloneValidator } from '@fastify/ajv-compiler';
-import { deflateRawSync } from 'node:zlib';
 import type { FastifyServerOptions } from 'fastify';
 import { buildApp } from './app';
 import { loadConfig } from './config';
@@ -13,16 +12,21 @@ import { type SchemaSite, schemaKey } from './precompiled-schemas';
 
 type Factory = (externalSchemas: unknown, opts: object) => (site: SchemaSite & { schema: unknown }) => unknown;
 
+/** The directory beside index.js that carries the generated code, one file per piece. */
+export const LAZY_SCHEMAS_DIR = 'schemas';
+
 /**
- * A CommonJS module exporting { validators, serializers }, each keyed by schemaKey(). Each piece of
- * generated code is itself a CommonJS module text (ajv standalone / fast-json-stringify
- * standalone), carried deflated and evaluated in its own scope when Fastify asks for it at boot;
- * its requires (ajv's and fast-json-stringify's small runtime helpers) are listed literally, so
- * they are bundled.
+ * CommonJS module texts. `module` exports { validators, serializers }, each keyed by schemaKey():
+ * it goes into index.js, and holds only which piece of code serves each route part. Each of
+ * `pieces` (LAZY_SCHEMAS_DIR/<index>.js beside index.js) is one validator or serializer (ajv
+ * standalone / fast-json-stringify standalone code), required and evaluated on the first request
+ * of a route it serves, so a cold start reads only the code its first request runs. Their
+ * requires (ajv's and fast-json-stringify's small runtime helpers) come from `runtime`
+ * (LAZY_SCHEMAS_DIR/runtime.js), which lists them literally so that its build bundles them.
  * The compilers are Fastify's defaults with their default options (the app sets no ajv or
  * serializer options), only switched to emit their code, so validation behaves identically.
  */
-export async function generateSchemaModule(): Promise<string> {
+export async function generateSchemaModule(): Promise<{ module: string; runtime: string; pieces: string[] }> {
   const validators = new Map<string, string>();
   const serializers = new Map<string, string>();
   const store = (into: Map<string, string>) => (site: SchemaSite, code: string) => {
@@ -73,27 +77,30 @@ export async function generateSchemaModule(): Promise<string> {
   const validatorTable = table(validators);
   const serializerTable = table(serializers);
   // The code's own requires (ajv's runtime helpers, fast-json-stringify's Serializer), named
-  // literally here so the bundler includes them.
+  // literally in runtime.js so that its own build bundles them; the pieces get them from it.
   const requires = [
     ...new Set(pieces.flatMap((c) => [...c.matchAll(/require\((['"])([^'"]+)\1\)/g)].map((m) => m[2]))),
   ].sort();
-  // Carried deflated (~490 KB of generated code is a few dozen KB this way) and evaluated once,
-  // at boot, as ajv itself would have after compiling: still no compiler in the bundle.
-  const deflated = deflateRawSync(JSON.stringify(pieces), { level: 9 }).toString('base64');
-  return `'use strict';
+  const runtime = `'use strict';
 const modules = {
 ${requires.map((r) => `  ${JSON.stringify(r)}: () => require(${JSON.stringify(r)}),`).join('\n')}
 };
-const load = (name) => {
+exports.load = (name) => {
   if (!modules[name]) throw new Error('build-time schema code requires ' + name + ', which the bundle lacks');
   return modules[name]();
 };
-const pieces = JSON.parse(require('node:zlib').inflateRawSync(Buffer.from(${JSON.stringify(deflated)}, 'base64')).toString('utf8'));
+`;
+  // In index.js only the table of route parts (Fastify checks at boot that each has its code);
+  // each piece of code is a file of its own, required on its route's first request.
+  const module = `'use strict';
+let runtime;
+const load = (name) => (runtime ??= require('./${LAZY_SCHEMAS_DIR}/runtime.js')).load(name);
+const dir = __dirname + '/${LAZY_SCHEMAS_DIR}/';
 const code = [];
 const piece = (i) => {
   if (!code[i]) {
     const module = { exports: {} };
-    new Function('module', 'exports', 'require', pieces[i])(module, module.exports, load);
+    require(dir + i + '.js')(module, module.exports, load);
     code[i] = module.exports;
   }
   return code[i];
@@ -112,4 +119,9 @@ ${serializerTable}
   ]),
 };
 `;
+  return {
+    module,
+    runtime,
+    pieces: pieces.map((c) => `module.exports = function (module, exports, require) {\n${c}\n};\n`),
+  };
 }

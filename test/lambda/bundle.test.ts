@@ -13,13 +13,13 @@ import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } fro
 import { bundleLambdas, type BuiltBundle } from '../../infra/build/bundle';
 
 /**
- * The size guard for index.js, in bytes. Issue 30's goal is 1 MB (10^6 bytes); this round's
- * features (DPoP, resource indicators, dynamic registration, back-channel logout, passkeys, the
- * notification intake) took the API function's index.js to about 1.10 MB, with WebAuthn's library
- * (~470 KB) already moved to a file of its own that only passkey ceremonies load. `npm run bench`
- * still reports the 1 MB goal as missed; this guard keeps index.js from growing further unnoticed.
+ * The size guard for index.js, in bytes: issue 30's goal of 1 MB (10^6 bytes), because every byte
+ * of index.js is read and compiled at every cold start (V8's parse of the file was ~15 % of the
+ * API function's, profiled). What a first request does not need lives in files of their own
+ * beside it, loaded on first use: WebAuthn's library (webauthn.js) and the route schemas'
+ * generated validators and serializers (schemas/, one file each).
  */
-const BUNDLE_LIMIT_BYTES = 1_150_000;
+const BUNDLE_LIMIT_BYTES = 1_000_000;
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createAuthorizationCode } from '../../service/domain/authorization-codes';
@@ -71,6 +71,7 @@ describe('the bundles', () => {
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
       // node_modules/ only for the functions that hash passwords (the argon2 native binaries).
       // webauthn.js (and its LEGAL.txt) only where passkeys are served or managed: api and admin.
+      // schemas/ only in api, the one function with HTTP routes.
       expect(
         fs
           .readdirSync(b.dir)
@@ -79,9 +80,38 @@ describe('the bundles', () => {
       ).toEqual(
         b.name === 'migrate' || b.name === 'mail'
           ? ['index.js', RDS_CA_FILE_NAME]
-          : ['index.js', 'node_modules', RDS_CA_FILE_NAME, 'webauthn.js'],
+          : b.name === 'api'
+            ? ['index.js', 'node_modules', RDS_CA_FILE_NAME, 'schemas', 'webauthn.js']
+            : ['index.js', 'node_modules', RDS_CA_FILE_NAME, 'webauthn.js'],
       );
     }
+  });
+
+  it("api keeps the route schemas' generated code out of index.js, one file per piece, required on first use", () => {
+    const dir = bundles.api.dir;
+    const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+    // The pieces' helpers are named in schemas/runtime.js only (index.js carried them before).
+    expect(source).not.toContain('fast-json-stringify/lib/serializer');
+    expect(source).toContain('/schemas/');
+    const files = fs.readdirSync(path.join(dir, 'schemas'));
+    expect(files).toContain('runtime.js');
+    const pieces = files.filter((f) => /^\d+\.js$/.test(f));
+    expect(pieces.length).toBeGreaterThan(50);
+    expect(files.length).toBe(pieces.length + 1);
+    // Each piece is a function of (module, exports, require), the helpers' require from runtime.js.
+    const piece = require(path.join(dir, 'schemas', pieces[0]));
+    expect(typeof piece).toBe('function');
+    expect(piece.length).toBe(3);
+    const runtime = require(path.join(dir, 'schemas', 'runtime.js'));
+    expect(typeof runtime.load('fast-json-stringify/lib/serializer')).toBe('function');
+    expect(() => runtime.load('ajv')).toThrow('build-time schema code requires ajv, which the bundle lacks');
+  });
+
+  it("api's router matches static path segments without compiling a function for each at boot", () => {
+    const source = fs.readFileSync(path.join(bundles.api.dir, 'index.js'), 'utf8');
+    // find-my-way's generated comparison (new Function per segment) is replaced by startsWith.
+    expect(source).not.toContain('path.charCodeAt(i + ');
+    expect(source).toMatch(/return \w+\.startsWith\(\w+,\w+\+1\)/);
   });
 
   it("api and admin load WebAuthn's library from webauthn.js on first use, and it works there", async () => {
