@@ -1,7 +1,7 @@
 // OAuth applications: registration, update, listing, deletion and secret rotation, for the CLI,
 // the pages and the API alike (one set of rules, one audit trail). The secret is returned once at
 // creation/rotation and stored only as a SHA-256 digest.
-import { type ExpressionBuilder, sql } from 'kysely';
+import { type CompiledQuery, type ExpressionBuilder, sql } from 'kysely';
 import { withTransaction } from '../db/transaction';
 import type { Database, DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
@@ -333,28 +333,55 @@ export type SecretCheck =
  * The database compares SHA-256 digests of random secrets: its timing reveals nothing about the
  * secret. An unknown client counts as a failure too.
  */
+/**
+ * The secret check's statement, built and compiled once per database handle with placeholder
+ * values (none can be a real one: they hold a NUL, which no client id, digest or address does)
+ * that each call swaps for its own: building and compiling it cost more than a third of the
+ * token endpoint's own CPU per request (bench/http.ts, refresh grant).
+ */
+const SLOT = { uid: '\u0000uid', digest: '\u0000digest', key: addressLimit('\u0000address').key } as const;
+type SecretCheckRow = Nullable<OAuthApplication> & CheckedAttemptColumns;
+const compiledSecretChecks = new WeakMap<DbOrTrx, CompiledQuery<SecretCheckRow>>();
+
+function secretCheckQuery(db: DbOrTrx): CompiledQuery<SecretCheckRow> {
+  let compiled = compiledSecretChecks.get(db);
+  if (!compiled) {
+    const attempt = checkedAttempt(
+      addressLimit('\u0000address'),
+      sql<boolean>`not exists (select from app where app.secret_digest = ${SLOT.digest})`,
+    );
+    // From a one-row relation, so an unknown client_id still reads the address's counter.
+    compiled = sql<SecretCheckRow>`
+      with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${SLOT.uid}),
+      ${attempt.cte}
+      select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
+      from (select) as one
+      left join app a on true
+    `.compile(db);
+    compiledSecretChecks.set(db, compiled);
+  }
+  return compiled;
+}
+
 export async function checkApplicationSecret(
   db: DbOrTrx,
   input: { uid: string; secret: string; address: string },
 ): Promise<SecretCheck> {
   const limit = addressLimit(input.address);
-  const attempt = checkedAttempt(
-    limit,
-    sql<boolean>`not exists (select from app where app.secret_digest = ${sha256Hex(input.secret)})`,
-  );
-  // From a one-row relation, so an unknown client_id still reads the address's counter.
-  const { rows } = await sql<Nullable<OAuthApplication> & CheckedAttemptColumns>`
-    with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${input.uid}),
-    ${attempt.cte}
-    select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
-    from (select) as one
-    left join app a on true
-  `.execute(db);
+  const query = secretCheckQuery(db);
+  const digest = sha256Hex(input.secret);
+  const values = new Map<unknown, unknown>([
+    [SLOT.uid, input.uid],
+    [SLOT.digest, digest],
+    [SLOT.key, limit.key],
+  ]);
+  const parameters = query.parameters.map((p) => (values.has(p) ? values.get(p) : p));
+  const { rows } = await db.executeQuery<SecretCheckRow>({ ...query, parameters });
   const row = rows[0];
   const throttle = checkedAttemptThrottle(limit, row);
   if (throttle) return { ok: false, reason: 'rate_limited', throttle };
   // The statement decided; the constant-time compare agrees with it (and with digest-less rows).
-  const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), sha256Hex(input.secret));
+  const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), digest);
   if (row.id === null || !ok) return { ok: false, reason: 'invalid' };
   const {
     secret_digest: _digest,

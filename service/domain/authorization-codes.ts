@@ -1,6 +1,6 @@
 // Authorization codes (RFC 6749 §4.1): 64 hex, stored as a SHA-256 digest, valid 600 s, single use.
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../db/schema';
+import type { DbOrTrx, User } from '../db/schema';
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type IssuedToken } from './oauth-tokens';
 import { randomHex, sha256Hex } from './secrets';
 
@@ -92,7 +92,20 @@ export interface SpendableCode {
   resources: string[];
   used_at: Date | null;
   created_at: Date;
+  /**
+   * Every check but `openid` passed: the code would have been spent with allowOpenid (the caller
+   * signs the ID token only then, and spends it with allowOpenid).
+   */
+  spendable: boolean;
+  /** The code's user, for the ID token's claims (null: no such user). */
+  user: CodeUser | null;
 }
+
+/** What the ID token of a code needs of its user. */
+export type CodeUser = Pick<
+  User,
+  'id' | 'username' | 'name' | 'email' | 'avatar_url' | 'confirmed_at' | 'current_sign_in_at'
+>;
 
 export interface SpendAuthorizationCodeResult {
   /** Undefined: no such code. */
@@ -117,33 +130,53 @@ export async function spendAuthorizationCode(
 ): Promise<SpendAuthorizationCodeResult> {
   const accessToken = randomHex();
   const refreshToken = randomHex();
-  const { rows } = await sql<SpendableCode & { token_id: number | null; token_created_at: Date | null }>`
-    with code as (
+  const { rows } = await sql<
+    Omit<SpendableCode, 'user'> & {
+      token_id: number | null;
+      token_created_at: Date | null;
+      user_username: string | null;
+      user_name: string | null;
+      user_email: string | null;
+      user_avatar_url: string | null;
+      user_confirmed_at: Date | null;
+      user_current_sign_in_at: Date | null;
+    }
+  >`
+    with locked as (
       select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
         auth_time, sid, amr, dpop_jkt, resources, expires_at, used_at, created_at
       from oauth_authorization_codes
       where code_digest = ${sha256Hex(input.code)}
       for update
     ),
+    code as (
+      select l.id, l.application_id, l.user_id, l.scopes, l.nonce, l.auth_time, l.sid, l.amr, l.resources, l.used_at,
+        l.created_at,
+        l.used_at is null
+          and l.application_id = ${input.applicationId}
+          and l.expires_at > ${input.now}
+          and l.redirect_uri = ${input.redirectUri}
+          and case
+            when l.code_challenge is null then not ${input.verifier.given}::boolean
+            when l.code_challenge_method = 'S256' then l.code_challenge = ${input.verifier.s256}::text
+            when l.code_challenge_method = 'plain' then l.code_challenge = ${input.verifier.plain}::text
+            else false
+          end
+          and (l.dpop_jkt is null or l.dpop_jkt = ${input.dpopJkt}::text)
+          and (cardinality(l.resources) = 0 or ${input.resources}::text[] <@ l.resources)
+          and coalesce(u.state = 'active', false) as spendable,
+        u.username as user_username, u.name as user_name, u.email as user_email, u.avatar_url as user_avatar_url,
+        u.confirmed_at as user_confirmed_at, u.current_sign_in_at as user_current_sign_in_at
+      from locked as l
+      left join users as u on u.id = l.user_id
+    ),
     spent as (
       update oauth_authorization_codes as c
       set used_at = ${input.now}
       from code
       where c.id = code.id
-        and code.used_at is null
-        and code.application_id = ${input.applicationId}
-        and code.expires_at > ${input.now}
-        and code.redirect_uri = ${input.redirectUri}
+        and code.spendable
         and (${input.allowOpenid}::boolean or not ('openid' = any (code.scopes)))
-        and case
-          when code.code_challenge is null then not ${input.verifier.given}::boolean
-          when code.code_challenge_method = 'S256' then code.code_challenge = ${input.verifier.s256}::text
-          when code.code_challenge_method = 'plain' then code.code_challenge = ${input.verifier.plain}::text
-          else false
-        end
-        and (code.dpop_jkt is null or code.dpop_jkt = ${input.dpopJkt}::text)
-        and (cardinality(code.resources) = 0 or ${input.resources}::text[] <@ code.resources)
-        and exists (select 1 from users as u where u.id = code.user_id and u.state = 'active')
       returning c.id
     ),
     issued as (
@@ -157,13 +190,39 @@ export async function spendAuthorizationCode(
       returning id, created_at
     )
     select code.id, code.application_id, code.user_id, code.scopes, code.nonce, code.auth_time, code.sid, code.amr,
-      code.resources, code.used_at,
-      code.created_at, issued.id as token_id, issued.created_at as token_created_at
+      code.resources, code.used_at, code.created_at, code.spendable, code.user_username, code.user_name,
+      code.user_email, code.user_avatar_url, code.user_confirmed_at, code.user_current_sign_in_at,
+      issued.id as token_id, issued.created_at as token_created_at
     from code left join issued on true
   `.execute(db);
   const row = rows[0];
   if (!row) return {};
-  const { token_id: tokenId, token_created_at: tokenCreatedAt, ...code } = row;
+  const {
+    token_id: tokenId,
+    token_created_at: tokenCreatedAt,
+    user_username: username,
+    user_name: name,
+    user_email: email,
+    user_avatar_url: avatarUrl,
+    user_confirmed_at: confirmedAt,
+    user_current_sign_in_at: currentSignInAt,
+    ...codeColumns
+  } = row;
+  const code: SpendableCode = {
+    ...codeColumns,
+    user:
+      username === null || name === null || email === null
+        ? null
+        : {
+            id: codeColumns.user_id,
+            username,
+            name,
+            email,
+            avatar_url: avatarUrl,
+            confirmed_at: confirmedAt,
+            current_sign_in_at: currentSignInAt,
+          },
+  };
   if (tokenId === null || tokenCreatedAt === null) return { code };
   return {
     code,

@@ -2,12 +2,13 @@
 // (spendAuthorizationCode): the code's row locked, every check made, the code marked used and the
 // token pair inserted, so of concurrent exchanges exactly one finds it unused. A replay revokes
 // what the code issued (RFC 6749 §4.1.2). A code holding `openid` is declined by that statement
-// alone: its ID token must be signed before the code is spent (GrantContext.signIdToken), so the
-// same statement runs in a transaction that commits only once the token is signed.
+// alone: its ID token must be signed before the code is spent (GrantContext.signIdToken). The
+// declined row says whether every other check passed and carries the user, so the token is
+// signed from it and the same statement runs again to spend the code: two statements, no
+// transaction, and a signing failure leaves the code redeemable.
 import type { DbOrTrx } from '../../db/schema';
 import { type SpendAuthorizationCodeResult, spendAuthorizationCode } from '../../domain/authorization-codes';
 import { revokeTokensFromAuthorizationCode } from '../../domain/oauth-tokens';
-import { findUserById } from '../../domain/users';
 import { narrowedAudience } from '../../domain/resources';
 import { InvalidGrant, InvalidRequest, InvalidTarget } from '../errors';
 import { verifierCandidates } from '../pkce';
@@ -69,37 +70,25 @@ export async function handler({
   const first = await spend(db, false);
   if (first.issued) return first.issued;
   const row = first.code;
-  const declinedForOpenid =
-    row && row.application_id === application.id && !row.used_at && row.scopes.includes('openid');
-  if (!declinedForOpenid) throw refused(await refusal(db, first, application.id, resources));
+  // Declined only for holding openid: every other check passed, and the row carries the user.
+  if (!row?.spendable || !row.scopes.includes('openid') || !row.user)
+    throw refused(await refusal(db, first, application.id, resources));
 
-  // openid: BEGIN, the same statement, the ID token signed, COMMIT. Refusals are returned, not
-  // thrown, so that a replay's revocation commits.
-  const outcome = await db
-    .transaction()
-    .execute(async (trx): Promise<GrantResult | 'invalid_grant' | 'invalid_target'> => {
-      const spent = await spend(trx, true);
-      if (!spent.issued || !spent.code) return refusal(trx, spent, application.id, resources);
-      const { code: row, issued } = spent;
-      // The statement checked that the user is active; the claims need the whole row. (Thrown, not
-      // returned: nothing of this exchange may commit.)
-      const user = await findUserById(trx, row.user_id);
-      if (!user) throw new InvalidGrant();
-      // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
-      const authTime = row.auth_time ?? user.current_sign_in_at ?? row.created_at;
-      const nonce = row.nonce ?? undefined;
-      const sid = row.sid ?? undefined;
-      const idToken = await signIdToken(trx, {
-        clientId: application.uid,
-        user,
-        authTime,
-        nonce,
-        sid,
-        amr: row.amr ?? undefined,
-        scopes: issued.scopes,
-      });
-      return { ...issued, idToken };
-    });
-  if (typeof outcome === 'string') throw refused(outcome);
-  return outcome;
+  // openid: the ID token is signed from that row first (a signing failure spends nothing), then the
+  // same statement spends the code, still checking everything (a concurrent exchange, a user
+  // blocked meanwhile: refused as above, and the token thrown away).
+  const { user } = row;
+  // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
+  const idToken = await signIdToken(db, {
+    clientId: application.uid,
+    user,
+    authTime: row.auth_time ?? user.current_sign_in_at ?? row.created_at,
+    nonce: row.nonce ?? undefined,
+    sid: row.sid ?? undefined,
+    amr: row.amr ?? undefined,
+    scopes: row.scopes,
+  });
+  const second = await spend(db, true);
+  if (!second.issued) throw refused(await refusal(db, second, application.id, resources));
+  return { ...second.issued, idToken };
 }

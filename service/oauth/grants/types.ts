@@ -23,16 +23,18 @@ export interface GrantContext {
   /** RFC 9449: the thumbprint of the key of the request's accepted DPoP proof; the token is bound to it. */
   dpopJkt: string | undefined;
   /**
-   * Signs the ID token of a grant holding `openid`. Called inside the grant's transaction, before
-   * it commits: if signing fails (no usable key, a claims read), the code, device code or refresh
-   * token is not spent and the client can simply retry.
+   * Signs the ID token of a grant holding `openid`. Called before the grant spends what it
+   * exchanges (before its transaction commits, or before the code exchange's spending statement):
+   * if signing fails (no usable key, a claims read), the code, device code or refresh token is not
+   * spent and the client can simply retry.
    */
   signIdToken(db: DbOrTrx, input: IdTokenRequest): Promise<string>;
 }
 
 export interface IdTokenRequest {
   clientId: string;
-  user: User;
+  /** The claims' columns of the user (IdTokenInput's). */
+  user: Pick<User, 'id' | 'username' | 'name' | 'email' | 'avatar_url' | 'confirmed_at'>;
   authTime: Date;
   nonce?: string;
   /** The browser session the person signed in with (back-channel/RP-initiated logout's sid). */
