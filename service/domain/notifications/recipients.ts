@@ -200,8 +200,7 @@ function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
   // The first kind, in priority order, that the level lets through: the reason kept.
   const kept = sql`case ${sql.join(
     CANDIDATE_KINDS.map(
-      (k) =>
-        sql`when e.${hasKind(k)} and ${levelAllowsSql(sql`e.level`, sql`${k}::text`, sql`e.flag`, event)} then ${k}`,
+      (k) => sql`when e.${hasKind(k)} and ${levelAllowsSql(sql`e.level`, k, sql`e.flag`, event)} then ${k}`,
     ),
     sql` `,
   )} end`;
@@ -228,6 +227,7 @@ function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
     )
     select * from (
       select e.user_id, e.username, e.email, ${kept} as kind, e.level, e.source_type, e.source_id, e.full_path from eff e
+      offset 0 -- the reason computed once per candidate, not again for the filter below
     ) r
      where kind is not null
      order by user_id
