@@ -91,20 +91,19 @@ export const flagSql = (alias: string, event: NotificationEvent): RawBuilder<boo
   )})`;
 
 /**
- * The rule in SQL for one event: true when the `level` × `kind` cell lets the candidate through
- * (`flag`: the custom flag of the setting that gave the level). The cells travel as parameters.
+ * The rule in SQL for one event and one candidate kind: true when the `level` × `kind` cell lets the
+ * candidate through (`flag`: the custom flag of the setting that gave the level). The levels that
+ * pass, and those that pass on the flag, travel as parameters; no string is built per row.
  */
 export function levelAllowsSql(
   level: RawBuilder<unknown>,
-  kind: RawBuilder<unknown>,
+  kind: CandidateKind,
   flag: RawBuilder<unknown>,
   event: NotificationEvent,
 ): RawBuilder<boolean> {
-  const cells = NOTIFICATION_LEVELS.flatMap((l) => CANDIDATE_KINDS.map((k) => [l, k, verdict(l, k, event)] as const));
-  const pass = cells.filter(([, , v]) => v === true).map(([l, k]) => `${l}:${k}`);
-  const withFlag = cells.filter(([, , v]) => v === 'flag').map(([l, k]) => `${l}:${k}`);
-  const cell = sql`(${level} || ':' || ${kind})`;
-  return sql<boolean>`(${cell} = any(${pass}::text[]) or (${cell} = any(${withFlag}::text[]) and ${flag}))`;
+  const pass = NOTIFICATION_LEVELS.filter((l) => verdict(l, kind, event) === true);
+  const withFlag = NOTIFICATION_LEVELS.filter((l) => verdict(l, kind, event) === 'flag');
+  return sql<boolean>`(${level} = any(${pass}::text[]) or (${level} = any(${withFlag}::text[]) and ${flag}))`;
 }
 
 /** The reason recorded for an entry that passed. */

@@ -20,7 +20,7 @@ import {
   decisiveSql,
   type EffectiveRow,
   effectiveColumns,
-  nearestAggregates,
+  effectiveCtes,
   type SettingSource,
   sourceOf,
   targetSourcesCte,
@@ -36,7 +36,6 @@ import {
   type RecipientReason,
   reasonOf,
 } from './levels';
-import { settingsAtSourcesSql } from './sources';
 
 export interface Recipient {
   user_id: number;
@@ -192,39 +191,46 @@ export const holdersCte = sql`
 
 type ResolvedRow = EffectiveRow & { user_id: string | number; username: string; kind: CandidateKind };
 
+/** `has_<kind>` for each candidate kind: whether the user is a candidate of that kind. */
+const hasKind = (kind: CandidateKind) => sql.ref(`has_${kind}`);
+
 /** The resolution statement itself. */
 function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
   const { event } = request;
+  // The first kind, in priority order, that the level lets through: the reason kept.
+  const kept = sql`case ${sql.join(
+    CANDIDATE_KINDS.map(
+      (k) => sql`when e.${hasKind(k)} and ${levelAllowsSql(sql`e.level`, k, sql`e.flag`, event)} then ${k}`,
+    ),
+    sql` `,
+  )} end`;
   return sql<ResolvedRow>`
     with recursive ${targetSourcesCte(target)}, ${holdersCte},
+    ${effectiveCtes(undefined, [sql`${flagSql('ns', event)} as flag`], ['flag'])},
+    -- One row per candidate with a flag per kind (plain aggregates: no per-user arrays).
     cand as (
-      select unnest(${request.mentionedIds}::bigint[]) as user_id, 'mention'::text as kind
-      union all select unnest(${request.participantIds}::bigint[]), 'participating'
-      union all select distinct user_id, 'watch' from holders
-    ),
-    at_sources as (${settingsAtSourcesSql(undefined, [sql`${flagSql('ns', event)} as flag`])}),
-    -- One row per candidate: its kinds and its nearest settings, aggregated in one pass (no join).
-    per_user as (
-      select user_id, array_agg(kind) filter (where kind is not null) as kinds, ${nearestAggregates(['flag'])}
+      select user_id, ${sql.join(CANDIDATE_KINDS.map((k) => sql`bool_or(kind = ${k}) as ${hasKind(k)}`))}
         from (
-          select user_id, kind, null::text as level, null::int as depth, null::text as source_type,
-                 null::bigint as source_id, null::text as full_path, null::text as notification_email, null::boolean as flag
-            from cand
-          union all
-          select user_id, null, level, depth, source_type, source_id, full_path, notification_email, flag from at_sources
-        ) f
-       group by user_id having bool_or(kind is not null)
+          select unnest(${request.mentionedIds}::bigint[]) as user_id, 'mention'::text as kind
+          union all select unnest(${request.participantIds}::bigint[]), 'participating'
+          union all select user_id, 'watch' from holders
+        ) k
+       group by user_id
     ),
     eff as (
-      select u.id as user_id, u.username, n.kinds, ${effectiveColumns}, ${decisiveSql(sql`n.flag`, flagSql('g', event))} as flag
-        from per_user n join users u on u.id = n.user_id
+      select u.id as user_id, u.username, ${sql.join(CANDIDATE_KINDS.map((k) => sql`c.${hasKind(k)}`))},
+             ${effectiveColumns}, ${decisiveSql(sql`n.flag`, flagSql('g', event))} as flag
+        from cand c join users u on u.id = c.user_id
+        left join nearest n on n.user_id = u.id
         left join notification_settings g on g.user_id = u.id and g.group_id is null and g.project_id is null
        where u.state = 'active' and u.id is distinct from ${request.authorId}::bigint and ${targetVisibleSql(target)}
     )
-    select distinct on (e.user_id) e.user_id, e.username, e.email, c.kind, e.level, e.source_type, e.source_id, e.full_path
-      from eff e cross join lateral unnest(e.kinds) as c(kind)
-     where ${levelAllowsSql(sql`e.level`, sql`c.kind`, sql`e.flag`, event)}
-     order by e.user_id, array_position(${CANDIDATE_KINDS}::text[], c.kind)
+    select * from (
+      select e.user_id, e.username, e.email, ${kept} as kind, e.level, e.source_type, e.source_id, e.full_path from eff e
+      offset 0 -- the reason computed once per candidate, not again for the filter below
+    ) r
+     where kind is not null
+     order by user_id
   `;
 }
 
