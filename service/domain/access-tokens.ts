@@ -173,12 +173,16 @@ export async function findTokenRecord(
   };
 }
 
+/** Is a personal access token's last use old enough to record this one (no call, no write, otherwise)? */
+export const personalAccessTokenTouchDue = (lastUsedAt: Date | null, now: Date): boolean =>
+  !lastUsedAt || now.getTime() - lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
+
 /**
  * Record a personal access token's use, at most once per resolution window: the update is
  * conditional, so concurrent requests of one token write at most once.
  */
 export async function touchPersonalAccessToken(db: Db, id: number, lastUsedAt: Date | null, now: Date): Promise<void> {
-  if (lastUsedAt && now.getTime() - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+  if (!personalAccessTokenTouchDue(lastUsedAt, now)) return;
   await db
     .updateTable('personal_access_tokens')
     .set({ last_used_at: now })

@@ -68,11 +68,20 @@ export function visibleSql(
     )${projectMember})`;
 }
 
-/** visibleSql for one known viewer. */
-export const viewerSql = (viewer: Viewer) => ({
+/** visibleSql for one known viewer (its values, or a statement template's slots for them). */
+export const viewerSql = (viewer: { id: unknown; is_admin: unknown }) => ({
   id: sql`${viewer.id}::bigint`,
   isAdmin: sql`${viewer.is_admin}::boolean`,
 });
+
+/** How a GitLab `:id` names its group or project: by id, or by full path (matched lowercased). */
+export type NamespaceTarget = { by: 'id'; value: number } | { by: 'path'; value: string };
+
+/** The target an `:id` names; undefined when no such path can exist (no query needed). */
+export function namespaceTarget(idOrPath: string): NamespaceTarget | undefined {
+  if (!plausiblePath(idOrPath)) return undefined;
+  return isNumericId(idOrPath) ? { by: 'id', value: Number(idOrPath) } : { by: 'path', value: idOrPath.toLowerCase() };
+}
 
 /**
  * `select id` of the group or project with this id or full path when the viewer may see it (by
@@ -85,12 +94,23 @@ export function visibleNamespaceIds(
   kind: 'group' | 'project',
   idOrPath: string,
 ): RawBuilder<{ id: number }> | undefined {
-  if (!plausiblePath(idOrPath)) return undefined;
+  const target = namespaceTarget(idOrPath);
+  return target && visibleNamespaceIdsSql(viewer, kind, target.by, target.value);
+}
+
+/**
+ * visibleNamespaceIds by the target's kind of match and value (`value` and the viewer's fields may
+ * be a statement template's slots).
+ */
+export function visibleNamespaceIdsSql(
+  viewer: { id: unknown; is_admin: unknown },
+  kind: 'group' | 'project',
+  by: NamespaceTarget['by'],
+  value: unknown,
+): RawBuilder<{ id: number }> {
   const table = kind === 'group' ? sql`groups` : sql`projects`;
   const pathColumn = kind === 'group' ? sql`full_path` : sql`path_with_namespace`;
-  const match = isNumericId(idOrPath)
-    ? sql`n.id = ${Number(idOrPath)}`
-    : sql`lower(n.${pathColumn}) = ${idOrPath.toLowerCase()}`;
+  const match = by === 'id' ? sql`n.id = ${value}` : sql`lower(n.${pathColumn}) = ${value}`;
   const visible = visibleSql(viewerSql(viewer), {
     visibility: sql`n.visibility`,
     groupId: kind === 'group' ? sql`n.id` : sql`n.group_id`,

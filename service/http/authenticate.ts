@@ -6,7 +6,7 @@
 // An application's own token (client_credentials) acts for no one: like GitLab (auth_finders.rb:
 // `access_token.user || raise(UnauthorizedError)`), it is 401 after its other checks, except on
 // routes that name an application scope (`config.applicationScope`) which the token holds.
-import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyContextConfig, FastifyRequest, onRequestHookHandler, onRouteHookHandler } from 'fastify';
 import type { Db } from '../db/schema';
 import {
   API_USER_COLUMNS,
@@ -15,6 +15,7 @@ import {
   type GlobalNotificationSettingsRow,
   type TokenKind,
   type TokenRecord,
+  personalAccessTokenTouchDue,
   touchPersonalAccessToken,
 } from '../domain/access-tokens';
 import { revokeRotatedTokenFamily } from '../domain/personal-access-tokens';
@@ -158,12 +159,18 @@ export async function authenticateApiRequest(
   request: FastifyRequest,
   dpop: ApiDpopOptions,
   now = new Date(),
+  /** The route's config (read once per route by apiAuthentication; Fastify's getter builds it per call). */
+  route: FastifyContextConfig | undefined = request.routeOptions.config,
 ): Promise<ApiPrincipal | ApplicationPrincipal> {
   const found = findRequestToken(request);
   if (!found) throw unauthorized();
-  const record = await findTokenRecord(db, found.kind, found.token, now, {
-    withGlobalNotificationSettings: request.routeOptions.config?.withGlobalNotificationSettings === true,
-  });
+  const record = await findTokenRecord(
+    db,
+    found.kind,
+    found.token,
+    now,
+    route?.withGlobalNotificationSettings === true ? WITH_GLOBAL_SETTINGS : WITHOUT_GLOBAL_SETTINGS,
+  );
   if (!record) throw unauthorized();
   // GitLab's reuse detection, on every /api/v4 request (contract §7; GitLab only on rotation
   // requests, and not for expired tokens): a token revoked by rotation that is presented again may
@@ -186,10 +193,13 @@ export async function authenticateApiRequest(
           ...dpop,
         })
       : undefined;
-  const principal = await authorize(db, request, found, record, now);
-  await consumeResourceProof(db, proof);
+  const principal = await authorize(db, request, found, record, now, route);
+  if (proof) await consumeResourceProof(db, proof);
   return principal;
 }
+
+const WITH_GLOBAL_SETTINGS = { withGlobalNotificationSettings: true } as const;
+const WITHOUT_GLOBAL_SETTINGS = {} as const;
 
 /** What API authentication needs to check DPoP proofs (config). */
 interface ApiDpopOptions {
@@ -204,17 +214,18 @@ async function authorize(
   found: FoundToken,
   record: TokenRecord,
   now: Date,
+  config: FastifyContextConfig | undefined,
 ): Promise<ApiPrincipal | ApplicationPrincipal> {
-  const config = request.routeOptions.config;
-  const allowed: string[] = scopesAllowing(request.method, config?.allowReadUser === true);
-  if (config?.applicationScope) allowed.push(config.applicationScope);
+  let allowed: readonly string[] = scopesAllowing(request.method, config?.allowReadUser === true);
+  if (config?.applicationScope) allowed = [...allowed, config.applicationScope];
   if (config?.allowAnyScope !== true && !record.scopes.some((s) => allowed.includes(s)))
-    throw insufficientScope(allowed);
+    throw insufficientScope([...allowed]);
   const { user } = record;
-  if (!user) return applicationPrincipal(request, record);
+  if (!user) return applicationPrincipal(request, record, config);
   if (user.state !== 'active') throw forbidden();
-  const sudoUser = await sudo(db, request, user, record.scopes);
-  if (record.kind === 'personal_access_token') await touchPersonalAccessToken(db, record.id, record.lastUsedAt, now);
+  const sudoUser = sudoIdentifier(request) === undefined ? undefined : await sudo(db, request, user, record.scopes);
+  if (record.kind === 'personal_access_token' && personalAccessTokenTouchDue(record.lastUsedAt, now))
+    await touchPersonalAccessToken(db, record.id, record.lastUsedAt, now);
   if (sudoUser) {
     return { user: sudoUser, sudoedBy: user, tokenKind: found.kind, tokenId: record.id, scopes: record.scopes };
   }
@@ -233,8 +244,12 @@ const audienceAdmits = (audience: readonly string[], ours: readonly string[]): b
   audience.length === 0 || audience.some((a) => ours.includes(a));
 
 /** A token without a user: accepted only where the route names an application scope it holds. */
-function applicationPrincipal(request: FastifyRequest, record: TokenRecord): ApplicationPrincipal {
-  const scope = request.routeOptions.config?.applicationScope;
+function applicationPrincipal(
+  request: FastifyRequest,
+  record: TokenRecord,
+  config: FastifyContextConfig | undefined,
+): ApplicationPrincipal {
+  const scope = config?.applicationScope;
   if (record.kind !== 'oauth_access_token' || record.applicationId === null || !scope || !record.scopes.includes(scope))
     throw unauthorized();
   // Sudo is an administrator's; an application is none.
@@ -268,17 +283,25 @@ async function sudo(db: Db, request: FastifyRequest, owner: ApiUser, scopes: str
   return user;
 }
 
-/** An onRequest hook: every route of the plugin it is added to requires a valid token. */
+/**
+ * The authentication of the routes of a plugin, as an onRoute hook: each route gets its own
+ * onRequest hook (first of its own) that requires a valid token, with the route's config read once
+ * here rather than from Fastify's `request.routeOptions` (an object built on every read).
+ */
 export function apiAuthentication(
   db: Db,
   config: { publicUrl: string; dpopRequireNonce: boolean },
-): onRequestHookHandler {
-  return async (request) => {
-    // Read per request, as discovery does: tests learn the public URL only once listening.
-    const dpop = { publicUrl: config.publicUrl, requireNonce: config.dpopRequireNonce };
-    const principal = await authenticateApiRequest(db, request, dpop);
-    if ('user' in principal) request.apiPrincipal = principal;
-    else request.apiApplication = principal;
+): onRouteHookHandler {
+  return (route) => {
+    const routeConfig = route.config as FastifyContextConfig | undefined;
+    const authenticate: onRequestHookHandler = async (request) => {
+      // Read per request, as discovery does: tests learn the public URL only once listening.
+      const dpop = { publicUrl: config.publicUrl, requireNonce: config.dpopRequireNonce };
+      const principal = await authenticateApiRequest(db, request, dpop, new Date(), routeConfig);
+      if ('user' in principal) request.apiPrincipal = principal;
+      else request.apiApplication = principal;
+    };
+    route.onRequest = [authenticate, ...(route.onRequest ? [route.onRequest].flat() : [])];
   };
 }
 

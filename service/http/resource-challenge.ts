@@ -15,19 +15,20 @@ const REALM = 'Protected by OAuth 2.0';
 
 /** An onSend hook for the API plugin: adds resource_metadata to each 401's Bearer challenge. */
 export function resourceMetadataChallenge(publicUrl: string): onSendHookHandler {
-  return async (_request, reply, payload) => {
-    if (reply.statusCode !== 401) return payload;
+  // A callback hook, not an async one: it runs on every /api/v4 response and awaits nothing.
+  return (_request, reply, payload, done) => {
+    if (reply.statusCode !== 401) return done(null, payload);
     const parameter = `resource_metadata="${apiResourceMetadataUrl(publicUrl)}"`;
     const existing = reply.getHeader('www-authenticate');
     // A DPoP refusal (RFC 9449 §7.1) names its own scheme and algorithms: the client already knows
     // the resource and its server, and is told how to prove the key; left as it is.
-    if (typeof existing === 'string' && /^DPoP\s/i.test(existing)) return payload;
+    if (typeof existing === 'string' && /^DPoP\s/i.test(existing)) return done(null, payload);
     reply.header(
       'www-authenticate',
       typeof existing === 'string' && /^Bearer\s/i.test(existing)
         ? `${existing}, ${parameter}`
         : `Bearer realm="${REALM}", ${parameter}`,
     );
-    return payload;
+    done(null, payload);
   };
 }

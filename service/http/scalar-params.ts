@@ -2,22 +2,14 @@
 // `level=a&level=b` or a JSON `{"level":["custom"]}` is a 400 `{"error":"level is invalid"}` and
 // changes nothing. Fastify would instead ignore the `level[]` key, and its Ajv would unwrap a
 // one-element array (coerceTypes: 'array'); this hook runs before validation to stop both.
-import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { onRouteHookHandler, preValidationHookHandler } from 'fastify';
 import { ApiError } from './errors';
 
 type Schema = { properties?: Record<string, { type?: string; items?: unknown }> } | undefined;
 
-const namesBySchema = new WeakMap<object, Set<string>>();
-const NONE = new Set<string>();
-
-/** The scalar parameters a route declares in its querystring and body schemas (once per route). */
-function scalarNames(request: FastifyRequest): Set<string> {
-  const schema = request.routeOptions.schema as { querystring?: Schema; body?: Schema } | undefined;
-  if (!schema) return NONE;
-  let names = namesBySchema.get(schema);
-  if (names) return names;
-  names = new Set<string>();
-  namesBySchema.set(schema, names);
+/** The scalar parameters a route declares in its querystring and body schemas. */
+function scalarNames(schema: { querystring?: Schema; body?: Schema } | undefined): Set<string> {
+  const names = new Set<string>();
   for (const part of [schema?.querystring, schema?.body]) {
     for (const [name, prop] of Object.entries(part?.properties ?? {})) {
       if (prop.type !== 'array' && prop.type !== 'object') names.add(name);
@@ -38,17 +30,22 @@ function check(values: unknown, scalars: Set<string>): void {
   }
 }
 
-// A callback hook, not an async one: it runs on every authenticated request and awaits nothing.
-export const rejectArraysForScalars: preValidationHookHandler = (request, _reply, done) => {
-  const scalars = scalarNames(request);
-  try {
-    if (scalars.size > 0) {
+/**
+ * An onRoute hook: each route that declares scalar parameters gets a preValidation hook checking
+ * them (a callback hook: it awaits nothing); a route that declares none gets no hook at all.
+ */
+export const rejectArraysForScalars: onRouteHookHandler = (route) => {
+  const scalars = scalarNames(route.schema as { querystring?: Schema; body?: Schema } | undefined);
+  if (scalars.size === 0) return;
+  const hook: preValidationHookHandler = (request, _reply, done) => {
+    try {
       check(request.query, scalars);
       check(request.body, scalars);
+    } catch (err) {
+      done(err as Error);
+      return;
     }
-  } catch (err) {
-    done(err as Error);
-    return;
-  }
-  done();
+    done();
+  };
+  route.preValidation = [...(route.preValidation ? [route.preValidation].flat() : []), hook];
 };

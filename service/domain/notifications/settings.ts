@@ -11,7 +11,8 @@ import { type AuditActor, auditInsertFrom, recordAudit } from '../audit';
 import { parseBoolean } from '../booleans';
 import { DomainError, invalid } from '../errors';
 import { verifiedEmails } from '../users';
-import { visibleNamespaceIds } from '../visibility';
+import { statementTemplates } from '../../db/statement-templates';
+import { namespaceTarget, visibleNamespaceIdsSql } from '../visibility';
 import { addressOf } from './address';
 import { DEFAULT_LEVEL, INHERIT, NOTIFICATION_LEVELS } from './levels';
 
@@ -228,6 +229,22 @@ function notificationSettingsAudit(
   };
 }
 
+/** The one-statement read and upsert below, built once per shape (db/statement-templates.ts). */
+const readTemplates = statementTemplates<'viewerId' | 'viewerIsAdmin' | 'target'>();
+type WriteSlot =
+  | 'viewerId'
+  | 'viewerIsAdmin'
+  | 'target'
+  | 'defaultLevel'
+  | 'now'
+  | 'actor'
+  | 'action'
+  | 'targetType'
+  | 'details'
+  | 'ipAddress'
+  | `change:${string}`;
+const writeTemplates = statementTemplates<WriteSlot>();
+
 /**
  * getNotificationSettings for a group or project named by id or path, in ONE statement: the
  * visible target (visibility.ts) left-joined to the user's row for it. Undefined when there is no
@@ -239,16 +256,30 @@ export async function getVisibleNotificationSettings(
   kind: 'group' | 'project',
   idOrPath: string,
 ): Promise<NotificationSettingsView | undefined> {
-  const visible = visibleNamespaceIds(user, kind, idOrPath);
-  if (!visible) return undefined;
-  const column = kind === 'group' ? sql`group_id` : sql`project_id`;
-  const { rows } = await sql<
-    Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> & { id: number; found: boolean }
-  >`
+  const target = namespaceTarget(idOrPath);
+  if (!target) return undefined;
+  const query = readTemplates.bind(
+    db,
+    `${kind} by ${target.by}`,
+    { viewerId: user.id, viewerIsAdmin: user.is_admin, target: target.value },
+    (slot) => {
+      const visible = visibleNamespaceIdsSql(
+        { id: slot('viewerId'), is_admin: slot('viewerIsAdmin') },
+        kind,
+        target.by,
+        slot('target'),
+      );
+      const column = kind === 'group' ? sql`group_id` : sql`project_id`;
+      return sql<
+        Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> & { id: number; found: boolean }
+      >`
     select v.id, s.user_id is not null as found, ${sql.join(SETTINGS_COLUMNS.map((c) => sql`s.${sql.ref(c)}`))}
     from (${visible}) v
-    left join notification_settings s on s.user_id = ${user.id} and s.${column} = v.id
-  `.execute(db);
+    left join notification_settings s on s.user_id = ${slot('viewerId')} and s.${column} = v.id
+  `;
+    },
+  );
+  const { rows } = await db.executeQuery(query);
   const row = rows[0];
   if (!row) return undefined;
   return toView(row.found ? row : undefined, { kind, id: row.id }, user);
@@ -267,40 +298,72 @@ export async function updateVisibleNotificationSettings(
   update: NotificationSettingsUpdate,
   audit: AuditActor = { actor: `user:${user.username}` },
 ): Promise<NotificationSettingsView | undefined> {
-  const visible = visibleNamespaceIds(user, kind, idOrPath);
-  if (!visible) return undefined;
+  const target = namespaceTarget(idOrPath);
+  if (!target) return undefined;
   if (update.notificationEmail !== undefined) throw invalid('notification_email needs updateNotificationSettings');
   const changes: Record<string, unknown> = changeSet(update, undefined);
-  const values: Record<string, unknown> = {
-    user_id: user.id,
-    group_id: kind === 'group' ? sql`v.id` : null,
-    project_id: kind === 'project' ? sql`v.id` : null,
-    level: defaultLevel({ kind, id: 0 }),
-    ...changes,
-    updated_at: new Date(),
+  const changed = Object.keys(changes);
+  const entry = notificationSettingsAudit(audit, user, { kind, id: 0 }, update);
+  const values: Record<WriteSlot, unknown> = {
+    viewerId: user.id,
+    viewerIsAdmin: user.is_admin,
+    target: target.value,
+    defaultLevel: defaultLevel({ kind, id: 0 }),
+    now: new Date(),
+    actor: entry.actor,
+    action: entry.action,
+    targetType: entry.targetType,
+    details: JSON.stringify(entry.details),
+    ipAddress: entry.ipAddress ?? null,
   };
-  const columns = Object.keys(values);
-  const target =
-    kind === 'group'
-      ? sql`(user_id, group_id) where group_id is not null`
-      : sql`(user_id, project_id) where project_id is not null`;
-  const set = [...Object.keys(changes), 'updated_at'].map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`);
-  const { rows } = await sql<
-    Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> & {
-      group_id: number | null;
-      project_id: number | null;
-    }
-  >`
+  for (const c of changed) values[`change:${c}`] = changes[c];
+  // The shape: the target's kind and match, and which columns change (each a slot of its own).
+  const query = writeTemplates.bind(db, `${kind} by ${target.by}: ${changed.join(',')}`, values, (slot) => {
+    const visible = visibleNamespaceIdsSql(
+      { id: slot('viewerId'), is_admin: slot('viewerIsAdmin') },
+      kind,
+      target.by,
+      slot('target'),
+    );
+    const columns: Record<string, unknown> = {
+      user_id: slot('viewerId'),
+      group_id: kind === 'group' ? sql`v.id` : sql`null`,
+      project_id: kind === 'project' ? sql`v.id` : sql`null`,
+      level: slot('defaultLevel'),
+      ...Object.fromEntries(changed.map((c) => [c, slot(`change:${c}`)])),
+      updated_at: slot('now'),
+    };
+    const names = Object.keys(columns);
+    const conflict =
+      kind === 'group'
+        ? sql`(user_id, group_id) where group_id is not null`
+        : sql`(user_id, project_id) where project_id is not null`;
+    const set = [...changed, 'updated_at'].map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`);
+    return sql<
+      Pick<SettingsRow, 'level' | 'notification_email' | NotificationEvent> & {
+        group_id: number | null;
+        project_id: number | null;
+      }
+    >`
     with changed as (
-      insert into notification_settings (${sql.join(columns.map((c) => sql.ref(c)))})
-      select ${sql.join(columns.map((c) => values[c]))} from (${visible}) v
-      on conflict ${target} do update set ${sql.join(set)}
+      insert into notification_settings (${sql.join(names.map((c) => sql.ref(c)))})
+      select ${sql.join(names.map((c) => columns[c]))} from (${visible}) v
+      on conflict ${conflict} do update set ${sql.join(set)}
       returning ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id
     ), audited as (
-      ${auditInsertFrom('changed', { ...notificationSettingsAudit(audit, user, { kind, id: 0 }, update), targetId: sql.ref(`changed.${kind}_id`) })}
+      ${auditInsertFrom('changed', {
+        actor: slot('actor'),
+        action: slot('action'),
+        targetType: slot('targetType'),
+        targetId: sql.ref(`changed.${kind}_id`),
+        details: sql`${slot('details')}::jsonb`,
+        ipAddress: slot('ipAddress'),
+      })}
     )
     select ${sql.join(SETTINGS_COLUMNS.map((c) => sql.ref(c)))}, group_id, project_id from changed
-  `.execute(db);
+  `;
+  });
+  const { rows } = await db.executeQuery(query);
   const row = rows[0];
   if (!row) return undefined;
   const id = (kind === 'group' ? row.group_id : row.project_id)!;

@@ -150,8 +150,9 @@ export const apiRoutes: FastifyPluginAsync<AppContext> = async (app, { db, confi
   for (const schema of shared) app.addSchema(schema);
   await app.register(openapiRoutes);
   await app.register(async (authenticated) => {
-    authenticated.addHook('onRequest', apiAuthentication(db, ctx.config));
-    authenticated.addHook('preValidation', rejectArraysForScalars);
+    // Route-level hooks, added as each route is (a route without scalar parameters gets no check).
+    authenticated.addHook('onRoute', apiAuthentication(db, ctx.config));
+    authenticated.addHook('onRoute', rejectArraysForScalars);
     await authenticated.register(userRoutes, ctx);
     await authenticated.register(notificationSettingsRoutes, ctx);
     await authenticated.register(namespaceRoutes, ctx);
