@@ -4,6 +4,7 @@
 import type { ApplicationRecord } from '../../domain/applications';
 import { parseBoolean } from '../../domain/booleans';
 import type { DomainError } from '../../domain/errors';
+import { MAX_ALLOWED_RESOURCES } from '../../domain/resources';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { Checkbox, CheckboxGroup, type FieldError, fieldErrorOf, TextArea, TextField } from '../../pages/components';
@@ -106,29 +107,52 @@ export const applicationInput = (v: ApplicationFormValues) => ({
  * The form's inputs by the domain's field names, and what each says when the domain refuses it
  * (GOV.UK style: what to do; which rule failed is the domain's business).
  */
+/** The words of a list of URIs in one textarea (`what`: "Redirect URI", …), per case. */
+const uriListWords = (what: string, example: string) => {
+  const inSentence = what[0].toLowerCase() + what.slice(1);
+  return {
+    blank: `Enter at least one ${inSentence}`,
+    fragment: `${what}s must not contain a # fragment`,
+    forbidden_scheme: `${what}s must not start with javascript:, data:, vbscript:, file: or blob:`,
+    otherwise: `Enter each ${inSentence} on its own line as a full address, like ${example}`,
+  };
+};
+
 const FIELDS = {
-  name: { id: 'app_name', message: 'Enter a name of 255 characters or fewer' },
-  redirect_uri: {
-    id: 'app_redirect_uri',
-    message:
-      'Enter at least one redirect URI, one per line, each a full address such as https://app.example/callback without a #fragment',
+  name: {
+    id: 'app_name',
+    message: {
+      blank: 'Enter a name for the application',
+      too_long: 'Name must be 255 characters or fewer',
+      otherwise: 'Enter a name of 255 characters or fewer',
+    },
   },
+  redirect_uri: { id: 'app_redirect_uri', message: uriListWords('Redirect URI', 'https://app.example/callback') },
   post_logout_redirect_uri: {
     id: 'app_post_logout_redirect_uri',
-    message:
-      'Enter each post-logout redirect URI on its own line as a full address such as https://app.example/signed-out without a #fragment',
+    message: uriListWords('Post-logout redirect URI', 'https://app.example/signed-out'),
   },
   allowed_resources: {
     id: 'app_allowed_resources',
-    message:
-      'Enter each allowed resource on its own line as a full https address such as https://mcp.example.com/mcp without a #fragment',
+    message: {
+      too_many: `Enter ${MAX_ALLOWED_RESOURCES} allowed resources or fewer`,
+      fragment: 'Allowed resources must not contain a # fragment',
+      user_info: 'Allowed resources must not contain a user name or password',
+      not_https: 'Allowed resources must start with https:// (or http:// for localhost, 127.0.0.1 or [::1])',
+      otherwise: 'Enter each allowed resource on its own line as a full address, like https://mcp.example.com/mcp',
+    },
   },
   backchannel_logout_uri: {
     id: 'app_backchannel_logout_uri',
-    message:
-      'Enter the back-channel logout URI as a full address such as https://app.example/logout without a #fragment',
+    message: {
+      fragment: 'Back-channel logout URI must not contain a # fragment',
+      otherwise: 'Enter the back-channel logout URI as a full http or https address, like https://app.example/logout',
+    },
   },
-  scopes: { id: 'app_scopes', message: 'Select at least one of the scopes listed' },
+  scopes: {
+    id: 'app_scopes',
+    message: { blank: 'Select at least one scope', otherwise: 'Select at least one scope from the list' },
+  },
 };
 
 /** A refusal of the form, at its field (the domain error names it). */

@@ -33,6 +33,7 @@ import {
   TextField,
   Time,
 } from '../../pages/components';
+import { EMAIL_WORDS, problemOf, wordsFor } from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
 import {
@@ -233,7 +234,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
       if (!field) throw err;
       return page(reply, r, {
         status: 422,
-        errors: [{ field: 'email_email', message: `E-mail address ${field}.` }],
+        errors: [{ field: 'email_email', message: wordsFor(EMAIL_WORDS, problemOf(field)) }],
         value: value.slice(0, MAX_EMAIL_LENGTH + 1),
       });
     }

@@ -75,9 +75,29 @@ function formError(err: DomainError): FieldError {
   return fieldErrorOf(
     err,
     {
-      name: { id: 'token_name', message: 'Enter a token name of 255 characters or fewer' },
-      expires_at: { id: 'token_expires_at', message: `Enter an expiration date between ${earliest} and ${latest}` },
-      scopes: { id: 'token_scopes', message: 'Select at least one of the scopes listed' },
+      name: {
+        id: 'token_name',
+        message: {
+          blank: 'Enter a token name',
+          too_long: 'Token name must be 255 characters or fewer',
+          otherwise: 'Enter a token name of 255 characters or fewer',
+        },
+      },
+      expires_at: {
+        id: 'token_expires_at',
+        message: {
+          blank: 'Enter an expiration date',
+          not_a_date: 'Expiration date must be a real date',
+          otherwise: `Expiration date must be between ${earliest} and ${latest}`,
+        },
+      },
+      scopes: {
+        id: 'token_scopes',
+        message: {
+          blank: 'Select at least one scope',
+          otherwise: 'Select scopes from the list',
+        },
+      },
     },
     'The token could not be created',
   );
