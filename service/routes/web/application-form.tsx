@@ -200,7 +200,7 @@ export function ApplicationFields({
         id="app_post_logout_redirect_uri"
         name={`${F}[post_logout_redirect_uri]`}
         label="Post-logout redirect URIs (optional)"
-        hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
+        hint="One per line. Where people may be sent back to after they sign out through the application. Must match exactly."
         value={values.postLogoutRedirectUri}
         error={error('app_post_logout_redirect_uri')}
         rows={rowsFor(values.postLogoutRedirectUri, 2)}
@@ -209,7 +209,7 @@ export function ApplicationFields({
         id="app_allowed_resources"
         name={`${F}[allowed_resources]`}
         label="Allowed resources (optional)"
-        hint="One per line. The resource servers (RFC 8707 resource URIs, such as an MCP server's) its tokens may be for. Empty: any https URI."
+        hint="One per line. The servers this application's tokens may be used at, for example an MCP server. Leave empty to allow any https address."
         value={values.allowedResources}
         error={error('app_allowed_resources')}
         rows={rowsFor(values.allowedResources, 2)}
@@ -218,7 +218,7 @@ export function ApplicationFields({
         id="app_backchannel_logout_uri"
         name={`${F}[backchannel_logout_uri]`}
         label="Back-channel logout URI (optional)"
-        hint="Lanyard POSTs a signed logout token here when a session the application took part in ends."
+        hint="Where Lanyard sends a signed sign-out notice when someone's session that used the application ends."
         value={values.backchannelLogoutUri}
         error={error('app_backchannel_logout_uri')}
         maxlength={2000}
@@ -250,7 +250,7 @@ export function ApplicationFields({
         id="app_dpop_bound_access_tokens"
         name={`${F}[dpop_bound_access_tokens]`}
         label="Require DPoP"
-        hint="Every token request must prove possession of a key (RFC 9449): tokens stolen without it are useless."
+        hint="The application proves it holds its own key with every token request (DPoP), so a stolen token is useless without that key."
         checked={values.dpopBoundAccessTokens}
       />
     </>
