@@ -29,18 +29,18 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** The summary's heading and link texts, and which element has focus. */
+/** The summary's heading and link texts, and which element has focus (evaluated in the page). */
 const summaryOf = (page: Page) =>
-  page.evaluate(() => ({
+  page.evaluate(`({
     heading: document.querySelector('#error-summary h2')?.textContent,
     links: [...document.querySelectorAll('#error-summary a')].map((a) => [a.getAttribute('href'), a.textContent]),
     focused: document.activeElement?.id,
-  }));
+  })`);
 
 /** What a field tells assistive technology: aria-invalid, and the texts its aria-describedby names. */
 const fieldOf = (page: Page, id: string) =>
-  page.evaluate((id) => {
-    const el = document.getElementById(id)!;
+  page.evaluate(`(() => {
+    const el = document.getElementById(${JSON.stringify(id)});
     return {
       invalid: el.getAttribute('aria-invalid'),
       described: (el.getAttribute('aria-describedby') ?? '')
@@ -48,7 +48,7 @@ const fieldOf = (page: Page, id: string) =>
         .filter(Boolean)
         .map((d) => document.getElementById(d)?.textContent),
     };
-  }, id);
+  })()`);
 
 describe.skipIf(!available)('form errors in chromium at 390 px', () => {
   it('password change and a new application: summary focused, messages at their fields, axe-clean', async () => {

@@ -264,6 +264,27 @@ describe('registration', () => {
     expect((await credentialsOf(user.id)).map((c) => c.name)).toEqual(['One']);
   });
 
+  it('a name is needed: 422 with the summary and the message at the name field; nothing added', async () => {
+    const { user } = await makeUser(f.db, 'alice');
+    const web = await signedIn('alice');
+    const csrf = WebClient.csrf((await web.get(PAGE)).body);
+    for (const [name, message] of [
+      ['  ', 'Enter a name for your passkey or security key'],
+      ['x'.repeat(101), 'Name must be 100 characters or fewer'],
+    ]) {
+      const res = await web.post(`${PAGE}/webauthn`, { authenticity_token: csrf, name, credential: '' });
+      expect(res.statusCode).toBe(422);
+      expect(res.body).toContain(
+        `<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#webauthn_name">${message}</a></li></ul>`,
+      );
+      expect(res.body).toContain('aria-invalid="true" aria-describedby="webauthn_name-hint webauthn_name-error"');
+      // Only the summary takes focus.
+      expect(res.body.match(/ autofocus/g)).toHaveLength(1);
+      expect(res.body).toContain('tabindex="-1" autofocus>');
+    }
+    expect(await credentialsOf(user.id)).toEqual([]);
+  });
+
   it('a key registered to another account cannot be registered again', async () => {
     await makeUser(f.db, 'alice');
     const { user: bob } = await makeUser(f.db, 'bob');

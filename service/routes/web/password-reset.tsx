@@ -76,7 +76,7 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
             value={value}
             error={error}
             required
-            autofocus
+            autofocus={error === undefined}
           />
           <div class="actions">
             <Button>Reset password</Button>
@@ -128,7 +128,7 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
             autocomplete="new-password"
             error={err('user_password')}
             required
-            autofocus
+            autofocus={!errors?.length}
           />
           <TextField
             id="user_password_confirmation"

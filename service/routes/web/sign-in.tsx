@@ -167,7 +167,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
             error={error}
             autocomplete="one-time-code"
             required
-            autofocus
+            autofocus={error === undefined}
           />
           <div class="actions">
             <Button>Verify code</Button>

@@ -154,7 +154,6 @@ export function EnrolmentPanel(props: {
           inputmode="numeric"
           autocomplete="one-time-code"
           error={props.error}
-          autofocus={props.error !== undefined}
           required
         />
         <div class="actions">
