@@ -278,6 +278,13 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
         notice: `E-mail to ${cleared.address} resumed. If it bounces again, it stops again.`,
       });
     } catch (err) {
+      if (err instanceof DomainError && err.kind === 'not_found')
+        return page(reply, r, {
+          status: 404,
+          flash: {
+            alert: `E-mail to ${address.trim()} is not stopped on your account, so there is nothing to resume.`,
+          },
+        });
       return refused(reply, r, err);
     }
   });
