@@ -89,15 +89,16 @@ describe('personal access tokens', () => {
     expect(await audits('personal_access_token.create')).toBe(1);
   });
 
-  const EXPIRY = () => `Expiration date must be between ${day(1)} and ${day(365)}`;
+  const PAST = () => `Expiration date must be in the future, from ${day(1)}`;
+  const TOO_LATE = () => `Expiration date must be no later than ${day(365)}, 365 days from today`;
   const SCOPES = 'Select scopes from the list';
   it.each([
     [{ 'personal_access_token[name]': '' }, 'token_name', 'Enter a token name'],
     [{ 'personal_access_token[name]': 'x'.repeat(256) }, 'token_name', 'Token name must be 255 characters or fewer'],
-    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', EXPIRY],
-    [{ 'personal_access_token[expires_at]': day(0) }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', PAST],
+    [{ 'personal_access_token[expires_at]': day(0) }, 'token_expires_at', PAST],
     [{ 'personal_access_token[expires_at]': '' }, 'token_expires_at', 'Enter an expiration date'],
-    [{ 'personal_access_token[expires_at]': day(366) }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[expires_at]': day(366) }, 'token_expires_at', TOO_LATE],
     [{ 'personal_access_token[expires_at]': '2026-02-30' }, 'token_expires_at', 'Expiration date must be a real date'],
     [{ 'personal_access_token[scopes][]': 'sudo' }, 'token_scopes', SCOPES],
     [{ 'personal_access_token[scopes][]': 'openid' }, 'token_scopes', SCOPES],

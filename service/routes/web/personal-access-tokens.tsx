@@ -70,8 +70,13 @@ interface ShownToken {
  * The form's inputs by the domain's field names, and what each says when the domain refuses it
  * (GOV.UK style: what to do, not which rule failed; the rules are the domain's).
  */
-function formError(err: DomainError): FieldError {
+function formError(err: DomainError, expiresAt: string): FieldError {
   const { earliest, latest } = selfServiceExpiryRange();
+  // Out of the range: which end it missed, in words (the range itself is the domain's).
+  const outOfRange =
+    expiresAt < earliest
+      ? `Expiration date must be in the future, from ${earliest}`
+      : `Expiration date must be no later than ${latest}, ${MAX_SELF_SERVICE_LIFETIME_DAYS} days from today`;
   return fieldErrorOf(
     err,
     {
@@ -88,6 +93,7 @@ function formError(err: DomainError): FieldError {
         message: {
           blank: 'Enter an expiration date',
           not_a_date: 'Expiration date must be a real date',
+          out_of_range: outOfRange,
           otherwise: `Expiration date must be between ${earliest} and ${latest}`,
         },
       },
@@ -281,7 +287,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return redirectRejected(app, reply, r.session, BASE, values, [formError(err)]);
+        return redirectRejected(app, reply, r.session, BASE, values, [formError(err, values.expiresAt)]);
       throw err;
     }
   });
