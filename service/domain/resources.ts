@@ -12,7 +12,7 @@ const MAX_RESOURCE_LENGTH = 2048;
 /** Resources one request may name (each becomes part of the token's audience). */
 export const MAX_RESOURCES_PER_REQUEST = 10;
 /** Entries of an application's allowed_resources list. */
-const MAX_ALLOWED_RESOURCES = 50;
+export const MAX_ALLOWED_RESOURCES = 50;
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '[::1]']);
 const isLoopbackHost = (hostname: string): boolean =>

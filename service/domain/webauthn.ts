@@ -186,15 +186,16 @@ export async function registrationOptions(
 
 const REGISTER_UNIQUE = {
   webauthn_credentials_credential_id_key: 'This passkey or security key is already registered.',
-  webauthn_credentials_user_id_name_key: 'You already have a passkey or security key with this name.',
+  webauthn_credentials_user_id_name_key:
+    'You already have a passkey or security key with this name. Enter a different name',
 };
 
 /** A credential name as typed: trimmed, 1–100 characters. */
 function credentialName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0) throw invalidField('name', "Name can't be blank.");
+  if (trimmed.length === 0) throw invalidField('name', 'Enter a name for your passkey or security key');
   if (trimmed.length > CREDENTIAL_NAME_MAX)
-    throw invalidField('name', `Name is too long (maximum is ${CREDENTIAL_NAME_MAX} characters).`);
+    throw invalidField('name', `Name must be ${CREDENTIAL_NAME_MAX} characters or fewer`);
   return trimmed;
 }
 

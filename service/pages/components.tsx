@@ -2,6 +2,7 @@
 // errors, buttons (primary, secondary, destructive) and the confirm step of destructive actions.
 import { type DomainError, fieldOf } from '../domain/errors';
 import { CSRF_FIELD } from '../http/session';
+import { type FieldWords, problemOf, wordsFor } from './form-words';
 import * as React from './jsx';
 import type { Child, Html } from './jsx';
 
@@ -19,18 +20,19 @@ export interface FieldError {
 
 /**
  * A domain refusal shown on a form: at the input the error names (`fields` maps the domain's field,
- * e.g. `scopes`, to this form's input id, or to the id and the page's own words for it), else in
- * the summary only with `otherwise`. Never by reading the message.
+ * e.g. `scopes`, to this form's input id, or to the id and the page's own words for it, per case:
+ * pages/form-words.ts), else in the summary only with `otherwise`. Never by reading the message.
  */
 export const fieldErrorOf = (
   err: DomainError,
-  fields: Readonly<Record<string, string | { id: string; message: string }>>,
+  fields: Readonly<Record<string, string | { id: string; message: FieldWords }>>,
   otherwise = err.message,
 ): FieldError => {
   const name = fieldOf(err);
   const field = name === undefined ? undefined : fields[name];
-  if (field === undefined) return { message: otherwise };
-  return typeof field === 'string' ? { field, message: err.message } : { field: field.id, message: field.message };
+  if (name === undefined || field === undefined) return { message: otherwise };
+  if (typeof field === 'string') return { field, message: err.message };
+  return { field: field.id, message: wordsFor(field.message, problemOf(err.details?.[name]?.[0])) };
 };
 
 export function FlashMessages({ flash }: { flash?: Flash }): Html {
@@ -50,12 +52,23 @@ export function FlashMessages({ flash }: { flash?: Flash }): Html {
   );
 }
 
-/** The list of problems at the top of a rejected form, each linking to its field (GOV.UK pattern). */
+/**
+ * The list of problems at the top of a rejected form, each linking to its field (GOV.UK pattern).
+ * Focus moves to it without JavaScript (`autofocus` on a `tabindex="-1"` box comes before any
+ * field's in the document, so it wins), and a screen reader announces it (role=alert).
+ */
 export function ErrorSummary({ errors }: { errors?: readonly FieldError[] }): Html {
   if (!errors?.length) return React.EMPTY;
   return (
-    <div class="error-summary" role="alert" aria-labelledby="error-summary-title" id="error-summary">
-      <h2 id="error-summary-title">There was a problem</h2>
+    <div
+      class="error-summary"
+      role="alert"
+      aria-labelledby="error-summary-title"
+      id="error-summary"
+      tabindex="-1"
+      autofocus
+    >
+      <h2 id="error-summary-title">There is a problem</h2>
       <ul>
         {errors.map((e) => (
           <li>{e.field ? <a href={`#${e.field}`}>{e.message}</a> : e.message}</li>
@@ -169,7 +182,12 @@ export function Select(props: {
     <div class={error ? 'field invalid' : 'field'}>
       <label for={id}>{label}</label>
       <FieldMessages id={id} hint={hint} error={error} />
-      <select id={id} name={name} aria-describedby={describedBy(id, hint, error)}>
+      <select
+        id={id}
+        name={name}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+      >
         {options.map((o) => (
           <option value={o.value} selected={o.value === value}>
             {o.label}

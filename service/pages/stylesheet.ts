@@ -48,6 +48,7 @@ p{margin:.5rem 0 1rem}
 .error-summary h2{font-size:1rem;margin:0 0 .25rem}
 .error-summary ul{margin:0;padding-left:1.25rem}
 .error-summary a{color:inherit}
+.error-summary:focus{outline:3px solid var(--focus);outline-offset:2px}
 .field{margin:0 0 1.1rem}
 .field>label,fieldset legend{display:block;font-weight:600;margin-bottom:.3rem}
 .hint{display:block;color:var(--muted);font-size:.9rem;margin:-.15rem 0 .35rem}

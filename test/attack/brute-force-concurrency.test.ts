@@ -232,7 +232,10 @@ describe(`${N} concurrent device user codes (5 wrong a minute per session)`, () 
     console.log(`[attack] device user codes ×${N}: ${JSON.stringify(tally(statuses))}`);
     expect(tally(statuses)).toEqual({ 400: 5, 429: 45 });
     expect(responses[N - 1].statusCode).toBe(429);
-    for (const r of responses.filter((r) => r.statusCode === 400)) expect(r.body).toContain('The user code is invalid');
+    for (const r of responses.filter((r) => r.statusCode === 400))
+      expect(r.body).toContain(
+        '<a href="#user_code">That code is not right. Check the code shown on your device and enter it again</a>',
+      );
     const grants = await f.db.selectFrom('oauth_device_grants').select(['status', 'user_id']).execute();
     expect(grants).toEqual([{ status: 'pending', user_id: null }]);
   });

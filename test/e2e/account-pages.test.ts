@@ -80,7 +80,7 @@ describe.skipIf(!available)('account pages in chromium', () => {
       expect(secret).toMatch(/^[A-Z2-7]{32}$/);
       await page.fill('#pin_code', '000000' === totp(secret) ? '111111' : '000000');
       await press(page, 'Register with two-factor app');
-      expect(await page.textContent('#pin_code-error')).toContain('Invalid pin code');
+      expect(await page.textContent('#pin_code-error')).toContain('The code is not correct.');
       await inspect(page, 'two-factor-wrong-pin');
       await page.fill('#pin_code', totp(secret));
       await press(page, 'Register with two-factor app');
@@ -200,7 +200,9 @@ describe.skipIf(!available)('account pages in chromium', () => {
       await page.fill('#user_new_password', 'a much longer passphrase');
       await page.fill('#user_password_confirmation', 'a much longer passphrase');
       await press(page, 'Save password');
-      expect(await page.textContent('#error-summary')).toContain('You must provide a valid current password.');
+      expect(await page.textContent('#error-summary')).toContain(
+        'The current password is not correct. Enter your current password',
+      );
       await inspect(page, 'password-error');
       await page.fill('#user_password', PASSWORD);
       await page.fill('#user_new_password', 'a much longer passphrase');

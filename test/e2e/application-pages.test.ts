@@ -130,7 +130,9 @@ describe.skipIf(!available)('consent, device, applications and token pages in ch
       await page.fill('#app_redirect_uri', 'https://deploy.example/cb#fragment');
       await page.check('#app_scopes-api');
       await press(page, 'Save application');
-      expect(await page.textContent('#app_redirect_uri-error')).toContain('Enter at least one redirect URI');
+      expect(await page.textContent('#app_redirect_uri-error')).toContain(
+        'Redirect URIs must not contain a # fragment',
+      );
       await check(page, 'application-new-error');
       await page.fill('#app_redirect_uri', `https://deploy.example/cb\n${long}`);
       const before = await appRows();
@@ -206,7 +208,7 @@ describe.skipIf(!available)('consent, device, applications and token pages in ch
       ).toEqual(['api', 'read_api', 'read_user']);
       await page.fill('#token_name', 'laptop');
       await press(page, 'Create personal access token');
-      expect(await page.textContent('#token_scopes-error')).toBe('Error: Select at least one of the scopes listed');
+      expect(await page.textContent('#token_scopes-error')).toBe('Error: Select at least one scope');
       await check(page, 'personal-access-token-error');
       const soon = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
       await page.fill('#token_expires_at', soon);

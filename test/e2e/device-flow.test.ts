@@ -124,7 +124,9 @@ async function personDecides(
     const back = await page.goBack();
     expect(back?.request().method()).toBe('GET');
     expect(new URL(page.url()).pathname).toBe('/oauth/device/confirm');
-    expect(await page.textContent('#error')).toBe('The user code is invalid');
+    expect(await page.textContent('#user_code-error')).toBe(
+      'Error: That code is not right. Check the code shown on your device and enter it again',
+    );
     return decided;
   } finally {
     await context.close();

@@ -329,7 +329,9 @@ describe('polling POST /oauth/token', () => {
       decision: 'authorize',
     });
     expect(entered.statusCode).toBe(400);
-    expect(entered.body).toContain('The user code is expired');
+    expect(entered.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_code">That code has expired. Start again on your device to get a new code</a></li></ul>',
+    );
     expect((await grantRows())[0]).toMatchObject({ status: 'pending', user_id: null });
     await backdatePoll(60);
     expect((await poll(ctx.pub.clientId, device_code)).json()).toEqual(deviceError('expired_token'));
@@ -439,7 +441,9 @@ describe('the /oauth/device page', () => {
       decision: 'authorize',
     });
     expect(again.statusCode).toBe(400);
-    expect(again.body).toContain('The user code is invalid');
+    expect(again.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_code">That code is not right. Check the code shown on your device and enter it again</a></li></ul>',
+    );
     expect((await grantRows())[0].status).toBe('denied');
   });
 
@@ -447,7 +451,12 @@ describe('the /oauth/device page', () => {
     const { user_code } = await authorizeDevice(ctx.pub.clientId);
     const wrong = await ctx.web.get('/oauth/device/confirm?user_code=BBBB-BBBB');
     expect(wrong.statusCode).toBe(400);
-    expect(wrong.body).toContain('<p class="flash flash-alert" role="alert" id="error">The user code is invalid</p>');
+    expect(wrong.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_code">That code is not right. Check the code shown on your device and enter it again</a></li></ul>',
+    );
+    expect(wrong.body).toContain(
+      '<span class="field-error" id="user_code-error"><span class="visually-hidden">Error: </span>That code is not right. Check the code shown on your device and enter it again</span>',
+    );
     expect(await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).orderBy('key').execute()).toEqual([
       { key: 'failures:addr:127.0.0.1', count: 1 },
       { key: expect.stringMatching(/^failures:user_code:session:[0-9a-f]{64}$/), count: 1 },
@@ -466,10 +475,19 @@ describe('the /oauth/device page', () => {
     const { user_code } = await authorizeDevice(ctx.pub.clientId);
     const page = await ctx.web.get('/oauth/device');
     const csrf = WebClient.csrf(page.body);
-    for (const wrong of ['BBBB-BBBB', 'garbage', '', 'CCCCCCCC', 'AAAA-AAAA']) {
+    // Nothing typed is no guess: it says what to do and counts nothing.
+    const blank = await ctx.web.post('/oauth/device', { authenticity_token: csrf, user_code: '  ' });
+    expect(blank.statusCode).toBe(400);
+    expect(blank.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_code">Enter the code shown on your device</a></li></ul>',
+    );
+    expect(await f.db.selectFrom('rate_limit_counters').select('key').execute()).toEqual([]);
+    for (const wrong of ['BBBB-BBBB', 'garbage', 'DDDD-DDDD', 'CCCCCCCC', 'AAAA-AAAA']) {
       const res = await ctx.web.post('/oauth/device', { authenticity_token: csrf, user_code: wrong });
       expect(res.statusCode).toBe(400);
-      expect(res.body).toContain('<p class="flash flash-alert" role="alert" id="error">The user code is invalid</p>');
+      expect(res.body).toContain(
+        '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_code">That code is not right. Check the code shown on your device and enter it again</a></li></ul>',
+      );
     }
     const blocked = await ctx.web.post('/oauth/device', { authenticity_token: csrf, user_code, decision: 'authorize' });
     expect(blocked.statusCode).toBe(429);

@@ -187,7 +187,9 @@ describe('users set-2fa on --require-enrolment', () => {
     });
     expect(wrong.statusCode).toBe(422);
     expect(wrong.body).toContain('aria-describedby="pin_code-hint pin_code-error"');
-    expect(wrong.body).toContain('<a href="#pin_code">Enter the 6-digit code your app shows now.</a>');
+    expect(wrong.body).toContain(
+      '<a href="#pin_code">The code is not correct. Enter the 6-digit code your authenticator app shows now</a>',
+    );
 
     const ok = await web.post('/users/two_factor_enrolment', {
       authenticity_token: WebClient.csrf(wrong.body),

@@ -89,20 +89,20 @@ describe('personal access tokens', () => {
     expect(await audits('personal_access_token.create')).toBe(1);
   });
 
-  const NAME = 'Enter a token name of 255 characters or fewer';
-  const EXPIRY = () => `Enter an expiration date between ${day(1)} and ${day(365)}`;
-  const SCOPES = 'Select at least one of the scopes listed';
+  const PAST = () => `Expiration date must be in the future, from ${day(1)}`;
+  const TOO_LATE = () => `Expiration date must be no later than ${day(365)}, 365 days from today`;
+  const SCOPES = 'Select scopes from the list';
   it.each([
-    [{ 'personal_access_token[name]': '' }, 'token_name', NAME],
-    [{ 'personal_access_token[name]': 'x'.repeat(256) }, 'token_name', NAME],
-    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', EXPIRY],
-    [{ 'personal_access_token[expires_at]': day(0) }, 'token_expires_at', EXPIRY],
-    [{ 'personal_access_token[expires_at]': '' }, 'token_expires_at', EXPIRY],
-    [{ 'personal_access_token[expires_at]': day(366) }, 'token_expires_at', EXPIRY],
-    [{ 'personal_access_token[expires_at]': '2026-02-30' }, 'token_expires_at', EXPIRY],
+    [{ 'personal_access_token[name]': '' }, 'token_name', 'Enter a token name'],
+    [{ 'personal_access_token[name]': 'x'.repeat(256) }, 'token_name', 'Token name must be 255 characters or fewer'],
+    [{ 'personal_access_token[expires_at]': day(-1) }, 'token_expires_at', PAST],
+    [{ 'personal_access_token[expires_at]': day(0) }, 'token_expires_at', PAST],
+    [{ 'personal_access_token[expires_at]': '' }, 'token_expires_at', 'Enter an expiration date'],
+    [{ 'personal_access_token[expires_at]': day(366) }, 'token_expires_at', TOO_LATE],
+    [{ 'personal_access_token[expires_at]': '2026-02-30' }, 'token_expires_at', 'Expiration date must be a real date'],
     [{ 'personal_access_token[scopes][]': 'sudo' }, 'token_scopes', SCOPES],
     [{ 'personal_access_token[scopes][]': 'openid' }, 'token_scopes', SCOPES],
-    [{ 'personal_access_token[scopes][]': undefined }, 'token_scopes', SCOPES],
+    [{ 'personal_access_token[scopes][]': undefined }, 'token_scopes', 'Select at least one scope'],
   ])('bad input %j → 303 back to the form, "%s" message, nothing created', async (values, field, message) => {
     // Post/redirect/get for a refusal too: Back and reload never re-post the form.
     expectSeeOther(await create(values), PATS);
@@ -110,9 +110,11 @@ describe('personal access tokens', () => {
     const expected = typeof message === 'function' ? message() : message;
     expect(fieldError(res.body, field)).toBe(expected);
     // The summary links to the field; no other field is marked; no domain wording leaks.
-    expect(res.body).toContain(`<li><a href="#${field}">${expected}</a></li>`);
+    expect(res.body).toContain(
+      `<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#${field}">${expected}</a></li></ul>`,
+    );
     expect(res.body.match(/class="field-error"/g)).toHaveLength(1);
-    expect(res.body).not.toMatch(/sudo|unknown scope|choose from|YYYY/i);
+    expect(res.body).not.toMatch(/sudo|unknown scope|choose from|YYYY|is invalid|can.t be blank/i);
     expect(await f.db.selectFrom('personal_access_tokens').select('id').execute()).toEqual([]);
   });
 
@@ -275,7 +277,15 @@ describe('two-factor authentication', () => {
     const wrong = totp(secret) === '000000' ? '111111' : '000000';
     const res = await web.post(TFA, { authenticity_token: WebClient.csrf(page.body), pin_code: wrong });
     expect(res.statusCode).toBe(422);
-    expect(fieldError(res.body, 'pin_code')).toBe('Invalid pin code. Enter the current code from your app.');
+    expect(fieldError(res.body, 'pin_code')).toBe(
+      'The code is not correct. Enter the 6-digit code your authenticator app shows now',
+    );
+    expect(res.body).toContain(
+      '<li><a href="#pin_code">The code is not correct. Enter the 6-digit code your authenticator app shows now</a></li>',
+    );
+    const blank = await web.post(TFA, { authenticity_token: WebClient.csrf(page.body), pin_code: ' ' });
+    expect(blank.statusCode).toBe(422);
+    expect(fieldError(blank.body, 'pin_code')).toBe('Enter the 6-digit code from your authenticator app');
     expect(secretOf(res.body)).toBe(secret);
     expect(
       (await f.db.selectFrom('users').select('otp_secret').where('id', '=', alice.id).executeTakeFirstOrThrow())
@@ -303,7 +313,17 @@ describe('two-factor authentication', () => {
     expect(first.statusCode).toBe(302);
     const again = await signIn(codes[3]);
     expect(again.statusCode).toBe(401);
-    expect(fieldError(again.body, 'user_otp_attempt')).toBe('Invalid two-factor code.');
+    expect(fieldError(again.body, 'user_otp_attempt')).toBe(
+      'The code is not correct. Enter the code your authenticator app shows now, or an unused recovery code',
+    );
+    expect(again.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_otp_attempt">',
+    );
+    const blank = await signIn('');
+    expect(blank.statusCode).toBe(401);
+    expect(fieldError(blank.body, 'user_otp_attempt')).toBe(
+      'Enter the code from your authenticator app, or one of your recovery codes',
+    );
     expect((await web.get(TFA)).body).toContain('9 of 10 recovery codes remain unused.');
   });
 
@@ -315,11 +335,17 @@ describe('two-factor authentication', () => {
     const wrongRegen = await submit(TFA, `${TFA}/codes`, { current_password: 'nope' });
     expect(wrongRegen.statusCode).toBe(422);
     expect(fieldError(wrongRegen.body, 'regenerate_current_password')).toBe(
-      'You must provide a valid current password.',
+      'The current password is not correct. Enter your current password',
     );
+    const blankRegen = await submit(TFA, `${TFA}/codes`, { current_password: '' });
+    expect(blankRegen.statusCode).toBe(422);
+    expect(fieldError(blankRegen.body, 'regenerate_current_password')).toBe('Enter your current password');
     expect(await digests()).toEqual(before);
     const wrongDisable = await submit(TFA, `${TFA}/disable`, { current_password: 'nope' });
     expect(wrongDisable.statusCode).toBe(422);
+    expect(fieldError(wrongDisable.body, 'disable_current_password')).toBe(
+      'The current password is not correct. Enter your current password',
+    );
     expect(
       (await f.db.selectFrom('users').select('otp_secret').where('id', '=', alice.id).executeTakeFirstOrThrow())
         .otp_secret,
@@ -354,16 +380,27 @@ describe('password', () => {
       .password_hash;
 
   it.each([
-    [{ 'user[password]': 'wrong password' }, 'user_password', 'You must provide a valid current password.'],
+    [
+      { 'user[password]': 'wrong password' },
+      'user_password',
+      'The current password is not correct. Enter your current password',
+    ],
+    [{ 'user[password]': '' }, 'user_password', 'Enter your current password'],
     [
       { 'user[new_password]': 'short', 'user[password_confirmation]': 'short' },
       'user_new_password',
-      'New password is too short (minimum is 8 characters)',
+      'Password must be 8 characters or more',
     ],
+    [
+      { 'user[new_password]': 'x'.repeat(1025), 'user[password_confirmation]': 'x'.repeat(1025) },
+      'user_new_password',
+      'Password must be 1024 characters or fewer',
+    ],
+    [{ 'user[new_password]': '', 'user[password_confirmation]': '' }, 'user_new_password', 'Enter a new password'],
     [
       { 'user[password_confirmation]': 'something else' },
       'user_password_confirmation',
-      'Password confirmation doesn’t match the new password.',
+      'Enter the same password in both new password fields',
     ],
   ])('bad input %j → 422 with its message, password unchanged', async (values, field, message) => {
     const before = await hash();
@@ -375,6 +412,12 @@ describe('password', () => {
     });
     expect(res.statusCode).toBe(422);
     expect(fieldError(res.body, field)).toBe(message);
+    expect(res.body).toContain(
+      `<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#${field}">${message}</a></li></ul>`,
+    );
+    expect(res.body).toMatch(
+      new RegExp(`id="${field}"[^>]*aria-invalid="true" aria-describedby="[^"]*${field}-error"`),
+    );
     expect(await hash()).toBe(before);
   });
 
@@ -535,12 +578,32 @@ describe('notifications', () => {
     const rows = () => f.db.selectFrom('notification_settings').select(['level', 'notification_email']).execute();
     const badLevel = await submit(N, N, { level: 'loud' });
     expect(badLevel.statusCode).toBe(422);
-    expect(fieldError(badLevel.body, 'global_level')).toBe('Choose a notification level from the list.');
+    expect(fieldError(badLevel.body, 'global_level')).toBe('Select a notification level');
+    expect(badLevel.body).toContain('<li><a href="#global_level">Select a notification level</a></li>');
+    expect(badLevel.body).toContain(
+      '<select id="global_level" name="level" aria-invalid="true" aria-describedby="global_level-hint global_level-error">',
+    );
     const badEmail = await submit(N, N, { level: 'watch', notification_email: 'bob@example.com' });
     expect(badEmail.statusCode).toBe(422);
     expect(fieldError(badEmail.body, 'notification_email')).toBe(
-      'Notification e-mail must be an e-mail you have verified.',
+      'Select a notification e-mail from your confirmed e-mail addresses',
     );
+    // A group's own level: the summary links to that group's select, and the message is beside it.
+    await createGroup(f.db, { path: 'mine', visibility: 'public' });
+    const mine = await f.db.selectFrom('groups').select('id').where('full_path', '=', 'mine').executeTakeFirstOrThrow();
+    expectSeeOther(await submit(N, `${N}/groups/${mine.id}`, { level: 'watch' }), N);
+    const before = await rows();
+    const badTarget = await submit(N, `${N}/groups/${mine.id}`, { level: 'loud' });
+    expect(badTarget.statusCode).toBe(422);
+    expect(badTarget.body).toContain(
+      `<li><a href="#level-group-${mine.id}">Select a notification level for mine</a></li>`,
+    );
+    expect(fieldError(badTarget.body, `level-group-${mine.id}`)).toBe('Select a notification level for mine');
+    expect(badTarget.body).toContain(
+      `<select id="level-group-${mine.id}" name="level" aria-invalid="true" aria-describedby="level-group-${mine.id}-error">`,
+    );
+    expect(await rows()).toEqual(before);
+    await f.db.deleteFrom('notification_settings').execute();
     const invisible = await submit(N, `${N}/groups/${hidden.id}`, { level: 'watch' });
     expect(invisible.statusCode).toBe(404);
     expect(alert(invisible.body)).toBe('That group was not found.');

@@ -137,25 +137,41 @@ describe('/profile/applications', () => {
   });
 
   it.each([
-    [[`${F}[name]`, ' '], 'app_name', 'Enter a name of 255 characters or fewer'],
-    [[`${F}[name]`, 'x'.repeat(256)], 'app_name', 'Enter a name of 255 characters or fewer'],
+    [[`${F}[name]`, ' '], 'app_name', 'Enter a name for the application'],
+    [[`${F}[name]`, 'x'.repeat(256)], 'app_name', 'Name must be 255 characters or fewer'],
     [
       [`${F}[redirect_uri]`, 'javascript:scope()'],
       'app_redirect_uri',
-      'Enter at least one redirect URI, one per line, each a full address such as https://app.example/callback without a #fragment',
+      'Redirect URIs must not start with javascript:, data:, vbscript:, file: or blob:',
+    ],
+    [[`${F}[redirect_uri]`, ''], 'app_redirect_uri', 'Enter at least one redirect URI'],
+    [
+      [`${F}[redirect_uri]`, 'app.example/callback'],
+      'app_redirect_uri',
+      'Enter each redirect URI on its own line as a full address, like https://app.example/callback',
     ],
     [
-      [`${F}[redirect_uri]`, ''],
+      [`${F}[redirect_uri]`, 'https://app.example/cb#x'],
       'app_redirect_uri',
-      'Enter at least one redirect URI, one per line, each a full address such as https://app.example/callback without a #fragment',
+      'Redirect URIs must not contain a # fragment',
     ],
     [
       [`${F}[post_logout_redirect_uri]`, 'https://app.example/bye#top'],
       'app_post_logout_redirect_uri',
-      'Enter each post-logout redirect URI on its own line as a full address such as https://app.example/signed-out without a #fragment',
+      'Post-logout redirect URIs must not contain a # fragment',
     ],
-    [[`${F}[scopes][]`, 'nope'], 'app_scopes', 'Select at least one of the scopes listed'],
-    [[`${F}[scopes]`, ''], 'app_scopes', 'Select at least one of the scopes listed'],
+    [
+      [`${F}[allowed_resources]`, 'http://mcp.example.com/mcp'],
+      'app_allowed_resources',
+      'Allowed resources must start with https:// (or http:// for localhost, 127.0.0.1 or [::1])',
+    ],
+    [
+      [`${F}[backchannel_logout_uri]`, 'ftp://app.example/logout'],
+      'app_backchannel_logout_uri',
+      'Enter the back-channel logout URI as a full http or https address, like https://app.example/logout',
+    ],
+    [[`${F}[scopes][]`, 'nope'], 'app_scopes', 'Select at least one scope from the list'],
+    [[`${F}[scopes]`, ''], 'app_scopes', 'Select at least one scope from the list'],
   ] as Array<[[string, string], string, string]>)(
     'bad input %j → 303 back to the form, the message at %s only, nothing created',
     async ([key, value], id, message) => {
@@ -165,7 +181,15 @@ describe('/profile/applications', () => {
       const res = await web.get('/profile/applications/new');
       expect(res.statusCode).toBe(200);
       expect(fieldError(res.body, id)).toBe(message);
-      expect(res.body).toContain(`<li><a href="#${id}">${message}</a></li>`);
+      expect(res.body).toContain(
+        `<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#${id}">${message}</a></li></ul>`,
+      );
+      // The field says it is wrong (a fieldset of checkboxes by its description: aria-invalid is not for groups).
+      expect(res.body).toContain(
+        id === 'app_scopes'
+          ? `<fieldset class="field invalid" id="${id}" aria-describedby="${id}-hint ${id}-error">`
+          : `aria-invalid="true" aria-describedby="${id}-hint ${id}-error"`,
+      );
       expect(res.body.match(/class="field-error"/g)).toHaveLength(1);
       expect(res.body).not.toMatch(/choose from|forbidden scheme|must not be empty/);
       expect(await rows()).toEqual([]);
@@ -243,7 +267,7 @@ describe('/profile/applications', () => {
     });
     expectSeeOther(bad, `/profile/applications/${before.id}/edit`);
     const shownBad = await web.get(`/profile/applications/${before.id}/edit`);
-    expect(fieldError(shownBad.body, 'app_redirect_uri')).toMatch(/^Enter at least one redirect URI/);
+    expect(fieldError(shownBad.body, 'app_redirect_uri')).toMatch(/^Redirect URIs must not contain a # fragment$/);
     expect(shownBad.body).toContain('value="Still fixed"');
     expect((await rows())[0].name).toBe('Fixed');
   });

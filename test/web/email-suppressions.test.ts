@@ -71,7 +71,10 @@ describe('suppressed addresses on the e-mails page', () => {
       email: 'bob@example.com',
     });
     expect(other.statusCode).toBe(404);
-    expect(other.body).toContain('bob@example.com is not suppressed');
+    expect(other.body).toContain(
+      '<div class="flash flash-alert" role="alert" id="flash-alert">E-mail to bob@example.com is not stopped on your account, so there is nothing to resume.</div>',
+    );
+    expect(other.body).not.toContain('suppressed');
     const noCsrf = await web.post('/-/profile/emails/resume', { email: 'alice@example.com' });
     expect(noCsrf.statusCode).toBe(422);
     expect((await listSuppressions(f.db)).map((s) => s.address).sort()).toEqual([

@@ -99,7 +99,10 @@ describe('sign-in form', () => {
       'user[otp_attempt]': '000000' === totp(otpSecret!) ? '111111' : '000000',
     });
     expect(wrong.statusCode).toBe(401);
-    expect(wrong.body).toContain('Invalid two-factor code.');
+    expect(wrong.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_otp_attempt">The code is not correct. Enter the code your authenticator app shows now, or an unused recovery code</a></li></ul>',
+    );
+    expect(wrong.body).toContain('aria-invalid="true" aria-describedby="user_otp_attempt-hint user_otp_attempt-error"');
     const code = totp(otpSecret!);
     const ok = await web.post('/users/sign_in', {
       authenticity_token: WebClient.csrf(wrong.body),

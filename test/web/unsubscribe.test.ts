@@ -125,7 +125,10 @@ describe('POST /-/unsubscribe/:token as a mail client sends it', () => {
       const res = await oneClick(token, body);
       expect(res.statusCode).toBe(400);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.body).toContain('Expected the body List-Unsubscribe=One-Click. Nothing was changed.');
+      expect(res.body).toContain('<h1>Unsubscribe request not complete</h1>');
+      expect(res.body).toContain(
+        'Nothing was changed. Open the unsubscribe link in the e-mail again and select Unsubscribe. (Mail programs send List-Unsubscribe=One-Click.)',
+      );
     }
     expect(await levelOf(alice.id, project.id)).toBeUndefined();
     expect(await auditRows()).toEqual([]);

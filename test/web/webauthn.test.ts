@@ -264,6 +264,27 @@ describe('registration', () => {
     expect((await credentialsOf(user.id)).map((c) => c.name)).toEqual(['One']);
   });
 
+  it('a name is needed: 422 with the summary and the message at the name field; nothing added', async () => {
+    const { user } = await makeUser(f.db, 'alice');
+    const web = await signedIn('alice');
+    const csrf = WebClient.csrf((await web.get(PAGE)).body);
+    for (const [name, message] of [
+      ['  ', 'Enter a name for your passkey or security key'],
+      ['x'.repeat(101), 'Name must be 100 characters or fewer'],
+    ]) {
+      const res = await web.post(`${PAGE}/webauthn`, { authenticity_token: csrf, name, credential: '' });
+      expect(res.statusCode).toBe(422);
+      expect(res.body).toContain(
+        `<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#webauthn_name">${message}</a></li></ul>`,
+      );
+      expect(res.body).toContain('aria-invalid="true" aria-describedby="webauthn_name-hint webauthn_name-error"');
+      // Only the summary takes focus.
+      expect(res.body.match(/ autofocus/g)).toHaveLength(1);
+      expect(res.body).toContain('tabindex="-1" autofocus>');
+    }
+    expect(await credentialsOf(user.id)).toEqual([]);
+  });
+
   it('a key registered to another account cannot be registered again', async () => {
     await makeUser(f.db, 'alice');
     const { user: bob } = await makeUser(f.db, 'bob');
@@ -343,7 +364,12 @@ describe('sign-in with a security key after the password', () => {
     });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.body).toContain('Use your passkey or security key');
-    expect(alertOf(wrong.body)).toBe('Invalid two-factor code.');
+    // No TOTP here: the words are about recovery codes; the code's section is open, its field marked.
+    expect(wrong.body).toContain(
+      '<h2 id="error-summary-title">There is a problem</h2><ul><li><a href="#user_otp_attempt">The code is not correct. Enter one of your recovery codes that you have not used yet</a></li></ul>',
+    );
+    expect(wrong.body).toContain('<details class="other-factor" open>');
+    expect(wrong.body).toContain('aria-invalid="true" aria-describedby="user_otp_attempt-hint user_otp_attempt-error"');
     const right = await web.post('/users/sign_in', {
       authenticity_token: WebClient.csrf(wrong.body),
       'user[otp_attempt]': codes[0],
@@ -592,13 +618,24 @@ describe('rename and remove', () => {
     expect((await credentialsOf(user.id))[0].name).toBe('Work phone');
     const blank = await web.post(`${PAGE}/webauthn/${id}/rename`, { authenticity_token: csrf, name: '   ' });
     expect(blank.statusCode).toBe(422);
-    expect(blank.body).toContain('Name can&#39;t be blank.');
+    expect(blank.body).toContain(
+      `<li><a href="#webauthn_rename_${id}">Enter a name for your passkey or security key</a></li>`,
+    );
+    expect(blank.body).toContain(
+      `<span class="field-error" id="webauthn_rename_${id}-error"><span class="visually-hidden">Error: </span>Enter a name for your passkey or security key</span>`,
+    );
+    const long = await web.post(`${PAGE}/webauthn/${id}/rename`, { authenticity_token: csrf, name: 'x'.repeat(101) });
+    expect(long.statusCode).toBe(422);
+    expect(long.body).toContain(`<li><a href="#webauthn_rename_${id}">Name must be 100 characters or fewer</a></li>`);
+    expect((await credentialsOf(user.id))[0].name).toBe('Work phone');
     const wrong = await web.post(`${PAGE}/webauthn/${id}/delete`, {
       authenticity_token: csrf,
       current_password: 'wrong password',
     });
     expect(wrong.statusCode).toBe(422);
-    expect(wrong.body).toContain('You must provide a valid current password.');
+    expect(wrong.body).toContain(
+      `<li><a href="#webauthn_remove_${id}">The current password is not correct. Enter your current password</a></li>`,
+    );
     expect(await credentialsOf(user.id)).toHaveLength(1);
     const notMine = await web.post(`${PAGE}/webauthn/999999/delete`, {
       authenticity_token: csrf,

@@ -23,9 +23,11 @@ const DEVICE_PATH = '/oauth/device';
 const CONFIRM_PATH = '/oauth/device/confirm';
 const DEVICE_FORM = formRouteOptions({ strings: ['user_code', 'decision'] });
 
-// Doorkeeper's device-grant wording (doorkeeper.flash.device_codes.authorize).
-const INVALID_USER_CODE = 'The user code is invalid';
-const EXPIRED_USER_CODE = 'The user code is expired';
+// What the code step says (GOV.UK style: what happened and what to do; Doorkeeper's "The user code
+// is invalid" said neither).
+const BLANK_USER_CODE = 'Enter the code shown on your device';
+const INVALID_USER_CODE = 'That code is not right. Check the code shown on your device and enter it again';
+const EXPIRED_USER_CODE = 'That code has expired. Start again on your device to get a new code';
 const AUTHORIZED = 'Device successfully authorized';
 
 export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
@@ -42,19 +44,22 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     return sendPage(
       reply,
       status,
-      <Layout title="Authorize a device" variant="card" user={user} csrf={token}>
-        {opts.error ? (
-          <p class="flash flash-alert" role="alert" id="error">
-            {opts.error}
-          </p>
-        ) : null}
+      <Layout
+        title="Authorize a device"
+        variant="card"
+        user={user}
+        csrf={token}
+        errors={opts.error ? [{ field: 'user_code', message: opts.error }] : undefined}
+      >
         <form method="post" action={DEVICE_PATH}>
           <CsrfField token={token} />
           <TextField
             id="user_code"
             name="user_code"
             label="Enter the code displayed on your device"
+            hint="It has 8 letters, like WDJB-MJHT."
             value={opts.userCode ?? ''}
+            error={opts.error}
             autocomplete="off"
             inputmode="text"
             maxlength={20}
@@ -109,6 +114,8 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
     const current = await currentUser(sessions, request);
     if (!current) return seeOther(reply, SIGN_IN_PATH);
     const userCode = stringParam(params, 'user_code') ?? '';
+    // Nothing typed is no guess: say so without counting it.
+    if (userCode.trim() === '') return codeForm(reply, current.session, current.user, 400, { error: BLANK_USER_CODE });
     const grant = await checkedGrant(request, reply, current, userCode);
     if (!grant) return reply;
 

@@ -13,6 +13,7 @@ import { csrfRejected } from '../../pages/common';
 import type { FieldError, Flash } from '../../pages/components';
 import { currentUser, requireSignIn } from '../../pages/current-user';
 import { setFlash, takeFlash } from '../../pages/flash';
+import { CURRENT_PASSWORD_WORDS } from '../../pages/form-words';
 import { seeOther } from '../../pages/layout';
 
 export interface AccountRequest {
@@ -76,13 +77,15 @@ export async function currentPasswordRefusal(
   password: string,
   field: string,
 ): Promise<PasswordRefusal | undefined> {
+  // Nothing typed: say so, without spending a hash or counting a failure.
+  if (password === '') return { status: 422, errors: [{ field, message: CURRENT_PASSWORD_WORDS.blank }] };
   const checked = await checkCurrentPassword(db, user, password, request.ip);
   if (checked.ok) return undefined;
   if (checked.reason === 'rate_limited') {
     reply.header('retry-after', String(checked.retryAfter));
     return { status: 429, flash: { alert: `Too many failed attempts. Try again in ${checked.retryAfter} seconds.` } };
   }
-  return { status: 422, errors: [{ field, message: 'You must provide a valid current password.' }] };
+  return { status: 422, errors: [{ field, message: CURRENT_PASSWORD_WORDS.otherwise }] };
 }
 
 /**

@@ -4,6 +4,7 @@
 import type { ApplicationRecord } from '../../domain/applications';
 import { parseBoolean } from '../../domain/booleans';
 import type { DomainError } from '../../domain/errors';
+import { MAX_ALLOWED_RESOURCES } from '../../domain/resources';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../domain/scopes';
 import { formRouteOptions } from '../../http/form-body';
 import { Checkbox, CheckboxGroup, type FieldError, fieldErrorOf, TextArea, TextField } from '../../pages/components';
@@ -106,29 +107,52 @@ export const applicationInput = (v: ApplicationFormValues) => ({
  * The form's inputs by the domain's field names, and what each says when the domain refuses it
  * (GOV.UK style: what to do; which rule failed is the domain's business).
  */
+/** The words of a list of URIs in one textarea (`what`: "Redirect URI", …), per case. */
+const uriListWords = (what: string, example: string) => {
+  const inSentence = what[0].toLowerCase() + what.slice(1);
+  return {
+    blank: `Enter at least one ${inSentence}`,
+    fragment: `${what}s must not contain a # fragment`,
+    forbidden_scheme: `${what}s must not start with javascript:, data:, vbscript:, file: or blob:`,
+    otherwise: `Enter each ${inSentence} on its own line as a full address, like ${example}`,
+  };
+};
+
 const FIELDS = {
-  name: { id: 'app_name', message: 'Enter a name of 255 characters or fewer' },
-  redirect_uri: {
-    id: 'app_redirect_uri',
-    message:
-      'Enter at least one redirect URI, one per line, each a full address such as https://app.example/callback without a #fragment',
+  name: {
+    id: 'app_name',
+    message: {
+      blank: 'Enter a name for the application',
+      too_long: 'Name must be 255 characters or fewer',
+      otherwise: 'Enter a name of 255 characters or fewer',
+    },
   },
+  redirect_uri: { id: 'app_redirect_uri', message: uriListWords('Redirect URI', 'https://app.example/callback') },
   post_logout_redirect_uri: {
     id: 'app_post_logout_redirect_uri',
-    message:
-      'Enter each post-logout redirect URI on its own line as a full address such as https://app.example/signed-out without a #fragment',
+    message: uriListWords('Post-logout redirect URI', 'https://app.example/signed-out'),
   },
   allowed_resources: {
     id: 'app_allowed_resources',
-    message:
-      'Enter each allowed resource on its own line as a full https address such as https://mcp.example.com/mcp without a #fragment',
+    message: {
+      too_many: `Enter ${MAX_ALLOWED_RESOURCES} allowed resources or fewer`,
+      fragment: 'Allowed resources must not contain a # fragment',
+      user_info: 'Allowed resources must not contain a user name or password',
+      not_https: 'Allowed resources must start with https:// (or http:// for localhost, 127.0.0.1 or [::1])',
+      otherwise: 'Enter each allowed resource on its own line as a full address, like https://mcp.example.com/mcp',
+    },
   },
   backchannel_logout_uri: {
     id: 'app_backchannel_logout_uri',
-    message:
-      'Enter the back-channel logout URI as a full address such as https://app.example/logout without a #fragment',
+    message: {
+      fragment: 'Back-channel logout URI must not contain a # fragment',
+      otherwise: 'Enter the back-channel logout URI as a full http or https address, like https://app.example/logout',
+    },
   },
-  scopes: { id: 'app_scopes', message: 'Select at least one of the scopes listed' },
+  scopes: {
+    id: 'app_scopes',
+    message: { blank: 'Select at least one scope', otherwise: 'Select at least one scope from the list' },
+  },
 };
 
 /** A refusal of the form, at its field (the domain error names it). */
@@ -176,7 +200,7 @@ export function ApplicationFields({
         id="app_post_logout_redirect_uri"
         name={`${F}[post_logout_redirect_uri]`}
         label="Post-logout redirect URIs (optional)"
-        hint="One per line. Where the application's Sign out may send people back to after /oauth/logout; matched exactly."
+        hint="One per line. Where people may be sent back to after they sign out through the application. Must match exactly."
         value={values.postLogoutRedirectUri}
         error={error('app_post_logout_redirect_uri')}
         rows={rowsFor(values.postLogoutRedirectUri, 2)}
@@ -185,7 +209,7 @@ export function ApplicationFields({
         id="app_allowed_resources"
         name={`${F}[allowed_resources]`}
         label="Allowed resources (optional)"
-        hint="One per line. The resource servers (RFC 8707 resource URIs, such as an MCP server's) its tokens may be for. Empty: any https URI."
+        hint="One per line. The servers this application's tokens may be used at, for example an MCP server. Leave empty to allow any https address."
         value={values.allowedResources}
         error={error('app_allowed_resources')}
         rows={rowsFor(values.allowedResources, 2)}
@@ -194,7 +218,7 @@ export function ApplicationFields({
         id="app_backchannel_logout_uri"
         name={`${F}[backchannel_logout_uri]`}
         label="Back-channel logout URI (optional)"
-        hint="Lanyard POSTs a signed logout token here when a session the application took part in ends."
+        hint="Where Lanyard sends a signed sign-out notice when someone's session that used the application ends."
         value={values.backchannelLogoutUri}
         error={error('app_backchannel_logout_uri')}
         maxlength={2000}
@@ -226,7 +250,7 @@ export function ApplicationFields({
         id="app_dpop_bound_access_tokens"
         name={`${F}[dpop_bound_access_tokens]`}
         label="Require DPoP"
-        hint="Every token request must prove possession of a key (RFC 9449): tokens stolen without it are useless."
+        hint="The application proves it holds its own key with every token request (DPoP), so a stolen token is useless without that key."
         checked={values.dpopBoundAccessTokens}
       />
     </>

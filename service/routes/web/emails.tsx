@@ -33,6 +33,7 @@ import {
   TextField,
   Time,
 } from '../../pages/components';
+import { EMAIL_WORDS, problemOf, wordsFor } from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
 import {
@@ -233,7 +234,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
       if (!field) throw err;
       return page(reply, r, {
         status: 422,
-        errors: [{ field: 'email_email', message: `E-mail address ${field}.` }],
+        errors: [{ field: 'email_email', message: wordsFor(EMAIL_WORDS, problemOf(field)) }],
         value: value.slice(0, MAX_EMAIL_LENGTH + 1),
       });
     }
@@ -277,6 +278,13 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
         notice: `E-mail to ${cleared.address} resumed. If it bounces again, it stops again.`,
       });
     } catch (err) {
+      if (err instanceof DomainError && err.kind === 'not_found')
+        return page(reply, r, {
+          status: 404,
+          flash: {
+            alert: `E-mail to ${address.trim()} is not stopped on your account, so there is nothing to resume.`,
+          },
+        });
       return refused(reply, r, err);
     }
   });

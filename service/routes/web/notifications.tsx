@@ -108,7 +108,18 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
                       <label class="visually-hidden" for={`level-${t.kind}-${t.id}`}>
                         Notification level of {t.fullPath}
                       </label>
-                      <select id={`level-${t.kind}-${t.id}`} name="level">
+                      {err(`level-${t.kind}-${t.id}`) ? (
+                        <span class="field-error" id={`level-${t.kind}-${t.id}-error`}>
+                          <span class="visually-hidden">Error: </span>
+                          {err(`level-${t.kind}-${t.id}`)}
+                        </span>
+                      ) : null}
+                      <select
+                        id={`level-${t.kind}-${t.id}`}
+                        name="level"
+                        aria-invalid={err(`level-${t.kind}-${t.id}`) ? 'true' : undefined}
+                        aria-describedby={err(`level-${t.kind}-${t.id}`) ? `level-${t.kind}-${t.id}-error` : undefined}
+                      >
                         {levelOptions(true).map((o) => (
                           <option value={o.value} selected={o.value === t.level}>
                             {o.label}
@@ -192,7 +203,7 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
     if (level === 'global' || !(NOTIFICATION_LEVELS as readonly string[]).includes(level))
       return page(reply, r, {
         status: 422,
-        errors: [{ field: 'global_level', message: 'Choose a notification level from the list.' }],
+        errors: [{ field: 'global_level', message: 'Select a notification level' }],
       });
     try {
       await save(
@@ -211,7 +222,10 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
         return page(reply, r, {
           status: 422,
           errors: [
-            { field: 'notification_email', message: 'Notification e-mail must be an e-mail you have verified.' },
+            {
+              field: 'notification_email',
+              message: 'Select a notification e-mail from your confirmed e-mail addresses',
+            },
           ],
         });
       throw err;
@@ -234,7 +248,10 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
       if (!visible) return page(reply, r, { status: 404, flash: { alert: `That ${kind} was not found.` } });
       const level = stringParam((request.body ?? {}) as Record<string, unknown>, 'level') ?? '';
       if (!(NOTIFICATION_LEVELS as readonly string[]).includes(level))
-        return page(reply, r, { status: 422, flash: { alert: 'Choose a notification level from the list.' } });
+        return page(reply, r, {
+          status: 422,
+          errors: [{ field: `level-${kind}-${id}`, message: `Select a notification level for ${visible}` }],
+        });
       await save(request, r, { kind, id }, { level: level as NotificationLevel, events: {} });
       return redirectWithFlash(app, reply, r.session, BASE, {
         notice: `Notification level of ${visible} set to ${LEVEL_LABELS[level as NotificationLevel]}.`,

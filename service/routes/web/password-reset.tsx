@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { DomainError } from '../../domain/errors';
+import { isValidEmail } from '../../domain/email-address';
 import { findResetTokenUser, requestPasswordReset, resetPassword } from '../../domain/password-reset';
 import type { WebSession } from '../../domain/sessions';
 import { formRouteOptions } from '../../http/form-body';
@@ -12,6 +13,13 @@ import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, type FieldError, TextField } from '../../pages/components';
 import { setFlash } from '../../pages/flash';
+import {
+  EMAIL_WORDS,
+  NEW_PASSWORD_WORDS,
+  PASSWORD_CONFIRMATION_MISMATCH,
+  problemOf,
+  wordsFor,
+} from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { Layout, seeOther, sendPage } from '../../pages/layout';
 import { stringParam } from '../../shared/params';
@@ -46,14 +54,15 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
     return session;
   }
 
-  async function requestForm(reply: FastifyReply, session: WebSession) {
+  async function requestForm(reply: FastifyReply, session: WebSession, status = 200, error?: string, value = '') {
     return sendPage(
       reply,
-      200,
+      status,
       <Layout
         title="Forgot your password?"
         variant="card"
         lead="Enter your e-mail address and we will send you a link to choose a new password."
+        errors={error ? [{ field: 'user_email', message: error }] : undefined}
       >
         <form method="post" action={REQUEST}>
           <CsrfField token={await sessions.csrfToken(session)} />
@@ -64,8 +73,10 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
             label="E-mail address"
             autocomplete="email"
             maxlength={254}
+            value={value}
+            error={error}
             required
-            autofocus
+            autofocus={error === undefined}
           />
           <div class="actions">
             <Button>Reset password</Button>
@@ -117,7 +128,7 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
             autocomplete="new-password"
             error={err('user_password')}
             required
-            autofocus
+            autofocus={!errors?.length}
           />
           <TextField
             id="user_password_confirmation"
@@ -142,6 +153,16 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
     const session = await verified(request, reply);
     if (!session) return reply;
     const email = stringParam((request.body ?? {}) as Record<string, unknown>, 'user[email]') ?? '';
+    // Nothing that could be anyone's address: say how to fix it, send nothing, count nothing.
+    const typed = email.trim();
+    if (typed === '' || !isValidEmail(typed))
+      return requestForm(
+        reply,
+        session,
+        422,
+        wordsFor(EMAIL_WORDS, typed === '' ? 'blank' : 'invalid'),
+        typed.slice(0, 254),
+      );
     const result = await requestPasswordReset(db, { email, clientAddress: request.ip, mail: mailSettingsOf(config) });
     if (!result.ok) {
       reply.header('retry-after', String(result.retryAfter));
@@ -173,10 +194,11 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
     if (!session) return reply;
     const body = (request.body ?? {}) as Record<string, unknown>;
     const token = stringParam(body, 'reset_password_token') ?? '';
+    const password = stringParam(body, 'user[password]') ?? '';
     try {
       const result = await resetPassword(db, {
         token,
-        password: stringParam(body, 'user[password]') ?? '',
+        password,
         confirmation: stringParam(body, 'user[password_confirmation]') ?? '',
         mail: mailSettingsOf(config),
         ipAddress: request.ip,
@@ -186,12 +208,13 @@ export async function passwordResetRoutes(app: FastifyInstance, { db, config }: 
       const details = err instanceof DomainError ? err.details : undefined;
       if (!details) throw err;
       const errors: FieldError[] = [];
-      if (details.password) errors.push({ field: 'user_password', message: `New password ${details.password[0]}.` });
-      if (details.password_confirmation)
+      if (details.password)
         errors.push({
-          field: 'user_password_confirmation',
-          message: `Password confirmation ${details.password_confirmation[0]}.`,
+          field: 'user_password',
+          message: wordsFor(NEW_PASSWORD_WORDS, password === '' ? 'blank' : problemOf(details.password[0])),
         });
+      if (details.password_confirmation)
+        errors.push({ field: 'user_password_confirmation', message: PASSWORD_CONFIRMATION_MISMATCH });
       return resetForm(reply, session, token, 422, errors);
     }
     // Every session of the user ended with the new password; this anonymous one carries the notice.

@@ -7,6 +7,13 @@ import { setUserPassword } from '../../domain/users';
 import { formRouteOptions } from '../../http/form-body';
 import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, TextField } from '../../pages/components';
+import {
+  CURRENT_PASSWORD_WORDS,
+  NEW_PASSWORD_WORDS,
+  PASSWORD_CONFIRMATION_MISMATCH,
+  problemOf,
+  wordsFor,
+} from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
 import {
@@ -73,7 +80,7 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
               id="user_password_confirmation"
               name="user[password_confirmation]"
               type="password"
-              label="Password confirmation"
+              label="Confirm new password"
               autocomplete="new-password"
               error={err('user_password_confirmation')}
               required
@@ -101,13 +108,15 @@ export async function passwordRoutes(app: FastifyInstance, context: AppContext) 
     const confirmation = stringParam(body, 'user[password_confirmation]') ?? '';
     // The form's own problems first: no password hash is spent on a form that cannot succeed.
     const errors: FieldError[] = [];
+    if (current === '') errors.push({ field: 'user_password', message: CURRENT_PASSWORD_WORDS.blank });
     const problem = passwordProblem(next);
-    if (problem) errors.push({ field: 'user_new_password', message: `New password ${problem}` });
-    else if (next !== confirmation)
+    if (problem)
       errors.push({
-        field: 'user_password_confirmation',
-        message: 'Password confirmation doesn’t match the new password.',
+        field: 'user_new_password',
+        message: wordsFor(NEW_PASSWORD_WORDS, next === '' ? 'blank' : problemOf(problem)),
       });
+    else if (next !== confirmation)
+      errors.push({ field: 'user_password_confirmation', message: PASSWORD_CONFIRMATION_MISMATCH });
     if (errors.length) return page(reply, r, { status: 422, errors });
     const refused = await currentPasswordRefusal(db, request, reply, r.user, current, 'user_password');
     if (refused) return page(reply, r, refused);

@@ -70,14 +70,40 @@ interface ShownToken {
  * The form's inputs by the domain's field names, and what each says when the domain refuses it
  * (GOV.UK style: what to do, not which rule failed; the rules are the domain's).
  */
-function formError(err: DomainError): FieldError {
+function formError(err: DomainError, expiresAt: string): FieldError {
   const { earliest, latest } = selfServiceExpiryRange();
+  // Out of the range: which end it missed, in words (the range itself is the domain's).
+  const outOfRange =
+    expiresAt < earliest
+      ? `Expiration date must be in the future, from ${earliest}`
+      : `Expiration date must be no later than ${latest}, ${MAX_SELF_SERVICE_LIFETIME_DAYS} days from today`;
   return fieldErrorOf(
     err,
     {
-      name: { id: 'token_name', message: 'Enter a token name of 255 characters or fewer' },
-      expires_at: { id: 'token_expires_at', message: `Enter an expiration date between ${earliest} and ${latest}` },
-      scopes: { id: 'token_scopes', message: 'Select at least one of the scopes listed' },
+      name: {
+        id: 'token_name',
+        message: {
+          blank: 'Enter a token name',
+          too_long: 'Token name must be 255 characters or fewer',
+          otherwise: 'Enter a token name of 255 characters or fewer',
+        },
+      },
+      expires_at: {
+        id: 'token_expires_at',
+        message: {
+          blank: 'Enter an expiration date',
+          not_a_date: 'Expiration date must be a real date',
+          out_of_range: outOfRange,
+          otherwise: `Expiration date must be between ${earliest} and ${latest}`,
+        },
+      },
+      scopes: {
+        id: 'token_scopes',
+        message: {
+          blank: 'Select at least one scope',
+          otherwise: 'Select scopes from the list',
+        },
+      },
     },
     'The token could not be created',
   );
@@ -261,7 +287,7 @@ export async function personalAccessTokenRoutes(app: FastifyInstance, context: A
       );
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return redirectRejected(app, reply, r.session, BASE, values, [formError(err)]);
+        return redirectRejected(app, reply, r.session, BASE, values, [formError(err, values.expiresAt)]);
       throw err;
     }
   });

@@ -16,6 +16,7 @@ import { sendTooManyRequests } from '../../pages/error-page';
 import { Button, CsrfField, TextField } from '../../pages/components';
 import { currentUser, DEFAULT_AFTER_SIGN_IN, SIGN_IN_PATH, safeReturnTo } from '../../pages/current-user';
 import { seal, setFlash, takeFlash, unseal } from '../../pages/flash';
+import { RECOVERY_CODE_WORDS, SIGN_IN_CODE_WORDS, TOTP_CODE_WORDS, wordsFor } from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { Layout, redirect, seeOther, sendPage } from '../../pages/layout';
 import { auditActor } from './account';
@@ -27,7 +28,6 @@ import { WEBAUTHN_SCRIPT_PATH } from '../../pages/webauthn-script';
 import { authenticationMethods } from '../../domain/authentication-methods';
 
 const INVALID_LOGIN = 'Invalid login or password.';
-const INVALID_OTP = 'Invalid two-factor code.';
 
 /** The password step's fields, or the TOTP step's. */
 const SIGN_IN_FORM = formRouteOptions({ strings: ['user[login]', 'user[password]', 'user[otp_attempt]', 'restart'] });
@@ -152,7 +152,11 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     return sendPage(
       reply,
       status,
-      <Layout title="Two-factor authentication" variant="card">
+      <Layout
+        title="Two-factor authentication"
+        variant="card"
+        errors={error ? [{ field: 'user_otp_attempt', message: error }] : undefined}
+      >
         <form method="post" action={SIGN_IN_PATH}>
           <CsrfField token={await sessions.csrfToken(session)} />
           <TextField
@@ -163,7 +167,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
             error={error}
             autocomplete="one-time-code"
             required
-            autofocus
+            autofocus={error === undefined}
           />
           <div class="actions">
             <Button>Verify code</Button>
@@ -229,9 +233,13 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
         return failed(result, reply, async (status) => {
           // A person with a passkey or security key gets that step back, with the code's error.
           const user = await findUserById(db, userId);
-          if (!user?.webauthn_credential_count) return otpForm(reply, session, status, INVALID_OTP);
+          const words = wordsFor(
+            user?.otp_secret === null ? RECOVERY_CODE_WORDS : SIGN_IN_CODE_WORDS,
+            otpAttempt.trim() === '' ? 'blank' : 'invalid',
+          );
+          if (!user?.webauthn_credential_count) return otpForm(reply, session, status, words);
           const csrf = await sessions.csrfToken(session);
-          return sendPage(reply, status, <SecurityKeyStep csrf={csrf} totp={!!user.otp_secret} error={INVALID_OTP} />);
+          return sendPage(reply, status, <SecurityKeyStep csrf={csrf} totp={!!user.otp_secret} otpError={words} />);
         });
       return complete(request, reply, session, result.user.id, authenticationMethods(['pwd', 'otp']));
     }
@@ -293,7 +301,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
       codes = await enableTwoFactor(db, ring, e.user_id, secret, pin, auditActor(e, request));
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'invalid')
-        return enrolForm(reply, session, 422, 'Enter the 6-digit code your app shows now.');
+        return enrolForm(reply, session, 422, wordsFor(TOTP_CODE_WORDS, pin.trim() === '' ? 'blank' : 'invalid'));
       throw err;
     }
     const returnTo = safeReturnTo(session.data.return_to);

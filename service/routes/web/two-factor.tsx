@@ -20,6 +20,7 @@ import type { WebSession } from '../../domain/sessions';
 import { safeReturnTo } from '../../pages/current-user';
 import { sendErrorPage } from '../../pages/error-page';
 import { seal, unseal } from '../../pages/flash';
+import { TOTP_CODE_WORDS, wordsFor } from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, seeOther, sendPage } from '../../pages/layout';
 import { listWebAuthnCredentials } from '../../domain/webauthn';
@@ -148,12 +149,11 @@ export function EnrolmentPanel(props: {
         <TextField
           id="pin_code"
           name="pin_code"
-          label="Pin code"
+          label="Code from your authenticator app"
           hint="The 6-digit code your app shows now."
           inputmode="numeric"
           autocomplete="one-time-code"
           error={props.error}
-          autofocus={props.error !== undefined}
           required
         />
         <div class="actions">
@@ -355,7 +355,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       if (err instanceof DomainError && err.kind === 'invalid')
         return page(reply, r, {
           status: 422,
-          errors: [{ field: 'pin_code', message: 'Invalid pin code. Enter the current code from your app.' }],
+          errors: [{ field: 'pin_code', message: wordsFor(TOTP_CODE_WORDS, pin.trim() === '' ? 'blank' : 'invalid') }],
         });
       throw err;
     }

@@ -133,8 +133,9 @@ export async function unsubscribeRoutes(app: FastifyInstance, _context: AppConte
         if (request.validationError || body['List-Unsubscribe'] !== ONE_CLICK) {
           return sendErrorPage(reply, {
             status: 400,
-            title: 'Bad request',
-            message: 'Expected the body List-Unsubscribe=One-Click. Nothing was changed.',
+            title: 'Unsubscribe request not complete',
+            message:
+              'Nothing was changed. Open the unsubscribe link in the e-mail again and select Unsubscribe. (Mail programs send List-Unsubscribe=One-Click.)',
           });
         }
         const done = await unsubscribe(db, await ring(), request.params.token, request.ip);

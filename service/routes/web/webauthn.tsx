@@ -97,9 +97,26 @@ export function PasskeySignIn({ csrf, error }: { csrf: string; error?: string })
  * The second step for a person with a passkey or security key: use it, or (in the disclosure) a
  * TOTP code or recovery code instead.
  */
-export function SecurityKeyStep({ csrf, totp, error }: { csrf: string; totp: boolean; error?: string }): React.Html {
+export function SecurityKeyStep({
+  csrf,
+  totp,
+  error,
+  otpError,
+}: {
+  csrf: string;
+  totp: boolean;
+  /** The passkey's refusal. */
+  error?: string;
+  /** The code's refusal: shown at the code field, its section open. */
+  otpError?: string;
+}): React.Html {
   return (
-    <Layout title="Two-factor authentication" variant="card" scripts={[WEBAUTHN_SCRIPT_PATH]}>
+    <Layout
+      title="Two-factor authentication"
+      variant="card"
+      scripts={[WEBAUTHN_SCRIPT_PATH]}
+      errors={otpError ? [{ field: 'user_otp_attempt', message: otpError }] : undefined}
+    >
       <form
         method="post"
         action={SIGN_IN_WEBAUTHN}
@@ -120,7 +137,7 @@ export function SecurityKeyStep({ csrf, totp, error }: { csrf: string; totp: boo
           <Button>Use your passkey or security key</Button>
         </div>
       </form>
-      <details class="other-factor">
+      <details class="other-factor" open={otpError !== undefined}>
         <summary>{totp ? 'Use a TOTP or recovery code instead' : 'Use a recovery code instead'}</summary>
         <form method="post" action={SIGN_IN_PATH}>
           <CsrfField token={csrf} />
@@ -134,6 +151,7 @@ export function SecurityKeyStep({ csrf, totp, error }: { csrf: string; totp: boo
                 : 'Enter one of your recovery codes.'
             }
             autocomplete="one-time-code"
+            error={otpError}
             required
           />
           <div class="actions">
