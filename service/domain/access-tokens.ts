@@ -4,6 +4,7 @@
 // is a single indexed query by digest, joined to the user, compiled once per database.
 import { type CompiledQuery, type InferResult, sql } from 'kysely';
 import type { Db, DbOrTrx, User } from '../db/schema';
+import { statementTemplates } from '../db/statement-templates';
 import { accessTokenExpired } from './oauth-tokens';
 import { personalAccessTokenExpired } from './personal-access-tokens';
 import { sha256Hex } from './secrets';
@@ -102,32 +103,28 @@ type PatRow = InferResult<ReturnType<typeof patLookup>>[number];
 type OAuthRow = InferResult<ReturnType<typeof oauthLookup>>[number];
 type WithSettings = { global_notification_settings?: GlobalNotificationSettingsRow };
 
-interface CompiledLookups {
-  pat: CompiledQuery<PatRow & WithSettings>;
-  oauth: CompiledQuery<OAuthRow & WithSettings>;
-  patWithSettings: CompiledQuery<PatRow & WithSettings>;
-  oauthWithSettings: CompiledQuery<OAuthRow & WithSettings>;
-}
-
 /**
- * The look-ups, compiled once per database: building and compiling a Kysely query costs about as
- * much as the indexed look-up itself, and only the digest (the one parameter) varies.
+ * The look-ups, built and compiled once (db/statement-templates.ts): building and compiling a
+ * Kysely query costs about as much as the indexed look-up itself, and only the digest varies.
  */
-const compiledLookups = new WeakMap<Db, CompiledLookups>();
+const lookups = statementTemplates<'digest'>(4);
 
-function lookupQuery<K extends keyof CompiledLookups>(db: Db, kind: K, digest: string) {
-  let compiled = compiledLookups.get(db);
-  if (!compiled) {
-    compiled = {
-      pat: patLookup(db, '').compile(),
-      oauth: oauthLookup(db, '').compile(),
-      patWithSettings: patLookup(db, '').select(globalSettingsSelection).compile(),
-      oauthWithSettings: oauthLookup(db, '').select(globalSettingsSelection).compile(),
-    };
-    compiledLookups.set(db, compiled);
-  }
-  const query = compiled[kind];
-  return { ...query, parameters: [digest] } as typeof query;
+function lookupQuery(db: Db, kind: 'pat' | 'patWithSettings', digest: string): CompiledQuery<PatRow & WithSettings>;
+function lookupQuery(
+  db: Db,
+  kind: 'oauth' | 'oauthWithSettings',
+  digest: string,
+): CompiledQuery<OAuthRow & WithSettings>;
+function lookupQuery(db: Db, kind: 'pat' | 'patWithSettings' | 'oauth' | 'oauthWithSettings', digest: string) {
+  return lookups.bind(db, kind, { digest }, (slot) => {
+    const settings = kind.endsWith('WithSettings');
+    if (kind.startsWith('pat')) {
+      const query = patLookup(db, slot('digest'));
+      return settings ? query.select(globalSettingsSelection) : query;
+    }
+    const query = oauthLookup(db, slot('digest'));
+    return settings ? query.select(globalSettingsSelection) : query;
+  });
 }
 
 /** A presented token's record and owner, or undefined when no token of that kind matches. */

@@ -2,6 +2,7 @@
 // the pages and the API alike (one set of rules, one audit trail). The secret is returned once at
 // creation/rotation and stored only as a SHA-256 digest.
 import { type CompiledQuery, type ExpressionBuilder, sql } from 'kysely';
+import { statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import type { Database, DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
@@ -325,6 +326,12 @@ export type SecretCheck =
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'rate_limited'; throttle: Throttle };
 
+type SecretCheckRow = Nullable<OAuthApplication> & CheckedAttemptColumns;
+// Built and compiled once (db/statement-templates.ts): building it cost more than a third of the
+// token endpoint's own CPU per request (bench/http.ts, refresh grant). Every value is a slot, the
+// address limit's too, so each call binds its own.
+const secretChecks = statementTemplates<'uid' | 'digest' | 'key' | 'limit' | 'windowSeconds'>(1);
+
 /**
  * Client authentication with a secret, throttled per client address, in one statement: it reads
  * the application, compares the secret's digest and counts a failure on the address's counter —
@@ -333,50 +340,27 @@ export type SecretCheck =
  * The database compares SHA-256 digests of random secrets: its timing reveals nothing about the
  * secret. An unknown client counts as a failure too.
  */
-/**
- * The secret check's statement, built and compiled once per database handle with placeholder
- * values (none can be a real one: they hold a NUL, which no client id, digest or address does)
- * that each call swaps for its own: building and compiling it cost more than a third of the
- * token endpoint's own CPU per request (bench/http.ts, refresh grant).
- */
-const SLOT = { uid: '\u0000uid', digest: '\u0000digest', key: addressLimit('\u0000address').key } as const;
-type SecretCheckRow = Nullable<OAuthApplication> & CheckedAttemptColumns;
-const compiledSecretChecks = new WeakMap<DbOrTrx, CompiledQuery<SecretCheckRow>>();
-
-function secretCheckQuery(db: DbOrTrx): CompiledQuery<SecretCheckRow> {
-  let compiled = compiledSecretChecks.get(db);
-  if (!compiled) {
-    const attempt = checkedAttempt(
-      addressLimit('\u0000address'),
-      sql<boolean>`not exists (select from app where app.secret_digest = ${SLOT.digest})`,
-    );
-    // From a one-row relation, so an unknown client_id still reads the address's counter.
-    compiled = sql<SecretCheckRow>`
-      with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${SLOT.uid}),
-      ${attempt.cte}
-      select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
-      from (select) as one
-      left join app a on true
-    `.compile(db);
-    compiledSecretChecks.set(db, compiled);
-  }
-  return compiled;
-}
-
 export async function checkApplicationSecret(
   db: DbOrTrx,
   input: { uid: string; secret: string; address: string },
 ): Promise<SecretCheck> {
   const limit = addressLimit(input.address);
-  const query = secretCheckQuery(db);
   const digest = sha256Hex(input.secret);
-  const values = new Map<unknown, unknown>([
-    [SLOT.uid, input.uid],
-    [SLOT.digest, digest],
-    [SLOT.key, limit.key],
-  ]);
-  const parameters = query.parameters.map((p) => (values.has(p) ? values.get(p) : p));
-  const { rows } = await db.executeQuery<SecretCheckRow>({ ...query, parameters });
+  const query = secretChecks.bind<SecretCheckRow>(db, 'check', { uid: input.uid, digest, ...limit }, (slot) => {
+    const attempt = checkedAttempt(
+      { key: slot('key'), limit: slot('limit'), windowSeconds: slot('windowSeconds') },
+      sql<boolean>`not exists (select from app where app.secret_digest = ${slot('digest')})`,
+    );
+    // From a one-row relation, so an unknown client_id still reads the address's counter.
+    return sql<SecretCheckRow>`
+      with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${slot('uid')}),
+      ${attempt.cte}
+      select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
+      from (select) as one
+      left join app a on true
+    `;
+  });
+  const { rows } = await db.executeQuery<SecretCheckRow>(query);
   const row = rows[0];
   const throttle = checkedAttemptThrottle(limit, row);
   if (throttle) return { ok: false, reason: 'rate_limited', throttle };
