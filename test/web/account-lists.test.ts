@@ -114,7 +114,8 @@ describe('account lists page by 20', () => {
         })),
       )
       .execute();
-    const cells = (body: string) => [...body.matchAll(/<td data-label="Address">([^<]+)<\/td>/g)].map((m) => m[1]);
+    const cells = (body: string) =>
+      [...body.matchAll(/<td data-label="Address" class="address">([^<]+)<\/td>/g)].map((m) => m[1]);
     const addresses = (from: number, to: number) =>
       Array.from({ length: to - from + 1 }, (_, i) => `192.0.2.${from + i}`);
     const current = cells((await web.get('/-/user_settings/active_sessions')).body)[0];

@@ -81,7 +81,9 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
                     </>
                   ) : null}
                 </td>
-                <td data-label="Address">{s.ip_address ?? 'Unknown'}</td>
+                <td data-label="Address" class="address">
+                  {s.ip_address ?? 'Unknown'}
+                </td>
                 <td data-label="Signed in">
                   <Time value={s.created_at} />
                 </td>
