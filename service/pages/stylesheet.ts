@@ -89,7 +89,8 @@ table.list{width:100%;border-collapse:collapse;background:var(--surface);border:
 .list th,.list td{padding:.65rem .85rem;text-align:left;vertical-align:top;border-bottom:1px solid var(--border);overflow-wrap:break-word}
 .list td code,.list td.url{word-break:break-all}
 .list td.address{overflow-wrap:anywhere;min-width:12rem}
-.nowrap{white-space:nowrap}
+.nowrap,.expiry .muted{white-space:nowrap}
+.passkey-sign-in{margin-top:1.25rem}
 .list th{font-size:.85rem;color:var(--muted);font-weight:600;background:var(--bg)}
 .list td.actions-cell{white-space:nowrap;text-align:right}
 @media (max-width:36rem){.details{grid-template-columns:minmax(0,1fr);gap:.15rem}.details dd{margin-bottom:.6rem}}

@@ -211,12 +211,38 @@ describe('account lists page by 20', () => {
     expect(both).toContain('Projects (25)');
   });
 
+  it('passkeys and security keys on the two-factor page: in the order they were added', async () => {
+    await f.db
+      .insertInto('webauthn_credentials')
+      .values(
+        Array.from({ length: 25 }, (_, i) => ({
+          user_id: alice.id,
+          credential_id: `credential-id-number-${two(i + 1)}`,
+          public_key: Buffer.from([i]),
+          device_type: 'multiDevice' as const,
+          backed_up: true,
+          name: `Key ${two(i + 1)}`,
+        })),
+      )
+      .execute();
+    const cells = (body: string) => [...body.matchAll(/<tr><td data-label="Name">([^<]+)<\/td>/g)].map((m) => m[1]);
+    const names = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `Key ${two(from + i)}`);
+    await expectPaged({
+      path: '/-/profile/two_factor_auth',
+      label: 'Passkeys and security keys pages',
+      cells,
+      first: names(1, 20),
+      second: names(21, 25),
+    });
+  });
+
   it('a list that fits on one page has no navigation', async () => {
     for (const path of [
       '/-/profile/emails',
       '/-/user_settings/active_sessions',
       '/-/user_settings/authorized_applications',
       '/-/profile/notifications',
+      '/-/profile/two_factor_auth',
     ]) {
       const body = (await web.get(path)).body;
       expect({ path, nav: body.includes('class="pagination"') }).toEqual({ path, nav: false });
