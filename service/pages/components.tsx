@@ -333,7 +333,7 @@ export const formatDate = (d: Date | string | null | undefined): string =>
 export function Time({ value }: { value: Date }): Html {
   const iso = value.toISOString();
   return (
-    <time datetime={iso}>
+    <time datetime={iso} class="moment">
       <span class="nowrap">{iso.slice(0, 10)}</span> <span class="nowrap">{`${iso.slice(11, 16)} UTC`}</span>
     </time>
   );

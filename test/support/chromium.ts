@@ -91,7 +91,7 @@ export async function press(page: Page, name: string | RegExp): Promise<void> {
 }
 
 /** The four widths every page must fit: a phone, a tablet, a small laptop, a desktop. */
-export const PAGE_WIDTHS = [390, 768, 1024, 1280] as const;
+const PAGE_WIDTHS = [390, 768, 1024, 1280] as const;
 
 /**
  * The page at every width of `widths`: no sideways scroll (the document no wider than its
