@@ -10,6 +10,7 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx } from '../db/schema';
 import { recordAudit } from './audit';
 import { notFound } from './errors';
+import { type Page, windowPage } from './page';
 import { sortScopes } from './scopes';
 
 export interface AuthorizedApplication {
@@ -20,29 +21,67 @@ export interface AuthorizedApplication {
   authorizedAt: Date;
 }
 
-export async function listAuthorizedApplications(db: DbOrTrx, userId: number): Promise<AuthorizedApplication[]> {
-  // One row per live token (few per user); merged per application here.
-  const rows = await db
-    .selectFrom('oauth_access_tokens as t')
-    .innerJoin('oauth_applications as a', 'a.id', 't.application_id')
-    .select(['a.uid', 'a.name', 't.scopes', 't.created_at'])
-    .where('t.user_id', '=', userId)
-    .where('t.revoked_at', 'is', null)
-    .where('t.refreshed_at', 'is', null)
-    .orderBy('a.name')
-    .orderBy('a.id')
-    .execute();
-  const byApp = new Map<string, AuthorizedApplication>();
-  for (const r of rows) {
-    const seen = byApp.get(r.uid);
-    if (!seen) {
-      byApp.set(r.uid, { uid: r.uid, name: r.name, scopes: sortScopes(r.scopes), authorizedAt: r.created_at });
-      continue;
-    }
-    seen.scopes = sortScopes([...new Set([...seen.scopes, ...r.scopes])]);
-    if (r.created_at > seen.authorizedAt) seen.authorizedAt = r.created_at;
-  }
-  return [...byApp.values()];
+/**
+ * The applications with a live grant, by name: one row per application in SQL, its scopes the
+ * union of its live tokens' and its time the latest grant's. `uid` narrows it to one application.
+ */
+const authorizedSql = (userId: number, uid?: string) => sql<{
+  uid: string;
+  name: string;
+  scopes: string[];
+  authorized_at: Date;
+  total: string;
+}>`
+  select a.uid, a.name, coalesce(array_agg(distinct s.scope) filter (where s.scope is not null), '{}') as scopes,
+         max(t.created_at) as authorized_at, count(*) over () as total
+    from oauth_access_tokens t
+    join oauth_applications a on a.id = t.application_id
+    left join lateral unnest(t.scopes) as s(scope) on true
+   where t.user_id = ${userId} and t.revoked_at is null and t.refreshed_at is null
+         ${uid === undefined ? sql`` : sql`and a.uid = ${uid}`}
+   group by a.id
+   order by a.name, a.id`;
+
+const viewOf = (r: { uid: string; name: string; scopes: string[]; authorized_at: Date }): AuthorizedApplication => ({
+  uid: r.uid,
+  name: r.name,
+  scopes: sortScopes(r.scopes),
+  authorizedAt: r.authorized_at,
+});
+
+/** One page of the authorized applications (20 a page on their page) and their total, in one statement. */
+export async function listAuthorizedApplicationsPage(
+  db: DbOrTrx,
+  userId: number,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<Page<AuthorizedApplication>> {
+  const { rows } = await sql<{
+    uid: string;
+    name: string;
+    scopes: string[];
+    authorized_at: Date;
+    total: string;
+  }>`${authorizedSql(userId)} limit ${limit} offset ${offset}`.execute(db);
+  const page = await windowPage(
+    rows,
+    async () =>
+      (
+        await sql<{ n: string }>`select count(distinct application_id) as n from oauth_access_tokens
+           where user_id = ${userId} and revoked_at is null and refreshed_at is null`.execute(db)
+      ).rows[0].n,
+    offset,
+  );
+  return { total: page.total, rows: page.rows.map(viewOf) };
+}
+
+/** The user's live grant of one application (the revoke confirm page), or undefined. */
+export async function findAuthorizedApplication(
+  db: DbOrTrx,
+  userId: number,
+  uid: string,
+): Promise<AuthorizedApplication | undefined> {
+  const { rows } = await authorizedSql(userId, uid).execute(db);
+  return rows[0] && viewOf(rows[0]);
 }
 
 /** Does the user hold a live grant of this application covering every requested scope? */

@@ -9,6 +9,7 @@ import { withTransaction } from '../db/transaction';
 import type { DbOrTrx, User } from '../db/schema';
 import { recordAudit } from './audit';
 import { isSingleMailbox } from './email-address';
+import { type Page, windowPage } from './page';
 import { conflict, invalid, notFound, RateLimitedError } from './errors';
 import { confirmEmailMessage, type MailSettings } from './mail/account-messages';
 import { enqueueMail } from './mail/outbox';
@@ -43,6 +44,27 @@ const requireMail = (ctx: ChangeContext): MailSettings => {
 
 type Owner = Pick<User, 'id' | 'email' | 'name' | 'username' | 'confirmed_at'>;
 
+const primaryOf = (user: Owner): AccountEmail => ({
+  id: null,
+  email: user.email,
+  primary: true,
+  confirmedAt: user.confirmed_at,
+  confirmationSentAt: null,
+});
+
+const secondaryOf = (r: {
+  id: number;
+  email: string;
+  confirmed_at: Date | null;
+  confirmation_sent_at: Date | null;
+}): AccountEmail => ({
+  id: r.id,
+  email: r.email,
+  primary: false,
+  confirmedAt: r.confirmed_at,
+  confirmationSentAt: r.confirmation_sent_at,
+});
+
 /** The primary address first, then the secondary ones in the order they were added. */
 export async function listAccountEmails(db: DbOrTrx, user: Owner): Promise<AccountEmail[]> {
   const rows = await db
@@ -51,16 +73,47 @@ export async function listAccountEmails(db: DbOrTrx, user: Owner): Promise<Accou
     .where('user_id', '=', user.id)
     .orderBy('id')
     .execute();
-  return [
-    { id: null, email: user.email, primary: true, confirmedAt: user.confirmed_at, confirmationSentAt: null },
-    ...rows.map((r) => ({
-      id: r.id,
-      email: r.email,
-      primary: false,
-      confirmedAt: r.confirmed_at,
-      confirmationSentAt: r.confirmation_sent_at,
-    })),
-  ];
+  return [primaryOf(user), ...rows.map(secondaryOf)];
+}
+
+/**
+ * One page of that list (the e-mails page, 20 a page) and its total, in one statement: the
+ * primary address is the list's first row (it lives on the user row), so the first page holds it
+ * and one secondary fewer, and every later window starts one secondary earlier.
+ */
+export async function listAccountEmailsPage(
+  db: DbOrTrx,
+  user: Owner,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<Page<AccountEmail>> {
+  const mine = db.selectFrom('user_emails').where('user_id', '=', user.id);
+  const start = Math.max(0, offset - 1);
+  const rows = await mine
+    .select(['id', 'email', 'confirmed_at', 'confirmation_sent_at', sql<string>`count(*) over ()`.as('total')])
+    .orderBy('id')
+    .limit(offset === 0 ? limit - 1 : limit)
+    .offset(start)
+    .execute();
+  const secondary = await windowPage(
+    rows,
+    async () => (await mine.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+    start,
+  );
+  return {
+    total: secondary.total + 1,
+    rows: [...(offset === 0 ? [primaryOf(user)] : []), ...secondary.rows.map(secondaryOf)],
+  };
+}
+
+/** One of the user's secondary addresses by its id (the remove confirm page), or undefined. */
+export async function findAccountEmail(db: DbOrTrx, user: Pick<User, 'id'>, id: number) {
+  const row = await db
+    .selectFrom('user_emails')
+    .select(['id', 'email', 'confirmed_at', 'confirmation_sent_at'])
+    .where('user_id', '=', user.id)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && secondaryOf(row);
 }
 
 /** What may be added: one mailbox, at most MAX_EMAIL_LENGTH characters. Errors name the field `email`. */

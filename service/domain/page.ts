@@ -8,12 +8,14 @@ export interface Page<T> {
 
 /**
  * A page from rows that carry the window count (`count(*) over ()` as `total`); an empty page
- * (past the end) carries none, so `count` counts the matches on its own.
+ * (past the end) carries none, so `count` counts the matches on its own — unless the window
+ * started at the first row (`offset` 0): then nothing matched and no count is needed.
  */
 export async function windowPage<T extends { total: string }>(
   rows: T[],
   count: () => Promise<number | string | bigint>,
+  offset?: number,
 ): Promise<Page<Omit<T, 'total'>>> {
-  const total = rows.length > 0 ? Number(rows[0].total) : Number(await count());
+  const total = rows.length > 0 ? Number(rows[0].total) : offset === 0 ? 0 : Number(await count());
   return { total, rows: rows.map(({ total: _total, ...row }) => row) };
 }

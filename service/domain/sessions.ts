@@ -7,6 +7,7 @@ import { APPLICATION_COLUMNS, type ApplicationRecord } from './applications';
 import { endSessions, type SessionEndReason } from './backchannel-logout';
 import { recordAudit } from './audit';
 import { notFound } from './errors';
+import { type Page, windowPage } from './page';
 import { withTransaction } from '../db/transaction';
 import { randomHex, sha256Hex } from './secrets';
 // users.ts imports this module too (deleteUserSessions): USER_COLUMNS is only read inside functions.
@@ -226,14 +227,46 @@ export interface ActiveSession {
   expires_at: Date;
 }
 
+const liveSessionsOf = (userId: number) => sql`user_id = ${userId} and expires_at > now() and data ? 'sid'`;
+
 /** The user's live signed-in sessions, the most recently used first. */
 export async function listUserSessions(db: DbOrTrx, userId: number): Promise<ActiveSession[]> {
   const { rows } = await sql<ActiveSession>`
     select data->>'sid' as id, user_agent, ip_address, created_at, last_seen_at, expires_at
       from web_sessions
-     where user_id = ${userId} and expires_at > now() and data ? 'sid'
+     where ${liveSessionsOf(userId)}
      order by last_seen_at desc, created_at desc`.execute(db);
   return rows;
+}
+
+/** One page of them (the active-sessions page, 20 a page) and their total, in one statement. */
+export async function listUserSessionsPage(
+  db: DbOrTrx,
+  userId: number,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<Page<ActiveSession>> {
+  const { rows } = await sql<ActiveSession & { total: string }>`
+    select data->>'sid' as id, user_agent, ip_address, created_at, last_seen_at, expires_at, count(*) over () as total
+      from web_sessions
+     where ${liveSessionsOf(userId)}
+     order by last_seen_at desc, created_at desc, id
+     limit ${limit} offset ${offset}`.execute(db);
+  return windowPage(
+    rows,
+    async () =>
+      (await sql<{ n: string }>`select count(*) as n from web_sessions where ${liveSessionsOf(userId)}`.execute(db))
+        .rows[0].n,
+    offset,
+  );
+}
+
+/** One live session of the user by its sid (the revoke confirm page), or undefined. */
+export async function findUserSession(db: DbOrTrx, userId: number, sid: string): Promise<ActiveSession | undefined> {
+  const { rows } = await sql<ActiveSession>`
+    select data->>'sid' as id, user_agent, ip_address, created_at, last_seen_at, expires_at
+      from web_sessions
+     where ${liveSessionsOf(userId)} and data->>'sid' = ${sid}`.execute(db);
+  return rows[0];
 }
 
 /** End one of the user's sessions by its sid (the sessions page, `sessions revoke`). */

@@ -19,11 +19,13 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { withTransaction } from '../db/transaction';
 import { recordAudit } from './audit';
 import { type AuthenticationMethod, authenticationMethods } from './authentication-methods';
 import { invalidField, notFound, uniqueViolation } from './errors';
+import { type Page, windowPage } from './page';
 import { addressLimit, type Throttle, reserveAccountAttempt, reserveAttempt, settleSuccess } from './rate-limit';
 import { sha256Hex } from './secrets';
 import { type AuditContext, createFirstRecoveryCodes, dropRecoveryCodesWithoutSecondFactor } from './two-factor';
@@ -83,6 +85,35 @@ export async function listWebAuthnCredentials(db: DbOrTrx, userId: number): Prom
     .orderBy('id')
     .execute();
   return rows.map(viewOf);
+}
+
+/** One page of them (the two-factor page, 20 a page) and their total, in one statement. */
+export async function listWebAuthnCredentialsPage(
+  db: DbOrTrx,
+  userId: number,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<Page<WebAuthnCredentialView>> {
+  const mine = db.selectFrom('webauthn_credentials').where('user_id', '=', userId);
+  const rows = await mine
+    .select([
+      'id',
+      'name',
+      'device_type',
+      'backed_up',
+      'created_at',
+      'last_used_at',
+      sql<string>`count(*) over ()`.as('total'),
+    ])
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  const page = await windowPage(
+    rows,
+    async () => (await mine.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+    offset,
+  );
+  return { total: page.total, rows: page.rows.map(viewOf) };
 }
 
 /** The user handle (WebAuthn §5.4.3): opaque, stable per account, no personal data. */

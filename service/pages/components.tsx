@@ -347,6 +347,12 @@ export function ShownOnce(props: { id: string; title: Child; children?: Child })
 export const formatDate = (d: Date | string | null | undefined): string =>
   d === null || d === undefined ? '' : (typeof d === 'string' ? d : d.toISOString()).slice(0, 10);
 
+/** A moment in UTC, "2026-11-27 01:35 UTC"; in a narrow column it wraps between the date and the time only. */
 export function Time({ value }: { value: Date }): Html {
-  return <time datetime={value.toISOString()}>{`${value.toISOString().slice(0, 16).replace('T', ' ')} UTC`}</time>;
+  const iso = value.toISOString();
+  return (
+    <time datetime={iso} class="moment">
+      <span class="nowrap">{iso.slice(0, 10)}</span> <span class="nowrap">{`${iso.slice(11, 16)} UTC`}</span>
+    </time>
+  );
 }

@@ -89,6 +89,10 @@ fieldset{border:0;padding:0;margin:0 0 1.1rem;min-width:0}
 table.list{width:100%;border-collapse:collapse;background:var(--surface);border:1px solid var(--border);border-radius:var(--radius)}
 .list th,.list td{padding:.65rem .85rem;text-align:left;vertical-align:top;border-bottom:1px solid var(--border);overflow-wrap:break-word}
 .list td code,.list td.url{word-break:break-all}
+.list td.address{overflow-wrap:anywhere;min-width:12rem}
+.nowrap,.expiry .muted,time,#device-code strong{white-space:nowrap}
+time.moment{white-space:normal}
+.passkey-sign-in{margin-top:1.25rem}
 .list th{font-size:.85rem;color:var(--muted);font-weight:600;background:var(--bg)}
 .list td.actions-cell{white-space:nowrap;text-align:right}
 @media (max-width:36rem){.details{grid-template-columns:minmax(0,1fr);gap:.15rem}.details dd{margin-bottom:.6rem}}

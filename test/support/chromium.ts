@@ -89,3 +89,45 @@ export async function press(page: Page, name: string | RegExp): Promise<void> {
     page.getByRole('button', { name, exact: typeof name === 'string' }).click(),
   ]);
 }
+
+/** The four widths every page must fit: a phone, a tablet, a small laptop, a desktop. */
+const PAGE_WIDTHS = [390, 768, 1024, 1280] as const;
+
+/**
+ * The page at every width of `widths`: no sideways scroll (the document no wider than its
+ * viewport), and light and dark screenshots at each width of `screenshots` in test-artifacts/ (and
+ * at any width that fails); axe-core with 0 violations in both schemes at the first screenshot
+ * width. Leaves 1280 px, light.
+ */
+export async function inspectWidths(
+  page: Page,
+  name: string,
+  opts: { widths?: readonly number[]; screenshots?: readonly number[] } = {},
+): Promise<void> {
+  const widths = opts.widths ?? PAGE_WIDTHS;
+  const screenshots = opts.screenshots ?? widths;
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    // The layout does not depend on the colour scheme: dark is measured at the screenshot widths only.
+    for (const width of colorScheme === 'light' ? widths : screenshots) {
+      await page.setViewportSize({ width, height: width < 768 ? 844 : 900 });
+      const { scrollWidth, clientWidth } = (await page.evaluate(
+        '({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth })',
+      )) as { scrollWidth: number; clientWidth: number };
+      if (screenshots.includes(width) || scrollWidth > clientWidth)
+        await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${width}-${colorScheme}.png`), fullPage: true });
+      expect(scrollWidth, `${name}: scrolls sideways at ${width} px (${colorScheme})`).toBeLessThanOrEqual(clientWidth);
+    }
+    await page.setViewportSize({ width: screenshots[0] ?? widths[0], height: 900 });
+    axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    if ((await page.evaluate('typeof window.axe')) !== 'object') await page.evaluate(axeSource);
+    const result = (await page.evaluate('window.axe.run(document)')) as AxeResult;
+    const summary = result.violations.map(
+      (v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    );
+    expect(summary, `${name} (${colorScheme})`).toEqual([]);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.emulateMedia({ colorScheme: 'light' });
+}

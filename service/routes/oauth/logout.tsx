@@ -21,7 +21,7 @@ import { csrfRejected, errorPage } from '../../pages/common';
 import { Button, CsrfField, LinkButton } from '../../pages/components';
 import { currentUser, DEFAULT_AFTER_SIGN_IN } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
-import { Layout, redirect, sendPage } from '../../pages/layout';
+import { Layout, redirect, seeOther, sendPage } from '../../pages/layout';
 import { mergedParams, nonScalarParam, stringParam } from '../../shared/params';
 
 export const END_SESSION_PATH = '/oauth/logout';
@@ -75,13 +75,18 @@ export async function logoutRoutes(app: FastifyInstance, { db, config, signingKe
     return { ok: true, application, redirectUri, state, hint };
   }
 
-  /** After signing out (or when nobody was signed in): the registered URI with state, or a page. */
-  function finish(reply: FastifyReply, req: LogoutRequest & { ok: true }) {
+  /**
+   * After signing out (or when nobody was signed in): the registered URI with state, or the
+   * signed-out page — after a POST, by a 303 to GET /oauth/logout (nobody is signed in any more, so
+   * it shows that page), so that reloading it or going Back never posts again.
+   */
+  function finish(reply: FastifyReply, req: LogoutRequest & { ok: true }, method: string) {
     if (req.redirectUri) {
       const url = new URL(req.redirectUri);
       if (req.state !== undefined) url.searchParams.append('state', req.state);
       return redirect(reply, url.toString());
     }
+    if (method === 'POST') return seeOther(reply, END_SESSION_PATH);
     return sendPage(
       reply,
       200,
@@ -98,7 +103,7 @@ export async function logoutRoutes(app: FastifyInstance, { db, config, signingKe
     const req = await check(mergedParams(request));
     if (!req.ok) return errorPage(reply, 400, req.error, req.description);
     const signedIn = await currentUser(sessions, request);
-    if (!signedIn) return finish(reply, req);
+    if (!signedIn) return finish(reply, req, request.method);
     const { user, session } = signedIn;
     // The hint proves the relying party knows this person's session: sign out without asking.
     const ownSession =
@@ -107,7 +112,7 @@ export async function logoutRoutes(app: FastifyInstance, { db, config, signingKe
       (req.hint.sid === undefined || req.hint.sid === session.data.sid);
     if (ownSession) {
       await sessions.destroy(request, reply, 'end_session');
-      return finish(reply, req);
+      return finish(reply, req, request.method);
     }
     const token = await sessions.csrfToken(session);
     return sendPage(
@@ -151,6 +156,6 @@ export async function logoutRoutes(app: FastifyInstance, { db, config, signingKe
     const req = await check({ ...params, id_token_hint: undefined });
     if (!req.ok) return errorPage(reply, 400, req.error, req.description);
     await sessions.destroy(request, reply, 'end_session');
-    return finish(reply, req);
+    return finish(reply, req, request.method);
   });
 }

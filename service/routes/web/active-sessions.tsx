@@ -5,12 +5,18 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
 import { DomainError } from '../../domain/errors';
-import { listUserSessions, revokeOtherUserSessions, revokeUserSession } from '../../domain/sessions';
+import {
+  findUserSession,
+  listUserSessionsPage,
+  revokeOtherUserSessions,
+  revokeUserSession,
+} from '../../domain/sessions';
 import { parseUserAgent } from '../../domain/user-agent';
 import { formRouteOptions } from '../../http/form-body';
 import { type Flash, LinkButton, Time } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
+import { pageNumberOf, pageWindow, Pagination } from '../../pages/pagination';
 import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/user_settings/active_sessions';
@@ -32,12 +38,14 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
   async function page(
     reply: FastifyReply,
     { user, session, csrf }: AccountRequest,
-    opts: { status?: number; flash?: Flash } = {},
+    opts: { status?: number; flash?: Flash; page?: number } = {},
   ) {
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, session, BASE);
     const current = session.data.sid;
-    const sessions = await listUserSessions(db, user.id);
-    const others = sessions.filter((s) => s.id !== current).length;
+    const pageNumber = opts.page ?? 1;
+    const sessions = await listUserSessionsPage(db, user.id, pageWindow(pageNumber));
+    // This session is one of them (it is live and has a sid), on whichever page.
+    const others = sessions.total - 1;
     return sendPage(
       reply,
       opts.status ?? 200,
@@ -62,7 +70,7 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
             </tr>
           </thead>
           <tbody>
-            {sessions.map((s) => (
+            {sessions.rows.map((s) => (
               <tr id={`session-${s.id}`}>
                 <td data-label="Browser">
                   {describe(s.user_agent)}
@@ -73,7 +81,9 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
                     </>
                   ) : null}
                 </td>
-                <td data-label="Address">{s.ip_address ?? 'Unknown'}</td>
+                <td data-label="Address" class="address">
+                  {s.ip_address ?? 'Unknown'}
+                </td>
                 <td data-label="Signed in">
                   <Time value={s.created_at} />
                 </td>
@@ -91,6 +101,7 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
             ))}
           </tbody>
         </table>
+        <Pagination path={BASE} page={pageNumber} total={sessions.total} label="Active sessions pages" />
         {others > 0 ? (
           <div class="actions">
             <LinkButton href={REVOKE_OTHERS} variant="danger">
@@ -107,7 +118,7 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
-    return r ? page(reply, r) : reply;
+    return r ? page(reply, r, { page: pageNumberOf(request.query) }) : reply;
   });
 
   app.get(REVOKE_OTHERS, async (request, reply) => {
@@ -141,7 +152,7 @@ export async function activeSessionRoutes(app: FastifyInstance, { db }: AppConte
   app.get<{ Params: { id: string } }>(`${BASE}/:id/revoke`, { schema: idParams }, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    const target = (await listUserSessions(db, r.user.id)).find((s) => s.id === request.params.id);
+    const target = await findUserSession(db, r.user.id, request.params.id);
     if (!target || target.id === r.session.data.sid) return notFound(reply, r);
     return sendPage(
       reply,

@@ -4,12 +4,17 @@
 // these under its applications page; here they have a page of their own in the settings navigation.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { listAuthorizedApplications, revokeAuthorizedApplication } from '../../domain/authorized-applications';
+import {
+  findAuthorizedApplication,
+  listAuthorizedApplicationsPage,
+  revokeAuthorizedApplication,
+} from '../../domain/authorized-applications';
 import { DomainError } from '../../domain/errors';
 import { formRouteOptions } from '../../http/form-body';
 import { type Flash, LinkButton, Time } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
+import { pageNumberOf, pageWindow, Pagination } from '../../pages/pagination';
 import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 export const AUTHORIZED_APPLICATIONS_PATH = '/-/user_settings/authorized_applications';
@@ -24,9 +29,15 @@ const REVOKE_FORM = formRouteOptions({ strings: [] }, uidParams);
 export async function authorizedApplicationRoutes(app: FastifyInstance, { db }: AppContext) {
   const guard = accountGuardFor(app);
 
-  async function page(reply: FastifyReply, { user, session, csrf }: AccountRequest, status = 200, flash?: Flash) {
+  async function page(
+    reply: FastifyReply,
+    { user, session, csrf }: AccountRequest,
+    status = 200,
+    flash?: Flash,
+    pageNumber = 1,
+  ) {
     const shown = flash ?? (await pendingFlash(app, session, BASE)).flash;
-    const authorized = await listAuthorizedApplications(db, user.id);
+    const authorized = await listAuthorizedApplicationsPage(db, user.id, pageWindow(pageNumber));
     return sendPage(
       reply,
       status,
@@ -38,7 +49,7 @@ export async function authorizedApplicationRoutes(app: FastifyInstance, { db }: 
         flash={shown}
         lead="Applications you allowed to use your Lanyard account. Revoke one and it must ask you again."
       >
-        {authorized.length === 0 ? (
+        {authorized.total === 0 ? (
           <p class="muted" id="no-authorized">
             You have not authorized any applications to use your account.
           </p>
@@ -55,7 +66,7 @@ export async function authorizedApplicationRoutes(app: FastifyInstance, { db }: 
               </tr>
             </thead>
             <tbody>
-              {authorized.map((a) => (
+              {authorized.rows.map((a) => (
                 <tr>
                   <td data-label="Name">{a.name}</td>
                   <td data-label="Scopes">
@@ -76,6 +87,7 @@ export async function authorizedApplicationRoutes(app: FastifyInstance, { db }: 
             </tbody>
           </table>
         )}
+        <Pagination path={BASE} page={pageNumber} total={authorized.total} label="Authorized applications pages" />
       </Layout>,
     );
   }
@@ -85,13 +97,13 @@ export async function authorizedApplicationRoutes(app: FastifyInstance, { db }: 
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
-    return r ? page(reply, r) : reply;
+    return r ? page(reply, r, 200, undefined, pageNumberOf(request.query)) : reply;
   });
 
   app.get<UidRequest>(`${BASE}/:uid/revoke`, { schema: uidParams }, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    const granted = (await listAuthorizedApplications(db, r.user.id)).find((a) => a.uid === request.params.uid);
+    const granted = await findAuthorizedApplication(db, r.user.id, request.params.uid);
     if (!granted) return notFound(reply, r);
     return sendPage(
       reply,

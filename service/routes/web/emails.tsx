@@ -8,7 +8,8 @@ import {
   type AccountEmail,
   addEmail,
   confirmEmail,
-  listAccountEmails,
+  findAccountEmail,
+  listAccountEmailsPage,
   makePrimaryEmail,
   MAX_EMAIL_LENGTH,
   removeEmail,
@@ -36,6 +37,7 @@ import {
 import { EMAIL_WORDS, problemOf, wordsFor } from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { ConfirmPage, Layout, sendPage } from '../../pages/layout';
+import { pageNumberOf, pageWindow, Pagination } from '../../pages/pagination';
 import {
   type AccountRequest,
   accountGuardFor,
@@ -84,13 +86,14 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
   async function page(
     reply: FastifyReply,
     r: AccountRequest,
-    opts: { status?: number; errors?: FieldError[]; flash?: Flash; value?: string } = {},
+    opts: { status?: number; errors?: FieldError[]; flash?: Flash; value?: string; page?: number } = {},
   ) {
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
-    const emails = await listAccountEmails(db, r.user);
+    const pageNumber = opts.page ?? 1;
+    const emails = await listAccountEmailsPage(db, r.user, pageWindow(pageNumber));
     const suppressed = await suppressedAmong(
       db,
-      emails.map((e) => e.email),
+      emails.rows.map((e) => e.email),
     );
     const error = opts.errors?.find((e) => e.field === 'email_email')?.message;
     return sendPage(
@@ -126,7 +129,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
             </div>
           </form>
         </section>
-        <h2 id="emails-title">Your e-mail addresses ({emails.length})</h2>
+        <h2 id="emails-title">Your e-mail addresses ({emails.total})</h2>
         <table class="list" id="emails" aria-labelledby="emails-title">
           <thead>
             <tr>
@@ -138,7 +141,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
             </tr>
           </thead>
           <tbody>
-            {emails.map((e) => (
+            {emails.rows.map((e) => (
               <tr id={e.id === null ? 'email-primary' : `email-${e.id}`}>
                 <td data-label="Address" class="address">
                   {e.email}
@@ -191,6 +194,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
             ))}
           </tbody>
         </table>
+        <Pagination path={BASE} page={pageNumber} total={emails.total} label="E-mail addresses pages" />
       </Layout>,
     );
   }
@@ -216,7 +220,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
-    return r ? page(reply, r) : reply;
+    return r ? page(reply, r, { page: pageNumberOf(request.query) }) : reply;
   });
 
   app.post(BASE, ADD_FORM, async (request, reply) => {
@@ -292,7 +296,7 @@ export async function emailRoutes(app: FastifyInstance, context: AppContext) {
   app.get<{ Params: { id: string } }>(`${BASE}/:id/delete`, { schema: idParams }, async (request, reply) => {
     const r = await guard(request, reply);
     if (!r) return reply;
-    const email = (await listAccountEmails(db, r.user)).find((e) => e.id === Number(request.params.id));
+    const email = await findAccountEmail(db, r.user, Number(request.params.id));
     if (!email) return page(reply, r, { status: 404, flash: { alert: 'That e-mail address was not found.' } });
     return sendPage(
       reply,

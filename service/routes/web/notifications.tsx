@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
 import type { NotificationLevel } from '../../db/schema';
 import { DomainError } from '../../domain/errors';
+import type { Page } from '../../domain/page';
 import {
   getNotificationSettings,
   NOTIFICATION_LEVELS,
@@ -20,6 +21,7 @@ import { stringParam } from '../../shared/params';
 import { Button, CsrfField, type FieldError, type Flash, Select } from '../../pages/components';
 import * as React from '../../pages/jsx';
 import { Layout, sendPage } from '../../pages/layout';
+import { pageNumberOf, pageWindow, Pagination } from '../../pages/pagination';
 import { type AccountRequest, accountGuardFor, auditActor, pendingFlash, redirectWithFlash } from './account';
 
 const BASE = '/-/profile/notifications';
@@ -35,6 +37,9 @@ const idParams = {
   },
 } as const;
 const TARGET_FORM = formRouteOptions({ strings: ['level'] }, idParams);
+
+/** The groups list's page (`page`) and the projects list's (`project_page`, as GitLab's). */
+type ListPages = { page: number; project_page: number };
 
 const LEVEL_LABELS: Record<NotificationLevel, string> = {
   global: 'Global',
@@ -65,19 +70,33 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
   async function page(
     reply: FastifyReply,
     r: AccountRequest,
-    opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
+    opts: { status?: number; errors?: FieldError[]; flash?: Flash; pages?: ListPages } = {},
   ) {
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
     const global = await getNotificationSettings(db, r.user, { kind: 'global' });
     const emails = await verifiedEmails(db, r.user);
-    const { groups, projects } = await listNotificationTargets(db, r.user);
+    const pages = opts.pages ?? { page: 1, project_page: 1 };
+    const { groups, projects } = await listNotificationTargets(db, r.user, {
+      groups: pageWindow(pages.page),
+      projects: pageWindow(pages.project_page),
+    });
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
-    const Targets = ({ title, id, items }: { title: string; id: string; items: NotificationTarget[] }) => (
+    const Targets = ({
+      title,
+      id,
+      items,
+      param,
+    }: {
+      title: string;
+      id: string;
+      items: Page<NotificationTarget>;
+      param: keyof ListPages;
+    }) => (
       <>
         <h2 id={id}>
-          {title} ({items.length})
+          {title} ({items.total})
         </h2>
-        {items.length === 0 ? (
+        {items.total === 0 ? (
           <p class="muted">None.</p>
         ) : (
           <table class="list" id={`${id}-table`} aria-labelledby={id}>
@@ -89,7 +108,7 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
               </tr>
             </thead>
             <tbody>
-              {items.map((t) => (
+              {items.rows.map((t) => (
                 <tr data-path={t.fullPath}>
                   <td data-label="Name">
                     <strong>{t.name}</strong>
@@ -136,6 +155,14 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
             </tbody>
           </table>
         )}
+        <Pagination
+          path={BASE}
+          page={pages[param]}
+          total={items.total}
+          label={`${title} pages`}
+          param={param}
+          keep={pages}
+        />
       </>
     );
     return sendPage(
@@ -176,8 +203,8 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
             </div>
           </form>
         </section>
-        <Targets title="Groups" id="groups" items={groups} />
-        <Targets title="Projects" id="projects" items={projects} />
+        <Targets title="Groups" id="groups" items={groups} param="page" />
+        <Targets title="Projects" id="projects" items={projects} param="project_page" />
       </Layout>,
     );
   }
@@ -191,7 +218,11 @@ export async function notificationRoutes(app: FastifyInstance, context: AppConte
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
-    return r ? page(reply, r) : reply;
+    return r
+      ? page(reply, r, {
+          pages: { page: pageNumberOf(request.query), project_page: pageNumberOf(request.query, 'project_page') },
+        })
+      : reply;
   });
 
   app.post(BASE, GLOBAL_FORM, async (request, reply) => {

@@ -23,7 +23,8 @@ import { seal, unseal } from '../../pages/flash';
 import { TOTP_CODE_WORDS, wordsFor } from '../../pages/form-words';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, seeOther, sendPage } from '../../pages/layout';
-import { listWebAuthnCredentials } from '../../domain/webauthn';
+import { pageNumberOf, pageWindow } from '../../pages/pagination';
+import { listWebAuthnCredentialsPage } from '../../domain/webauthn';
 import { WEBAUTHN_SCRIPT_PATH } from '../../pages/webauthn-script';
 import { WebAuthnPanel, webAuthnAccountRoutes } from './webauthn';
 import {
@@ -182,10 +183,11 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
   async function page(
     reply: FastifyReply,
     r: AccountRequest,
-    opts: { status?: number; errors?: FieldError[]; flash?: Flash } = {},
+    opts: { status?: number; errors?: FieldError[]; flash?: Flash; page?: number } = {},
   ) {
     const pending = opts.flash ? { flash: opts.flash } : await pendingFlash(app, r.session, BASE);
     const codes = savedCodes(r.session);
+    const keysPage = opts.page ?? 1;
     const err = (field: string) => opts.errors?.find((e) => e.field === field)?.message;
     const enabled = twoFactorEnabled(r.user);
     const totpEnabled = r.user.otp_secret !== null;
@@ -193,7 +195,8 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
       <WebAuthnPanel
         base={BASE}
         csrf={r.csrf}
-        credentials={await listWebAuthnCredentials(db, r.user.id)}
+        credentials={await listWebAuthnCredentialsPage(db, r.user.id, pageWindow(keysPage))}
+        page={keysPage}
         errors={opts.errors}
       />
     );
@@ -300,7 +303,7 @@ export async function twoFactorRoutes(app: FastifyInstance, context: AppContext)
 
   app.get(BASE, async (request, reply) => {
     const r = await guard(request, reply);
-    return r ? page(reply, r) : reply;
+    return r ? page(reply, r, { page: pageNumberOf(request.query) }) : reply;
   });
 
   // The codes just generated as a .txt file: only until the person says they have saved them.

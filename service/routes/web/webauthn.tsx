@@ -20,9 +20,11 @@ import {
 } from '../../domain/webauthn';
 import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
+import type { Page } from '../../domain/page';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, type FieldError, type Flash, formatDate, TextField } from '../../pages/components';
 import { SIGN_IN_PATH } from '../../pages/current-user';
+import { Pagination } from '../../pages/pagination';
 import { setFlash } from '../../pages/flash';
 import * as React from '../../pages/jsx';
 import { Layout, PRODUCT_NAME, seeOther, sendPage } from '../../pages/layout';
@@ -243,7 +245,9 @@ export async function webAuthnSignInRoutes(app: FastifyInstance, { db, config }:
 export function WebAuthnPanel(props: {
   base: string;
   csrf: string;
-  credentials: readonly WebAuthnCredentialView[];
+  credentials: Page<WebAuthnCredentialView>;
+  /** The list's page (`?page=N` of the two-factor page). */
+  page: number;
   errors?: readonly FieldError[];
 }): React.Html {
   const err = (field: string) => props.errors?.find((e) => e.field === field)?.message;
@@ -255,7 +259,7 @@ export function WebAuthnPanel(props: {
         A passkey or security key signs you in with your device’s screen lock or a touch, and cannot be phished. A
         passkey also signs you in without your password.
       </p>
-      {props.credentials.length === 0 ? (
+      {props.credentials.total === 0 ? (
         <p id="webauthn-none">You have no passkeys or security keys.</p>
       ) : (
         <table class="list" id="webauthn-credentials">
@@ -270,7 +274,7 @@ export function WebAuthnPanel(props: {
             </tr>
           </thead>
           <tbody>
-            {props.credentials.map((c) => (
+            {props.credentials.rows.map((c) => (
               <tr>
                 <td data-label="Name">{c.name}</td>
                 <td data-label="Type">{c.kind === 'passkey' ? 'Passkey' : 'Security key'}</td>
@@ -315,6 +319,12 @@ export function WebAuthnPanel(props: {
           </tbody>
         </table>
       )}
+      <Pagination
+        path={props.base}
+        page={props.page}
+        total={props.credentials.total}
+        label="Passkeys and security keys pages"
+      />
       <h3 id="webauthn-add-title">Add a passkey or security key</h3>
       <form method="post" action={action} data-webauthn="register" data-options-url={`${action}/options`}>
         <CsrfField token={props.csrf} />

@@ -31,7 +31,8 @@ describe('effective level on the notifications page', () => {
     await setLevel(user, 'disabled', { group: platform });
     await setLevel(user, 'global', { project });
     const { groups, projects } = await listNotificationTargets(db, user);
-    expect(projects).toEqual([
+    expect(projects.total).toBe(1);
+    expect(projects.rows).toEqual([
       {
         kind: 'project',
         id: project.id,
@@ -42,7 +43,7 @@ describe('effective level on the notifications page', () => {
         from: { kind: 'group', fullPath: 'root/platform' },
       },
     ]);
-    expect(groups.map((g) => [g.fullPath, g.level, g.effective, g.from])).toEqual([
+    expect(groups.rows.map((g) => [g.fullPath, g.level, g.effective, g.from])).toEqual([
       ['root', 'watch', 'watch', { kind: 'self' }],
       ['root/platform', 'disabled', 'disabled', { kind: 'self' }],
     ]);
@@ -54,13 +55,13 @@ describe('effective level on the notifications page', () => {
     const watcher = await makeUser(db, 'frank');
     await setLevel(watcher, 'watch');
     await setLevel(watcher, 'global', { project });
-    expect((await listNotificationTargets(db, watcher)).projects.map((p) => [p.effective, p.from])).toEqual([
+    expect((await listNotificationTargets(db, watcher)).projects.rows.map((p) => [p.effective, p.from])).toEqual([
       ['watch', { kind: 'global' }],
     ]);
     const other = await makeUser(db, 'grace');
     await setLevel(other, 'global');
     await setLevel(other, 'global', { project });
-    expect((await listNotificationTargets(db, other)).projects.map((p) => [p.effective, p.from])).toEqual([
+    expect((await listNotificationTargets(db, other)).projects.rows.map((p) => [p.effective, p.from])).toEqual([
       ['participating', { kind: 'global' }],
     ]);
   });
