@@ -74,16 +74,7 @@ export async function drainOnce(options: SenderOptions, ids?: readonly number[])
     retried: 0,
     failed: suppressed.length,
   };
-  for (const m of suppressed) {
-    options.onResult?.({
-      id: m.id,
-      messageId: m.message_id,
-      kind: m.kind,
-      attempt: m.attempts,
-      outcome: 'failed',
-      detail: SUPPRESSED_ERROR,
-    });
-  }
+  for (const m of suppressed) announce(options, m, 'failed', SUPPRESSED_ERROR);
   if (!claimed.length) return report;
 
   const fresh = await Promise.all(
@@ -92,30 +83,90 @@ export async function drainOnce(options: SenderOptions, ids?: readonly number[])
   await saveRenderedMail(options.db, fresh);
   const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
 
+  const recorder = sentRecorder(options);
   let next = 0;
   const worker = async () => {
     while (next < claimed.length) {
       const mail = claimed[next++];
-      const outcome = await sendOne(options, mail, mail.raw ?? rawOf.get(mail.id)!);
+      const outcome = await sendOne(options, recorder, mail, mail.raw ?? rawOf.get(mail.id)!);
       report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency, claimed.length) }, worker));
+  await recorder.done();
   return report;
 }
 
-async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): Promise<SendResult['outcome']> {
-  const result = (outcome: SendResult['outcome'], detail: string) => {
-    options.onResult?.({
-      id: mail.id,
-      messageId: mail.message_id,
-      kind: mail.kind,
-      attempt: mail.attempts,
-      outcome,
-      detail,
-    });
-    return outcome;
+interface Accepted {
+  mail: ClaimedMail;
+  response: string;
+}
+
+/**
+ * Records accepted messages as `sent` in batches, off the workers' path: the first acceptance
+ * starts a write, and whatever is accepted while it runs goes in the next one, so a worker never
+ * waits for the database between two sends and a round costs a few statements, not one per
+ * message. `done()` waits for the last write (the round is over only once everything it sent is
+ * recorded) and throws if a write failed; the messages of a failed write stay `sending` and are
+ * sent again, the same bytes, once their lease lapses (at-least-once). Each `sent` result is
+ * reported once it is recorded.
+ */
+function sentRecorder(options: SenderOptions) {
+  let queued: Accepted[] = [];
+  let writing: Promise<void> | undefined;
+  let failure: unknown;
+  const write = async () => {
+    while (queued.length) {
+      const batch = queued;
+      queued = [];
+      try {
+        await markMailSent(
+          options.db,
+          batch.map((a) => ({ id: a.mail.id, response: a.response })),
+        );
+      } catch (err) {
+        failure ??= err;
+        continue;
+      }
+      for (const a of batch) announce(options, a.mail, 'sent', a.response);
+    }
+    writing = undefined;
   };
+  return {
+    add(accepted: Accepted) {
+      queued.push(accepted);
+      writing ??= write();
+    },
+    async done() {
+      await writing;
+      if (failure) throw failure;
+    },
+  };
+}
+
+function announce(
+  options: SenderOptions,
+  mail: Pick<ClaimedMail, 'id' | 'message_id' | 'kind' | 'attempts'>,
+  outcome: SendResult['outcome'],
+  detail: string,
+) {
+  options.onResult?.({
+    id: mail.id,
+    messageId: mail.message_id,
+    kind: mail.kind,
+    attempt: mail.attempts,
+    outcome,
+    detail,
+  });
+  return outcome;
+}
+
+async function sendOne(
+  options: SenderOptions,
+  recorder: ReturnType<typeof sentRecorder>,
+  mail: ClaimedMail,
+  raw: string,
+): Promise<SendResult['outcome']> {
   let response: string;
   try {
     await options.limiter?.take();
@@ -143,10 +194,10 @@ async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): 
         source: error.source ?? 'transport',
       });
     }
-    return result(status === 'failed' ? 'failed' : 'retry', error.message);
+    return announce(options, mail, status === 'failed' ? 'failed' : 'retry', error.message);
   }
-  await markMailSent(options.db, mail.id, response);
-  return result('sent', response);
+  recorder.add({ mail, response });
+  return 'sent';
 }
 
 export interface MailSender {
