@@ -60,40 +60,80 @@ export interface RoundReport {
 
 /** One round: claim, render what is new, send, record. `ids`: only these messages (`mail test`). */
 export async function drainOnce(options: SenderOptions, ids?: readonly number[]): Promise<RoundReport> {
+  const { full: _, ...report } = await drain(options, { ids, batches: 1 });
+  return report;
+}
+
+/**
+ * Claim, render, send and record up to `batches` batches. While the last claim came back full, the
+ * next batch is claimed (and rendered and saved) as soon as the queue runs down to one message per
+ * worker, so the workers never stand idle between two batches waiting for the database. `full`:
+ * the last claim came back full (there is probably more to send).
+ */
+async function drain(
+  options: SenderOptions,
+  limits: { ids?: readonly number[]; batches: number },
+): Promise<RoundReport & { full: boolean }> {
   const batchSize = options.batchSize ?? options.concurrency * 8;
-  const { claimed, suppressed } = await claimDueMail(options.db, {
-    limit: batchSize,
-    leaseSeconds: options.leaseSeconds ?? 300,
-    maxAttempts: options.maxAttempts,
-    ids,
-  });
-  // Held back by the claim (a suppressed address): counted as claimed and failed, as their rows are.
-  const report: RoundReport = {
-    claimed: claimed.length + suppressed.length,
-    sent: 0,
-    retried: 0,
-    failed: suppressed.length,
+  const report = { claimed: 0, sent: 0, retried: 0, failed: 0, full: true };
+  const queue: { mail: ClaimedMail; raw: string }[] = [];
+  let batches = 0;
+  let failure: unknown;
+  let claiming: Promise<void> | undefined;
+
+  const claimBatch = async () => {
+    batches++;
+    const { claimed, suppressed } = await claimDueMail(options.db, {
+      limit: batchSize,
+      leaseSeconds: options.leaseSeconds ?? 300,
+      maxAttempts: options.maxAttempts,
+      ids: limits.ids,
+    });
+    // Held back by the claim (a suppressed address): counted as claimed and failed, as their rows are.
+    report.claimed += claimed.length + suppressed.length;
+    report.failed += suppressed.length;
+    report.full = claimed.length + suppressed.length >= batchSize;
+    for (const m of suppressed) announce(options, m, 'failed', SUPPRESSED_ERROR);
+    const fresh = await Promise.all(
+      claimed.filter((m) => m.raw === null).map(async (m) => ({ id: m.id, raw: await renderMail(m, options.from) })),
+    );
+    await saveRenderedMail(options.db, fresh);
+    const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
+    for (const mail of claimed) queue.push({ mail, raw: mail.raw ?? rawOf.get(mail.id)! });
   };
-  for (const m of suppressed) announce(options, m, 'failed', SUPPRESSED_ERROR);
-  if (!claimed.length) return report;
+  const claimMore = () => {
+    if (claiming || failure !== undefined || !report.full || batches >= limits.batches) return;
+    if (queue.length > options.concurrency) return;
+    claiming = claimBatch()
+      .catch((err) => {
+        failure ??= err;
+      })
+      .finally(() => {
+        claiming = undefined;
+      });
+  };
 
-  const fresh = await Promise.all(
-    claimed.filter((m) => m.raw === null).map(async (m) => ({ id: m.id, raw: await renderMail(m, options.from) })),
-  );
-  await saveRenderedMail(options.db, fresh);
-  const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
-
-  const recorder = sentRecorder(options);
-  let next = 0;
+  await claimBatch();
+  if (!queue.length) return report;
+  const recorder = sentRecorder(options, batchSize);
   const worker = async () => {
-    while (next < claimed.length) {
-      const mail = claimed[next++];
-      const outcome = await sendOne(options, recorder, mail, mail.raw ?? rawOf.get(mail.id)!);
-      report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
+    while (failure === undefined) {
+      claimMore();
+      const next = queue.shift();
+      if (next) {
+        const outcome = await sendOne(options, recorder, next.mail, next.raw);
+        report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
+      } else if (claiming) {
+        await claiming;
+      } else {
+        return;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, claimed.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, queue.length) }, worker));
   await recorder.done();
+  // A failed claim: what was already claimed was sent and recorded; the error fails the round.
+  if (failure !== undefined) throw failure;
   return report;
 }
 
@@ -102,21 +142,25 @@ interface Accepted {
   response: string;
 }
 
+/** The longest an accepted message waits to be recorded `sent` (well inside any lease). */
+const RECORD_WITHIN_MS = 200;
+
 /**
- * Records accepted messages as `sent` in batches, off the workers' path: the first acceptance
- * starts a write, and whatever is accepted while it runs goes in the next one, so a worker never
- * waits for the database between two sends and a round costs a few statements, not one per
- * message. `done()` waits for the last write (the round is over only once everything it sent is
- * recorded) and throws if a write failed; the messages of a failed write stay `sending` and are
- * sent again, the same bytes, once their lease lapses (at-least-once). Each `sent` result is
- * reported once it is recorded.
+ * Records accepted messages as `sent` in batches, off the workers' path: a write goes out once a
+ * batch's worth (`batchSize`) has been accepted, or RECORD_WITHIN_MS after the first of a smaller
+ * lot, so a worker never waits for the database between two sends and a batch costs one statement,
+ * not one per message. `done()` writes what is left and waits (the round is over only once
+ * everything it sent is recorded), and throws if a write failed; the messages of a failed write
+ * stay `sending` and are sent again, the same bytes, once their lease lapses (at-least-once). Each
+ * `sent` result is reported once it is recorded.
  */
-function sentRecorder(options: SenderOptions) {
+function sentRecorder(options: SenderOptions, batchSize: number) {
   let queued: Accepted[] = [];
   let writing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
   let failure: unknown;
-  const write = async () => {
-    while (queued.length) {
+  const write = async (all: boolean) => {
+    while (queued.length && (all || queued.length >= batchSize)) {
       const batch = queued;
       queued = [];
       try {
@@ -131,14 +175,24 @@ function sentRecorder(options: SenderOptions) {
       for (const a of batch) announce(options, a.mail, 'sent', a.response);
     }
     writing = undefined;
+    if (queued.length) timer ??= setTimeout(() => flush(true), RECORD_WITHIN_MS);
+  };
+  const flush = (all: boolean) => {
+    clearTimeout(timer);
+    timer = undefined;
+    writing ??= write(all);
   };
   return {
     add(accepted: Accepted) {
       queued.push(accepted);
-      writing ??= write();
+      if (queued.length >= batchSize) flush(false);
+      else timer ??= setTimeout(() => flush(true), RECORD_WITHIN_MS);
     },
     async done() {
-      await writing;
+      while (writing || queued.length) {
+        flush(true);
+        await writing;
+      }
       if (failure) throw failure;
     },
   };
@@ -200,6 +254,9 @@ async function sendOne(
   return 'sent';
 }
 
+/** Batches one round of the loop sends back to back before the other outboxes get their turn. */
+const BATCHES_PER_ROUND = 16;
+
 export interface MailSender {
   /** Start a round now (after an enqueue, say) instead of at the next poll. */
   wake(): void;
@@ -232,10 +289,10 @@ export function startMailSender(
   };
   const run = () => {
     if (running || stopped) return;
-    running = drainOnce({ ...options, batchSize })
+    running = drain({ ...options, batchSize }, { batches: BATCHES_PER_ROUND })
       .then(async (report) => {
         await options.alsoDrain?.();
-        return report.claimed >= batchSize;
+        return report.full;
       })
       .catch((err) => {
         options.onError(err);
