@@ -58,13 +58,16 @@ function newMessageId(mail: OutgoingMail): string {
   return `<${randomUUID()}@${domain || FALLBACK_MESSAGE_ID_DOMAIN}>`;
 }
 
+/** The outbox's rule for `to`: one mailbox (assertSendable's first check, alone, for bulk inserts). */
+export const isSendableAddress = (to: unknown): boolean => typeof to === 'string' && isSingleMailbox(to);
+
 /** Every reason `mail` cannot be sent as given; empty when it can. */
 function mailProblems(mail: OutgoingMail): Record<string, string[]> {
   const problems: Record<string, string[]> = {};
   const add = (field: string, message: string) => {
     problems[field] = [...(problems[field] ?? []), message];
   };
-  if (typeof mail.to !== 'string' || !isSingleMailbox(mail.to)) add('to', 'must be one e-mail address');
+  if (!isSendableAddress(mail.to)) add('to', 'must be one e-mail address');
   if (typeof mail.subject !== 'string' || !mail.subject.trim()) add('subject', "can't be blank");
   else if (!ONE_LINE.test(mail.subject) || mail.subject.length > 998) add('subject', 'must be one line of text');
   for (const [field, body] of [
