@@ -1,7 +1,8 @@
 // The notification intake at scale: one event whose recipients are 10,000 people (every member of
 // a project watches it). Measures takeNotificationEvent — the event row, the engine's resolution,
 // the messages composed (once per reason) and queued with their recipient links in one statement,
-// in one transaction — p50/p99 latency, against a baseline measured in the same run: one INSERT … SELECT of the same
+// in one transaction — p50/p99 latency, against a baseline measured in the same run (the two take
+// turns, sample by sample): one INSERT … SELECT of the same
 // 10,000 outbox rows (read back from an intake: per-row values as arrays, each distinct body once,
 // as the intake sends them), i.e. what writing the e-mails costs at the least.
 // Run: npx tsx bench/notification-intake.ts   (TEST_DATABASE_URL to use a server; else embedded PostgreSQL)
@@ -16,7 +17,6 @@ import { startScratchDatabase } from './support/scratch-database';
 const RECIPIENTS = Number(process.env.BENCH_RECIPIENTS ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 20);
 const GOAL_BASELINE_RATIO = 2;
-const GOAL_P99_MS = 1000;
 const MAIL = { publicUrl: 'https://id.example.org', from: 'Lanyard <noreply@id.example.org>' };
 
 async function seed(db: Db) {
@@ -47,17 +47,24 @@ async function seed(db: Db) {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-/** Time `run` SAMPLES times, emptying the outbox and the events after each (untimed). */
-async function latency(db: Db, run: (i: number) => Promise<unknown>) {
-  const times: number[] = [];
+/**
+ * Time each of `runs` SAMPLES times, taking turns (a neighbour's load falls on all of them alike),
+ * emptying the outbox and the events after each run (untimed).
+ */
+async function latencies(db: Db, runs: ((i: number) => Promise<unknown>)[]) {
+  const times = runs.map(() => [] as number[]);
   for (let i = 0; i < SAMPLES; i++) {
-    const t = performance.now();
-    await run(i);
-    times.push(performance.now() - t);
-    await sql`truncate notification_event_recipients, notification_events, mail_outbox`.execute(db);
+    for (const [k, run] of runs.entries()) {
+      const t = performance.now();
+      await run(i);
+      times[k].push(performance.now() - t);
+      await sql`truncate notification_event_recipients, notification_events, mail_outbox`.execute(db);
+    }
   }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+  return times.map((ts) => {
+    ts.sort((a, b) => a - b);
+    return { p50: percentile(ts, 50), p99: percentile(ts, 99) };
+  });
 }
 
 async function main() {
@@ -121,12 +128,18 @@ async function main() {
       await baseline(1000 + i);
       await sql`truncate notification_event_recipients, notification_events, mail_outbox`.execute(db);
     } // warm-up (plans, pool, JIT)
-    const base = await latency(db, baseline);
-    const measured = await latency(db, intake);
-    // Its first part alone, for the breakdown: the engine resolving the 10,000 recipients.
-    const engine = await latency(db, () =>
-      resolveRecipients(db, target, { event: 'new_issue', authorId: author.id, participantIds: [], mentionedIds: [] }),
-    );
+    // The engine resolving the 10,000 recipients alone, the first part of an intake, for the breakdown.
+    const [base, measured, engine] = await latencies(db, [
+      baseline,
+      intake,
+      () =>
+        resolveRecipients(db, target, {
+          event: 'new_issue',
+          authorId: author.id,
+          participantIds: [],
+          mentionedIds: [],
+        }),
+    ]);
 
     const bytes = rows.reduce((n, r) => n + r.text_body.length + r.html_body.length + r.headers.length, 0);
     console.log(`distinct bodies: ${bodies.length}`);
@@ -149,9 +162,8 @@ async function main() {
     console.log(
       `target: intake p99 x${ratio.toFixed(2)} of one INSERT … SELECT of the same rows (${measured.p99.toFixed(0)} ms vs ${base.p99.toFixed(0)} ms; goal ≤ x${GOAL_BASELINE_RATIO}) ${met(ratio <= GOAL_BASELINE_RATIO)}`,
     );
-    console.log(
-      `target: intake p99 ${measured.p99.toFixed(0)} ms for ${queued} recipients (goal ≤ ${GOAL_P99_MS} ms; p50 ${measured.p50.toFixed(0)} ms) ${met(measured.p99 <= GOAL_P99_MS)}`,
-    );
+    // Informational, not a target: an absolute time follows the machine (issue 30).
+    console.log(`intake of ${queued} recipients: p50 ${measured.p50.toFixed(0)} ms, p99 ${measured.p99.toFixed(0)} ms`);
   } finally {
     await handle.close();
   }

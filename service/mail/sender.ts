@@ -60,62 +60,167 @@ export interface RoundReport {
 
 /** One round: claim, render what is new, send, record. `ids`: only these messages (`mail test`). */
 export async function drainOnce(options: SenderOptions, ids?: readonly number[]): Promise<RoundReport> {
-  const batchSize = options.batchSize ?? options.concurrency * 8;
-  const { claimed, suppressed } = await claimDueMail(options.db, {
-    limit: batchSize,
-    leaseSeconds: options.leaseSeconds ?? 300,
-    maxAttempts: options.maxAttempts,
-    ids,
-  });
-  // Held back by the claim (a suppressed address): counted as claimed and failed, as their rows are.
-  const report: RoundReport = {
-    claimed: claimed.length + suppressed.length,
-    sent: 0,
-    retried: 0,
-    failed: suppressed.length,
-  };
-  for (const m of suppressed) {
-    options.onResult?.({
-      id: m.id,
-      messageId: m.message_id,
-      kind: m.kind,
-      attempt: m.attempts,
-      outcome: 'failed',
-      detail: SUPPRESSED_ERROR,
-    });
-  }
-  if (!claimed.length) return report;
-
-  const fresh = await Promise.all(
-    claimed.filter((m) => m.raw === null).map(async (m) => ({ id: m.id, raw: await renderMail(m, options.from) })),
-  );
-  await saveRenderedMail(options.db, fresh);
-  const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
-
-  let next = 0;
-  const worker = async () => {
-    while (next < claimed.length) {
-      const mail = claimed[next++];
-      const outcome = await sendOne(options, mail, mail.raw ?? rawOf.get(mail.id)!);
-      report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, claimed.length) }, worker));
+  const { full: _, ...report } = await drain(options, { ids, batches: 1 });
   return report;
 }
 
-async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): Promise<SendResult['outcome']> {
-  const result = (outcome: SendResult['outcome'], detail: string) => {
-    options.onResult?.({
-      id: mail.id,
-      messageId: mail.message_id,
-      kind: mail.kind,
-      attempt: mail.attempts,
-      outcome,
-      detail,
+/**
+ * Claim, render, send and record up to `batches` batches. While the last claim came back full, the
+ * next batch is claimed (and rendered and saved) as soon as the queue runs down to one message per
+ * worker, so the workers never stand idle between two batches waiting for the database. `full`:
+ * the last claim came back full (there is probably more to send).
+ */
+async function drain(
+  options: SenderOptions,
+  limits: { ids?: readonly number[]; batches: number },
+): Promise<RoundReport & { full: boolean }> {
+  const batchSize = options.batchSize ?? options.concurrency * 8;
+  const report = { claimed: 0, sent: 0, retried: 0, failed: 0, full: true };
+  const queue: { mail: ClaimedMail; raw: string }[] = [];
+  let batches = 0;
+  let failure: unknown;
+  let claiming: Promise<void> | undefined;
+
+  const claimBatch = async () => {
+    batches++;
+    const { claimed, suppressed } = await claimDueMail(options.db, {
+      limit: batchSize,
+      leaseSeconds: options.leaseSeconds ?? 300,
+      maxAttempts: options.maxAttempts,
+      ids: limits.ids,
     });
-    return outcome;
+    // Held back by the claim (a suppressed address): counted as claimed and failed, as their rows are.
+    report.claimed += claimed.length + suppressed.length;
+    report.failed += suppressed.length;
+    report.full = claimed.length + suppressed.length >= batchSize;
+    for (const m of suppressed) announce(options, m, 'failed', SUPPRESSED_ERROR);
+    const fresh = await Promise.all(
+      claimed.filter((m) => m.raw === null).map(async (m) => ({ id: m.id, raw: await renderMail(m, options.from) })),
+    );
+    await saveRenderedMail(options.db, fresh);
+    const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
+    for (const mail of claimed) queue.push({ mail, raw: mail.raw ?? rawOf.get(mail.id)! });
   };
+  const claimMore = () => {
+    if (claiming || failure !== undefined || !report.full || batches >= limits.batches) return;
+    if (queue.length > options.concurrency) return;
+    claiming = claimBatch()
+      .catch((err) => {
+        failure ??= err;
+      })
+      .finally(() => {
+        claiming = undefined;
+      });
+  };
+
+  await claimBatch();
+  if (!queue.length) return report;
+  const recorder = sentRecorder(options, batchSize);
+  const worker = async () => {
+    while (failure === undefined) {
+      claimMore();
+      const next = queue.shift();
+      if (next) {
+        const outcome = await sendOne(options, recorder, next.mail, next.raw);
+        report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
+      } else if (claiming) {
+        await claiming;
+      } else {
+        return;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, queue.length) }, worker));
+  await recorder.done();
+  // A failed claim: what was already claimed was sent and recorded; the error fails the round.
+  if (failure !== undefined) throw failure;
+  return report;
+}
+
+interface Accepted {
+  mail: ClaimedMail;
+  response: string;
+}
+
+/** The longest an accepted message waits to be recorded `sent` (well inside any lease). */
+const RECORD_WITHIN_MS = 200;
+
+/**
+ * Records accepted messages as `sent` in batches, off the workers' path: a write goes out once a
+ * batch's worth (`batchSize`) has been accepted, or RECORD_WITHIN_MS after the first of a smaller
+ * lot, so a worker never waits for the database between two sends and a batch costs one statement,
+ * not one per message. `done()` writes what is left and waits (the round is over only once
+ * everything it sent is recorded), and throws if a write failed; the messages of a failed write
+ * stay `sending` and are sent again, the same bytes, once their lease lapses (at-least-once). Each
+ * `sent` result is reported once it is recorded.
+ */
+function sentRecorder(options: SenderOptions, batchSize: number) {
+  let queued: Accepted[] = [];
+  let writing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let failure: unknown;
+  const write = async (all: boolean) => {
+    while (queued.length && (all || queued.length >= batchSize)) {
+      const batch = queued;
+      queued = [];
+      try {
+        await markMailSent(
+          options.db,
+          batch.map((a) => ({ id: a.mail.id, response: a.response })),
+        );
+      } catch (err) {
+        failure ??= err;
+        continue;
+      }
+      for (const a of batch) announce(options, a.mail, 'sent', a.response);
+    }
+    writing = undefined;
+    if (queued.length) timer ??= setTimeout(() => flush(true), RECORD_WITHIN_MS);
+  };
+  const flush = (all: boolean) => {
+    clearTimeout(timer);
+    timer = undefined;
+    writing ??= write(all);
+  };
+  return {
+    add(accepted: Accepted) {
+      queued.push(accepted);
+      if (queued.length >= batchSize) flush(false);
+      else timer ??= setTimeout(() => flush(true), RECORD_WITHIN_MS);
+    },
+    async done() {
+      while (writing || queued.length) {
+        flush(true);
+        await writing;
+      }
+      if (failure) throw failure;
+    },
+  };
+}
+
+function announce(
+  options: SenderOptions,
+  mail: Pick<ClaimedMail, 'id' | 'message_id' | 'kind' | 'attempts'>,
+  outcome: SendResult['outcome'],
+  detail: string,
+) {
+  options.onResult?.({
+    id: mail.id,
+    messageId: mail.message_id,
+    kind: mail.kind,
+    attempt: mail.attempts,
+    outcome,
+    detail,
+  });
+  return outcome;
+}
+
+async function sendOne(
+  options: SenderOptions,
+  recorder: ReturnType<typeof sentRecorder>,
+  mail: ClaimedMail,
+  raw: string,
+): Promise<SendResult['outcome']> {
   let response: string;
   try {
     await options.limiter?.take();
@@ -143,11 +248,14 @@ async function sendOne(options: SenderOptions, mail: ClaimedMail, raw: string): 
         source: error.source ?? 'transport',
       });
     }
-    return result(status === 'failed' ? 'failed' : 'retry', error.message);
+    return announce(options, mail, status === 'failed' ? 'failed' : 'retry', error.message);
   }
-  await markMailSent(options.db, mail.id, response);
-  return result('sent', response);
+  recorder.add({ mail, response });
+  return 'sent';
 }
+
+/** Batches one round of the loop sends back to back before the other outboxes get their turn. */
+const BATCHES_PER_ROUND = 16;
 
 export interface MailSender {
   /** Start a round now (after an enqueue, say) instead of at the next poll. */
@@ -181,10 +289,10 @@ export function startMailSender(
   };
   const run = () => {
     if (running || stopped) return;
-    running = drainOnce({ ...options, batchSize })
+    running = drain({ ...options, batchSize }, { batches: BATCHES_PER_ROUND })
       .then(async (report) => {
         await options.alsoDrain?.();
-        return report.claimed >= batchSize;
+        return report.full;
       })
       .catch((err) => {
         options.onError(err);

@@ -585,4 +585,30 @@ describe('one-click unsubscribe and suppressed addresses, end to end (RFC 8058)'
       { user_id: users.carol.id, mail_id: expect.any(Number) },
     ]);
   });
+
+  it("a purged message leaves its recipient's link with no mail_id; the other links keep theirs", async () => {
+    const res = await post(notifyToken, '/projects/acme%2Fteam%2Fapi', {
+      ...issue(93),
+      event: 'new_issue',
+      author_id: users.alice.id,
+      participant_ids: [users.bob.id, users.carol.id],
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const { id } = res.json();
+    const linksOf = () =>
+      db
+        .selectFrom('notification_event_recipients')
+        .select(['user_id', 'mail_id'])
+        .where('event_id', '=', id)
+        .orderBy('user_id')
+        .execute();
+    const before = await linksOf();
+    expect(before.map((l) => l.user_id)).toEqual([users.bob.id, users.carol.id]);
+    const carol = before.find((l) => l.user_id === users.carol.id)!;
+    expect(carol.mail_id).not.toBeNull();
+    await db.deleteFrom('mail_outbox').where('id', '=', carol.mail_id!).execute();
+    expect(await linksOf()).toEqual(
+      before.map((l) => (l.user_id === users.carol.id ? { user_id: l.user_id, mail_id: null } : l)),
+    );
+  });
 });

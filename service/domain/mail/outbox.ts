@@ -58,13 +58,16 @@ function newMessageId(mail: OutgoingMail): string {
   return `<${randomUUID()}@${domain || FALLBACK_MESSAGE_ID_DOMAIN}>`;
 }
 
+/** The outbox's rule for `to`: one mailbox (assertSendable's first check, alone, for bulk inserts). */
+export const isSendableAddress = (to: unknown): boolean => typeof to === 'string' && isSingleMailbox(to);
+
 /** Every reason `mail` cannot be sent as given; empty when it can. */
 function mailProblems(mail: OutgoingMail): Record<string, string[]> {
   const problems: Record<string, string[]> = {};
   const add = (field: string, message: string) => {
     problems[field] = [...(problems[field] ?? []), message];
   };
-  if (typeof mail.to !== 'string' || !isSingleMailbox(mail.to)) add('to', 'must be one e-mail address');
+  if (!isSendableAddress(mail.to)) add('to', 'must be one e-mail address');
   if (typeof mail.subject !== 'string' || !mail.subject.trim()) add('subject', "can't be blank");
   else if (!ONE_LINE.test(mail.subject) || mail.subject.length > 998) add('subject', 'must be one line of text');
   for (const [field, body] of [
@@ -207,25 +210,23 @@ export async function saveRenderedMail(
      where o.id = r.id and o.raw is null`.execute(db);
 }
 
-/** The transport accepted the message. */
+/**
+ * The transport accepted these messages: one statement for a whole batch (the sender records its
+ * accepted messages together, not one round trip each). A message the sender has not recorded yet
+ * stays `sending`; should the sender die first, its lease lapses and it is sent again, same bytes.
+ */
 export async function markMailSent(
   db: Kysely<Database> | Transaction<Database>,
-  id: number,
-  response: string,
+  sent: ReadonlyArray<{ id: number; response: string }>,
 ): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({
-      status: 'sent',
-      sent_at: sql<Date>`now()`,
-      updated_at: sql<Date>`now()`,
-      locked_until: null,
-      last_error: null,
-      transport_response: response.slice(0, 1000),
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .execute();
+  if (!sent.length) return;
+  await sql`
+    update mail_outbox o
+       set status = 'sent', sent_at = now(), updated_at = now(), locked_until = null, last_error = null,
+           transport_response = r.response
+      from unnest(${sent.map((s) => s.id)}::bigint[], ${sent.map((s) => s.response.slice(0, 1000))}::text[])
+           as r(id, response)
+     where o.id = r.id and o.status = 'sending'`.execute(db);
 }
 
 /**

@@ -255,6 +255,9 @@ export function eventMessages(settings: MailSettings, ctx: EventMessageContext, 
   const paragraphs = eventParagraphs(ctx);
   const common = eventHeaders(ctx, host);
   const bodies = new Map<RecipientReason, EventBody>();
+  // headersJson's shared part per reason: the JSON of notificationHeaders without the recipient's own
+  // headers, written once, not once per recipient.
+  const shared = new Map<RecipientReason, string>();
   return {
     subject,
     from: settings.from,
@@ -274,6 +277,19 @@ export function eventMessages(settings: MailSettings, ctx: EventMessageContext, 
       return body;
     },
     headers: (recipient: MessageRecipient) => notificationHeaders(common, recipient, unsubscribe),
+    /**
+     * JSON.stringify(headers(recipient)), the same text, composed from the part every recipient
+     * with this reason shares (stringified once) and the recipient's own unsubscribe headers.
+     */
+    headersJson(recipient: MessageRecipient): string {
+      let head = shared.get(recipient.reason);
+      if (head === undefined) {
+        head = JSON.stringify(notificationHeaders(common, recipient, undefined)).slice(0, -1);
+        shared.set(recipient.reason, head);
+      }
+      const own = unsubscribe?.(recipient.user_id);
+      return own ? `${head},${JSON.stringify(own).slice(1)}` : `${head}}`;
+    },
     messageId: (recipient: MessageRecipient) => recipientMessageId(ctx, recipient.user_id, host),
   };
 }
