@@ -24,7 +24,7 @@ import * as m0020 from './0020-resource-indicators-dynamic-clients';
 import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
 import * as m0023 from './0023-two-factor-enrolment';
-import * as m0025 from './0025-event-recipient-mail-link';
+import * as m0024 from './0024-event-recipient-mail-link';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -50,5 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0021-dpop': m0021,
   '0022-webauthn': m0022,
   '0023-two-factor-enrolment': m0023,
-  '0025-event-recipient-mail-link': m0025,
+  '0024-event-recipient-mail-link': m0024,
 };
