@@ -28,8 +28,8 @@ const EXCEPTIONS: Record<string, string> = {
 
 /**
  * Page POST routes that answer a page (200) on success, and why. They still answer a redirect or a
- * 4xx when refused (the last test). Known: reloading the unsubscribe answer posts the one-click
- * again, which records "disabled" as the level Undo restores (docs/pages.md, "Back and reload").
+ * 4xx when refused (the last test). Reloading the unsubscribe answer posts the one-click again,
+ * which changes nothing (test/web/unsubscribe.test.ts).
  */
 const RENDERED: Record<string, string> = {
   // RFC 8058 §3.2: a mail client's one-click POST expects its answer, not a redirect; the page's

@@ -237,6 +237,30 @@ describe('undo', () => {
     expect(await auditRows()).toHaveLength(2);
   });
 
+  it('a second one-click (the page reloaded) changes nothing and offers no undo; the first undo still restores', async () => {
+    await f.db
+      .insertInto('notification_settings')
+      .values({ user_id: alice.id, project_id: project.id, level: 'watch' })
+      .execute();
+    const token = await tokenFor(alice.id, project.id);
+    const first = await oneClick(token);
+    const firstUndo = undoTokenOf(first.body);
+
+    const again = await oneClick(token);
+    expect(again.statusCode).toBe(200);
+    expect(again.headers.location).toBeUndefined();
+    expect(again.body).toContain('<h1>Already unsubscribed</h1>');
+    expect(again.body).toContain('You already get no notification e-mails about acme/rocket. Nothing was changed.');
+    expect(again.body).not.toContain('undo_token');
+    expect(await levelOf(alice.id, project.id)).toBe('disabled');
+    expect((await auditRows()).map((a) => a.details)).toEqual([{ level: 'disabled' }]);
+
+    const restored = await undo(firstUndo);
+    expect(restored.statusCode).toBe(200);
+    expect(restored.body).toContain('Your notification level for acme/rocket is Watch again.');
+    expect(await levelOf(alice.id, project.id)).toBe('watch');
+  });
+
   it('refuses a tampered undo token (another level, user or project), a cross-site form and an unsubscribe token', async () => {
     const res = await oneClick(await tokenFor(alice.id, project.id));
     const token = undoTokenOf(res.body);

@@ -145,8 +145,12 @@ export interface Unsubscribed extends UnsubscribeSubject {
   ok: true;
   /** The level before (what Undo restores). */
   previousLevel: NotificationLevel;
-  /** The signed undo token (bound to user, project and previous level). */
-  undoToken: string;
+  /**
+   * The signed undo token (bound to user, project and previous level); null when the level was
+   * already `disabled` (a repeated one-click, e.g. the page reloaded): nothing changed, and an undo
+   * to "disabled" would only hide the level the first one-click replaced.
+   */
+  undoToken: string | null;
 }
 
 /**
@@ -166,6 +170,7 @@ export async function unsubscribe(
     const read = await readUnsubscribeToken(trx, ring, token, now);
     if (!read.ok) return read;
     const previousLevel = await lockedProjectLevel(trx, read.user.id, read.project.id);
+    if (previousLevel === 'disabled') return { ...read, level: 'disabled', previousLevel, undoToken: null };
     await updateNotificationSettings(
       trx,
       read.user,

@@ -4,7 +4,9 @@
 //   GET   changes nothing (link scanners and previews fetch it): the project and a button.
 //   POST  `List-Unsubscribe=One-Click` (a mail client, RFC 8058 §3.2, or that button): the level for
 //         the project becomes `disabled`; answered 200 with the page itself — RFC 8058 §3.1 forbids
-//         a redirect here — whose Undo form carries a signed undo token.
+//         a redirect here — whose Undo form carries a signed undo token. Posted again (the page
+//         reloaded, a second click) it changes nothing and offers no Undo: the level is already
+//         `disabled`, and the first answer's Undo still restores the level before it.
 //   POST  /-/unsubscribe/undo: restores the previous level while it is still `disabled`.
 // The one-click POST takes no Origin check: a mail client may post from anywhere, and knowing the
 // token is what counts. The undo form is a browser's own: it gets the form routes' Origin rule.
@@ -140,6 +142,20 @@ export async function unsubscribeRoutes(app: FastifyInstance, _context: AppConte
         }
         const done = await unsubscribe(db, await ring(), request.params.token, request.ip);
         if (!done.ok) return refusedPage(reply, done.reason);
+        if (done.undoToken === null)
+          return sendPage(
+            reply,
+            200,
+            <Layout title="Already unsubscribed" variant="card">
+              <p class="flash flash-notice" role="status" id="flash-notice">
+                You already get no notification e-mails about {done.project.pathWithNamespace}. Nothing was changed.
+              </p>
+              <ProjectLine subject={done} />
+              <p>
+                To get them again, choose a level on your <a href={SETTINGS_PATH}>notification settings</a> page.
+              </p>
+            </Layout>,
+          );
         return sendPage(
           reply,
           200,
