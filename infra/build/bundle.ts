@@ -7,7 +7,6 @@
 // `npm run build:lambda` [-- --out DIR] [--only api,migrate]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { deflateRawSync } from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
@@ -72,6 +71,31 @@ export class MissingEntryError extends Error {}
  *   uses (API Gateway speaks to Lambda in events). Loading the built-in cost ~4 % of a cold start
  *   (bench/cold-start.ts, profiled); the stand-in loads it on first use instead.
  */
+/**
+ * Libraries only a rare ceremony needs, each bundled in a file of its own beside index.js and
+ * loaded on first use instead of parsed at every cold start: WebAuthn's (@simplewebauthn/server and
+ * its ASN.1/X.509 stack, ~420 KB) for passkey ceremonies, and uqr (~11 KB) for the QR code of
+ * two-factor enrolment. Each names the functions Lanyard calls; the stand-in in index.js forwards
+ * them, loading the file on the first call.
+ */
+export const LAZY_MODULES: Record<string, { file: string; functions: readonly string[] }> = {
+  '@simplewebauthn/server': {
+    file: 'webauthn.js',
+    functions: [
+      'generateRegistrationOptions',
+      'verifyRegistrationResponse',
+      'generateAuthenticationOptions',
+      'verifyAuthenticationResponse',
+    ],
+  },
+  uqr: { file: 'qr.js', functions: ['renderSVG', 'renderUnicodeCompact'] },
+};
+
+const lazyStub = ({ file, functions }: { file: string; functions: readonly string[] }) => `let lib;
+const load = () => (lib ??= require('./${file}'));
+for (const name of ${JSON.stringify(functions)})
+  exports[name] = (...args) => load()[name](...args);`;
+
 export const STUBBED_MODULES: Record<string, string> = {
   yaml: `const unavailable = () => { throw new Error('YAML is not included in the Lambda bundle (infra/build/bundle.ts); use GET /api/v4/openapi.json'); };
 module.exports = { parse: unavailable, stringify: unavailable };`,
@@ -82,14 +106,7 @@ module.exports = { parse: unavailable, stringify: unavailable };`,
   pgpass: `module.exports = (connectionParameters, callback) => callback(undefined);`,
   'ipaddr.js': `const unavailable = () => { throw new Error('trusted-proxy address lists are not included in the Lambda bundle (infra/build/bundle.ts); the Lambda functions trust no proxy'); };
 module.exports = { isValid: unavailable, parse: unavailable };`,
-  // WebAuthn (@simplewebauthn/server and its ASN.1/X.509 stack, ~420 KB): only passkey ceremonies
-  // need it, so the bundle carries it in a file of its own beside index.js (LAZY_FILE), loaded on
-  // the first ceremony instead of parsed at every cold start. The four functions
-  // domain/webauthn.ts calls, each loading the file on first use.
-  '@simplewebauthn/server': `let lib;
-const load = () => (lib ??= require('./${'webauthn.js'}'));
-for (const name of ['generateRegistrationOptions', 'verifyRegistrationResponse', 'generateAuthenticationOptions', 'verifyAuthenticationResponse'])
-  exports[name] = (...args) => load()[name](...args);`,
+  ...Object.fromEntries(Object.entries(LAZY_MODULES).map(([name, lazy]) => [name, lazyStub(lazy)])),
   'node:http2': `let http2; module.exports = new Proxy({}, { get: (_, key) => (http2 ??= require('http2'))[key] });`,
   // @node-rs/argon2's generated loader (29 KB) tries every platform napi-rs builds for; the bundle
   // runs on Linux glibc only (Lambda arm64; x64 where it was built), whose packages sit beside it.
@@ -126,8 +143,9 @@ const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
       external: true,
     }));
     build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lanyard-stub' }));
-    // A stub's lazily loaded neighbour (LAZY_FILE) stays a require() of the file beside index.js.
-    build.onResolve({ filter: /^\.\/webauthn\.js$/, namespace: 'lanyard-stub' }, (args) => ({
+    // A stub's lazily loaded neighbour (LAZY_MODULES) stays a require() of the file beside index.js.
+    const lazyFiles = Object.values(LAZY_MODULES).map((m) => m.file.replace(/\./g, '\\.'));
+    build.onResolve({ filter: new RegExp(`^\\.\\/(${lazyFiles.join('|')})$`), namespace: 'lanyard-stub' }, (args) => ({
       path: args.path,
       external: true,
     }));
@@ -138,16 +156,16 @@ const stubPlugin = (stubs: Record<string, string>): esbuild.Plugin => ({
   },
 });
 
+/** The pre-generated OpenAPI document, beside the API function's index.js. */
+export const OPENAPI_FILE = 'openapi.json';
+
 /**
- * @fastify/swagger's stand-in: decorates `swagger()` with the pre-generated document, carried
- * deflated (~34 KB of JSON is ~7 KB this way; inflated once, on the first request for it).
+ * @fastify/swagger's stand-in: decorates `swagger()` with the pre-generated document, read from
+ * OPENAPI_FILE beside index.js on the first request for it (~34 KB that no cold start parses).
  */
-const swaggerStub = (
-  document: string,
-) => `const DOCUMENT = ${JSON.stringify(deflateRawSync(document, { level: 9 }).toString('base64'))};
-function swagger(app, opts, next) {
+const SWAGGER_STUB = `function swagger(app, opts, next) {
   const url = opts.openapi.servers[0].url;
-  const text = () => require('node:zlib').inflateRawSync(Buffer.from(DOCUMENT, 'base64')).toString('utf8')
+  const text = () => require('node:fs').readFileSync(require('node:path').join(__dirname, ${JSON.stringify(OPENAPI_FILE)}), 'utf8')
     .split(${JSON.stringify(OPENAPI_URL_PLACEHOLDER)}).join(url);
   let parsed;
   app.decorate('swagger', () => (parsed ??= JSON.parse(text())));
@@ -303,7 +321,7 @@ export async function bundleLambdas(
                 ...STUBBED_MODULES,
                 ...API_ASSERT_STUBS,
                 ...PRECOMPILED_COMPILER_STUBS,
-                '@fastify/swagger': swaggerStub(openapi),
+                '@fastify/swagger': SWAGGER_STUB,
               }
             : STUBBED_MODULES,
         ),
@@ -317,10 +335,12 @@ export async function bundleLambdas(
     if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@node-rs/argon2')) {
       copyNativePackages(dir);
     }
-    if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@simplewebauthn/server')) {
-      await buildLazyWebAuthn(dir);
+    for (const [name, lazy] of Object.entries(LAZY_MODULES)) {
+      if (Object.keys(result.metafile.inputs).includes(`lanyard-stub:${name}`))
+        await buildLazyModule(dir, name, lazy.file);
     }
     if (entry.name === 'api' && schemaCode) await buildLazySchemas(dir, schemaCode);
+    if (entry.name === 'api' && openapi) fs.writeFileSync(path.join(dir, OPENAPI_FILE), openapi);
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);
     built.push({
@@ -335,21 +355,18 @@ export async function bundleLambdas(
   return built;
 }
 
-/** The file the @simplewebauthn/server stand-in loads on first use, beside index.js. */
-export const LAZY_WEBAUTHN_FILE = 'webauthn.js';
-
-/** @simplewebauthn/server and its dependencies in one minified CommonJS file of their own. */
-async function buildLazyWebAuthn(dir: string): Promise<void> {
+/** A LAZY_MODULES library and its dependencies in one minified CommonJS file of their own. */
+async function buildLazyModule(dir: string, name: string, file: string): Promise<void> {
   await esbuild.build({
     absWorkingDir: ROOT,
-    stdin: { contents: "module.exports = require('@simplewebauthn/server');", resolveDir: ROOT, loader: 'js' },
-    outfile: path.join(dir, LAZY_WEBAUTHN_FILE),
+    stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: ROOT, loader: 'js' },
+    outfile: path.join(dir, file),
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
     minify: true,
-    // Its licence texts go to webauthn.js.LEGAL.txt, as index.js's do.
+    // Its licence texts go to <file>.LEGAL.txt, as index.js's do.
     legalComments: 'external',
     sourcemap: false,
     charset: 'utf8',

@@ -1,7 +1,7 @@
 // OAuth applications: registration, update, listing, deletion and secret rotation, for the CLI,
 // the pages and the API alike (one set of rules, one audit trail). The secret is returned once at
 // creation/rotation and stored only as a SHA-256 digest.
-import { type CompiledQuery, type ExpressionBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import type { Database, DbOrTrx, OAuthApplication } from '../db/schema';

@@ -16,8 +16,9 @@ import { bundleLambdas, type BuiltBundle } from '../../infra/build/bundle';
  * The size guard for index.js, in bytes: issue 30's goal of 1 MB (10^6 bytes), because every byte
  * of index.js is read and compiled at every cold start (V8's parse of the file was ~15 % of the
  * API function's, profiled). What a first request does not need lives in files of their own
- * beside it, loaded on first use: WebAuthn's library (webauthn.js) and the route schemas'
- * generated validators and serializers (schemas/, one file each).
+ * beside it, loaded on first use: WebAuthn's library (webauthn.js), the QR code library (qr.js),
+ * the OpenAPI document (openapi.json) and the route schemas' generated validators and serializers
+ * (schemas/, one file each).
  */
 const BUNDLE_LIMIT_BYTES = 1_000_000;
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
@@ -70,8 +71,8 @@ describe('the bundles', () => {
       expect(b.bytes, `${b.name}: ${b.bytes} bytes; largest parts: ${top}`).toBeLessThan(BUNDLE_LIMIT_BYTES);
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
       // node_modules/ only for the functions that hash passwords (the argon2 native binaries).
-      // webauthn.js (and its LEGAL.txt) only where passkeys are served or managed: api and admin.
-      // schemas/ only in api, the one function with HTTP routes.
+      // webauthn.js (and its LEGAL.txt) and qr.js only where passkeys and two-factor are served or
+      // managed: api and admin. schemas/ and openapi.json only in api, the one function with HTTP routes.
       expect(
         fs
           .readdirSync(b.dir)
@@ -81,8 +82,8 @@ describe('the bundles', () => {
         b.name === 'migrate' || b.name === 'mail'
           ? ['index.js', RDS_CA_FILE_NAME]
           : b.name === 'api'
-            ? ['index.js', 'node_modules', RDS_CA_FILE_NAME, 'schemas', 'webauthn.js']
-            : ['index.js', 'node_modules', RDS_CA_FILE_NAME, 'webauthn.js'],
+            ? ['index.js', 'node_modules', 'openapi.json', 'qr.js', RDS_CA_FILE_NAME, 'schemas', 'webauthn.js']
+            : ['index.js', 'node_modules', 'qr.js', RDS_CA_FILE_NAME, 'webauthn.js'],
       );
     }
   });
@@ -129,6 +130,19 @@ describe('the bundles', () => {
       });
       expect(options.rp).toEqual({ name: 'Lanyard', id: 'localhost' });
       expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    }
+  });
+
+  it('api and admin load the QR code library from qr.js on first use, and it draws there', () => {
+    for (const name of ['api', 'admin']) {
+      const dir = bundles[name].dir;
+      const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+      expect(source).toContain('require("./qr.js")');
+      const lib = require(path.join(dir, 'qr.js'));
+      expect(lib.renderSVG('otpauth://totp/Lanyard:alice?secret=JBSWY3DPEHPK3PXP')).toMatch(
+        /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 \d+ \d+">/,
+      );
+      expect(lib.renderUnicodeCompact('x')).toContain('█');
     }
   });
 
@@ -520,7 +534,10 @@ describe('the built functions against PostgreSQL', () => {
     const rotated = await api(httpApiEvent({ method: 'GET', path: '/oauth/discovery/keys' }), lambdaContext);
     expect(JSON.parse(rotated.body).keys.map((k: { kid: string }) => k.kid)).toEqual([kid, document.keys[0].kid]);
 
-    // The OpenAPI document, generated at build time, carries this function's public URL.
+    // The OpenAPI document, generated at build time into openapi.json beside index.js (not in
+    // it), carries this function's public URL.
+    expect(fs.readFileSync(path.join(bundles.api.dir, 'index.js'), 'utf8')).not.toContain('"operationId":');
+    expect(fs.readFileSync(path.join(bundles.api.dir, 'openapi.json'), 'utf8')).toContain('"operationId":');
     const openapi = await api(httpApiEvent({ method: 'GET', path: '/api/v4/openapi.json' }), lambdaContext);
     expect(openapi.statusCode).toBe(200);
     const doc = JSON.parse(openapi.body);
