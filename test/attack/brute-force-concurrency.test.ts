@@ -55,11 +55,7 @@ const postSignIn = (web: WebClient, fields: Record<string, string>) =>
 /** A two-factor user's right password posted: the session now at the code step (200). */
 async function atTwoFactorStep(username: string) {
   const web = new WebClient(f.app);
-  const step = await web.post('/users/sign_in', {
-    authenticity_token: WebClient.csrf((await web.get('/users/sign_in')).body),
-    'user[login]': username,
-    'user[password]': PASSWORD,
-  });
+  const step = await web.secondStep(username, PASSWORD);
   expect(step.statusCode).toBe(200);
   return { web, step };
 }

@@ -51,10 +51,14 @@ async function userAuthorizes(
   let signedIn = await browser.request('/users/sign_in', {
     form: { authenticity_token: csrfOf(signInPage.body), 'user[login]': login, 'user[password]': PASSWORD },
   });
-  if (otp)
+  if (otp) {
+    // The password accepted: 303 to the sign-in page, which shows the code step.
+    expect(signedIn).toMatchObject({ status: 303, location: '/users/sign_in' });
+    const step = await browser.request('/users/sign_in');
     signedIn = await browser.request('/users/sign_in', {
-      form: { authenticity_token: csrfOf(signedIn.body), 'user[otp_attempt]': otp() },
+      form: { authenticity_token: csrfOf(step.body), 'user[otp_attempt]': otp() },
     });
+  }
   expect(signedIn.status).toBe(302);
   expect(signedIn.location).toBe(authorizationUrl.pathname + authorizationUrl.search);
   const consent = await browser.request(signedIn.location!);

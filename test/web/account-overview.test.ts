@@ -98,7 +98,7 @@ describe('the sign-in page', () => {
   it('the 2FA step offers "Sign in as someone else": back to the password step (303), the pending step gone', async () => {
     await makeUser(f.db, 'carol', { twoFactor: true });
     const web = new WebClient(f.app);
-    const step = await web.signIn('carol', PASSWORD);
+    const step = await web.secondStep('carol', PASSWORD);
     expect(step.body).toContain('<h1>Two-factor authentication</h1>');
     expect(step.body).toContain('Sign in as someone else');
     const restart = await web.post('/users/sign_in', { authenticity_token: WebClient.csrf(step.body), restart: '1' });
@@ -215,7 +215,7 @@ describe('users set-2fa on --require-enrolment', () => {
     expect(row.otp_secret).not.toBeNull();
     // From now on: the password and a code, as for anyone with 2FA; the password grant stays refused.
     expect((await passwordGrant('erin')).json()).toEqual(expect.objectContaining({ error: 'invalid_grant' }));
-    const again = await new WebClient(f.app).signIn('erin', PASSWORD);
+    const again = await new WebClient(f.app).secondStep('erin', PASSWORD);
     expect(again.body).toContain('id="user_otp_attempt"');
   });
 });

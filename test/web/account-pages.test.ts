@@ -297,12 +297,7 @@ describe('two-factor authentication', () => {
     const { codes } = await enrol();
     const signIn = async (code: string) => {
       const client = new WebClient(f.app);
-      const page = await client.get('/users/sign_in');
-      const step = await client.post('/users/sign_in', {
-        authenticity_token: WebClient.csrf(page.body),
-        'user[login]': 'alice',
-        'user[password]': PASSWORD,
-      });
+      const step = await client.secondStep('alice', PASSWORD);
       expect(step.statusCode).toBe(200);
       return client.post('/users/sign_in', {
         authenticity_token: WebClient.csrf(step.body),

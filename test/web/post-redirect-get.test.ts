@@ -36,9 +36,6 @@ const RENDERED: Record<string, string> = {
   // own Unsubscribe button posts the same body. Undo answers its outcome in the same way.
   'POST /-/unsubscribe/:token': 'RFC 8058 one-click: 200 "Unsubscribed" with Undo',
   'POST /-/unsubscribe/undo': '200 "Notifications restored" (409 when changed since)',
-  // Right password of a two-factor account: the code step in answer (as GitLab's); posting the
-  // password again shows the same step.
-  'POST /users/sign_in': 'the two-factor step (200) after the password of a two-factor account',
 };
 
 /**
@@ -203,5 +200,25 @@ describe('every page POST answers a redirect (post/redirect/get)', () => {
     const right = await fresh.signIn('alice', PASSWORD);
     expect([right.statusCode, right.headers.location]).toEqual([302, '/-/profile']);
     expect(userId).toBeGreaterThan(0);
+  });
+
+  it('sign-in with two-factor: the password answers 303 to the sign-in page, which shows the code step', async () => {
+    await makeUser(f.db, 'tess', { twoFactor: true });
+    const web = new WebClient(f.app);
+    const form = await web.get('/users/sign_in');
+    const password = await web.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(form.body),
+      'user[login]': 'tess',
+      'user[password]': PASSWORD,
+    });
+    expect([password.statusCode, password.headers.location, password.body]).toEqual([303, '/users/sign_in', '']);
+    expect(password.headers['cache-control']).toBe('no-store');
+    // Reload and Back repeat the GET: the code step each time, and the password is not sent again.
+    for (let i = 0; i < 2; i++) {
+      const step = await web.get('/users/sign_in');
+      expect(step.statusCode).toBe(200);
+      expect(step.body).toContain('<h1>Two-factor authentication</h1>');
+      expect(step.body).not.toContain('name="user[password]"');
+    }
   });
 });

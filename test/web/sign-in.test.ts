@@ -91,11 +91,19 @@ describe('sign-in form', () => {
       'user[login]': 'carol',
       'user[password]': PASSWORD,
     });
-    expect(step1.statusCode).toBe(200);
-    expect(step1.body).toContain('name="user[otp_attempt]"');
+    // The password accepted: 303 to the sign-in page, which shows the second step (so Back and
+    // reload repeat the GET, never the password).
+    expect(step1.statusCode).toBe(303);
+    expect(step1.headers.location).toBe('/users/sign_in');
+    const step = await web.get('/users/sign_in');
+    expect(step.statusCode).toBe(200);
+    expect(step.body).toContain('name="user[otp_attempt]"');
+    expect(step.body).not.toContain('name="user[password]"');
+    const reloaded = await web.get('/users/sign_in');
+    expect(reloaded.body).toContain('name="user[otp_attempt]"');
     expect(await signedInAs(web)).toBeUndefined(); // not signed in after the password alone
     const wrong = await web.post('/users/sign_in', {
-      authenticity_token: WebClient.csrf(step1.body),
+      authenticity_token: WebClient.csrf(step.body),
       'user[otp_attempt]': '000000' === totp(otpSecret!) ? '111111' : '000000',
     });
     expect(wrong.statusCode).toBe(401);

@@ -78,9 +78,9 @@ async function signInOptions(web: WebClient, purpose: 'second_factor' | 'passwor
 
 async function passwordStep(username: string) {
   const web = new WebClient(f.app);
-  const res = await web.signIn(username, PASSWORD);
-  expect(res.statusCode).toBe(200);
-  return { web, page: res.body };
+  const step = await web.secondStep(username, PASSWORD);
+  expect(step.statusCode).toBe(200);
+  return { web, page: step.body };
 }
 
 const assert = (web: WebClient, csrf: string, purpose: string, credential: unknown) =>

@@ -1,6 +1,7 @@
 // /users/sign_in (password, then a TOTP or recovery-code step for users with 2FA) and /users/sign_out.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context';
+import type { User } from '../../db/schema';
 import type { WebSession } from '../../domain/sessions';
 import { type CredentialResult, checkOtp, checkPassword, recordSignIn } from '../../domain/sign-in';
 import { DomainError } from '../../domain/errors';
@@ -148,6 +149,21 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     );
   }
 
+  /** The second step: a passkey or security key first when the person has one; a code (TOTP or recovery) stays possible. */
+  async function secondStep(
+    reply: FastifyReply,
+    session: WebSession,
+    user: Pick<User, 'otp_secret' | 'webauthn_credential_count'>,
+  ) {
+    if (user.webauthn_credential_count > 0)
+      return sendPage(
+        reply,
+        200,
+        <SecurityKeyStep csrf={await sessions.csrfToken(session)} totp={user.otp_secret !== null} />,
+      );
+    return otpForm(reply, session);
+  }
+
   async function otpForm(reply: FastifyReply, session: WebSession, status = 200, error?: string) {
     return sendPage(
       reply,
@@ -203,6 +219,13 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
       return redirect(reply, safeReturnTo(signedIn.session.data.return_to) ?? DEFAULT_AFTER_SIGN_IN);
     }
     const session = await sessions.ensure(request, reply);
+    // The password was accepted and the second step is open: the POST answered 303 here, so Back and
+    // reload repeat this GET, never the password.
+    const pendingUserId = pendingSecondStep(session);
+    if (pendingUserId !== undefined) {
+      const user = await findUserById(db, pendingUserId);
+      if (user && twoFactorEnabled(user)) return secondStep(reply, session, user);
+    }
     return passwordForm(reply, session);
   });
 
@@ -264,14 +287,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
       session.data.otp_user_id = result.user.id;
       session.data.otp_started_at = Date.now();
       await sessions.save(session, reply);
-      // A passkey or security key is asked for first; a code (TOTP or recovery) stays possible.
-      if (result.user.webauthn_credential_count > 0)
-        return sendPage(
-          reply,
-          200,
-          <SecurityKeyStep csrf={await sessions.csrfToken(session)} totp={result.user.otp_secret !== null} />,
-        );
-      return otpForm(reply, session);
+      return seeOther(reply, SIGN_IN_PATH);
     }
     return complete(request, reply, session, result.user.id, authenticationMethods(['pwd']));
   });

@@ -47,6 +47,24 @@ export class WebClient {
     return m[1];
   }
 
+  /**
+   * The password step of a person with two-factor: it answers 303 to the sign-in page, which then
+   * shows the second step. Returns that page.
+   */
+  async secondStep(login: string, password: string) {
+    const page = await this.get('/users/sign_in');
+    const res = await this.post('/users/sign_in', {
+      authenticity_token: WebClient.csrf(page.body),
+      'user[login]': login,
+      'user[password]': password,
+    });
+    if (res.statusCode !== 303 || res.headers.location !== '/users/sign_in')
+      throw new Error(
+        `the password step answered ${res.statusCode} ${res.headers.location ?? ''}: ${res.body.slice(0, 300)}`,
+      );
+    return this.get('/users/sign_in');
+  }
+
   /** Sign in through the form (and the TOTP step when `otp` is given). Returns the final response. */
   async signIn(login: string, password: string, otp?: () => string) {
     const page = await this.get('/users/sign_in');
@@ -55,9 +73,11 @@ export class WebClient {
       'user[login]': login,
       'user[password]': password,
     });
-    if (otp && res.statusCode === 200) {
+    // The password accepted, the second step is a redirect to the sign-in page, which shows it.
+    if (otp && res.statusCode === 303 && res.headers.location === '/users/sign_in') {
+      const step = await this.get('/users/sign_in');
       res = await this.post('/users/sign_in', {
-        authenticity_token: WebClient.csrf(res.body),
+        authenticity_token: WebClient.csrf(step.body),
         'user[otp_attempt]': otp(),
       });
     }
