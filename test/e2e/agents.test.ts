@@ -84,7 +84,9 @@ describe.skipIf(!available)('agent pages in chromium', () => {
       await page.fill('#app_allowed_resources', 'http://mcp.example.com/mcp');
       await page.check('#app_scopes-read_user');
       await press(page, 'Save application');
-      expect(await page.textContent('#app_allowed_resources-error')).toContain('as a full https address');
+      expect(await page.textContent('#app_allowed_resources-error')).toBe(
+        'Error: Allowed resources must start with https:// (or http:// for localhost, 127.0.0.1 or [::1])',
+      );
       await inspectPage(page, 'applications-allowed-resources-error');
       await page.fill('#app_allowed_resources', mcp);
       if (!(await page.isChecked('#app_scopes-read_user'))) await page.check('#app_scopes-read_user');
