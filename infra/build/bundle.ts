@@ -271,6 +271,22 @@ const findMyWayPrefixPlugin: esbuild.Plugin = {
 /** Bytes each package contributes to a bundle, largest first (for the size budget's error message). */
 export type SizeBreakdown = Array<[string, number]>;
 
+/**
+ * What every file of a function's directory is built with: one minified CommonJS file for Node 20,
+ * licence texts in <file>.LEGAL.txt beside it (shipped alongside), no source map.
+ */
+const BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: true,
+  legalComments: 'external',
+  sourcemap: false,
+  charset: 'utf8',
+  logLevel: 'warning',
+} as const satisfies esbuild.BuildOptions;
+
 export async function bundleLambdas(
   options: { outDir?: string; entries?: readonly LambdaEntry[] } = {},
 ): Promise<BuiltBundle[]> {
@@ -295,16 +311,7 @@ export async function bundleLambdas(
       absWorkingDir: ROOT,
       entryPoints: [entry.source],
       outfile: path.join(dir, 'index.js'),
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      minify: true,
-      // License texts go to index.js.LEGAL.txt, shipped alongside.
-      legalComments: 'external',
-      sourcemap: false,
-      charset: 'utf8',
-      logLevel: 'warning',
+      ...BUNDLE_OPTIONS,
       // pg's optional native binding is loaded in a try/catch; it is never installed.
       // @node-rs/argon2's platform packages are native (.node) files, loaded by require() at run
       // time: they stay external and are copied beside the bundle (copyNativePackages).
@@ -361,16 +368,7 @@ async function buildLazyModule(dir: string, name: string, file: string): Promise
     absWorkingDir: ROOT,
     stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: ROOT, loader: 'js' },
     outfile: path.join(dir, file),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    minify: true,
-    // Its licence texts go to <file>.LEGAL.txt, as index.js's do.
-    legalComments: 'external',
-    sourcemap: false,
-    charset: 'utf8',
-    logLevel: 'warning',
+    ...BUNDLE_OPTIONS,
   });
 }
 
@@ -384,15 +382,7 @@ async function buildLazySchemas(dir: string, code: { runtime: string; pieces: re
     absWorkingDir: ROOT,
     stdin: { contents: code.runtime, resolveDir: ROOT, loader: 'js' },
     outfile: path.join(out, 'runtime.js'),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    minify: true,
-    legalComments: 'external',
-    sourcemap: false,
-    charset: 'utf8',
-    logLevel: 'warning',
+    ...BUNDLE_OPTIONS,
   });
   for (const [i, piece] of code.pieces.entries()) {
     const { code: minified } = await esbuild.transform(piece, {
