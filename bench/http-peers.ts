@@ -2,8 +2,8 @@
 // answering the same bytes as the service (bench/http.ts compares them before timing), with no
 // framework of ours:
 // - a bare Fastify route;
-// - hand-written Fastify + pg routes: GET /api/v4/user's SQL, and GET|PUT a project's notification
-//   settings running the very statements the service sends (recorded by bench/http.ts from the
+// - hand-written Fastify + pg routes: GET /api/v4/user and GET|PUT a project's notification
+//   settings, running the very statements the service sends (recorded by bench/http.ts from the
 //   domain code and passed in BENCH_STATEMENTS, so they cannot drift);
 // - POST /verify: one argon2id verification of the bench user's password hash (BENCH_PASSWORD_HASH,
 //   the production parameters) straight through @node-rs/argon2: the password grant's limit;
@@ -19,14 +19,6 @@ import readline from 'node:readline';
 import { verify as argon2Verify } from '@node-rs/argon2';
 import Fastify from 'fastify';
 import pg from 'pg';
-
-// GET /api/v4/user's query as the service sends it (service/domain/access-tokens.ts): the token and
-// its owner's public columns, by digest. Sent as a named prepared statement, as the service does.
-const USER_SQL = `select t.id as token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.id, u.username,
-  u.email, u.name, u.is_admin, u.state, u.bio, u.public_email, u.avatar_url, u.external, u.private_profile,
-  u.can_create_group, u.can_create_project, u.locked_until, u.confirmed_at, u.current_sign_in_at,
-  u.last_sign_in_at, u.created_at, u.otp_secret is not null as two_factor_enabled
-  from personal_access_tokens t inner join users u on u.id = t.user_id where t.token_digest = $1`;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const unauthorized = '{"message":"401 Unauthorized"}';
@@ -53,12 +45,16 @@ async function main(): Promise<void> {
   // The same answer as the service, byte for byte (bench/http.ts compares them before timing):
   // GitLab's user entity, the same checks (expiry, revocation, scope, state), no framework of ours.
   const publicUrl = process.env.PUBLIC_URL ?? '';
+  // The statements the service sends, recorded from its domain code by bench/http.ts: the same SQL
+  // on both sides, so neither can drift from the other.
+  const recorded = JSON.parse(process.env.BENCH_STATEMENTS ?? 'null') as RecordedStatements | null;
+  if (!recorded) throw new Error('BENCH_STATEMENTS is not set: run bench/http.ts, which records and passes them');
   baseline.get('/api/v4/user', async (request, reply) => {
     reply.header('content-type', 'application/json');
     const token = request.headers['private-token'];
     if (typeof token !== 'string') return reply.code(401).send(Buffer.from(unauthorized));
     const digest = createHash('sha256').update(token).digest('hex');
-    const { rows } = await pool.query({ name: 'user', text: USER_SQL, values: [digest] });
+    const { rows } = await pool.query({ name: 'lookup', text: recorded.lookup.text, values: [digest] });
     const u = rows[0];
     // A PAT's expires_at is a date (YYYY-MM-DD): it works through that day.
     const live = u && !u.revoked_at && (u.expires_at === null || new Date().toISOString().slice(0, 10) <= u.expires_at);
@@ -118,8 +114,7 @@ async function main(): Promise<void> {
 
   // GET|PUT /api/v4/projects/:id/notification_settings: the service's two round trips (the token
   // with its owner, then the settings statement), its checks, its view (level; events if custom).
-  const recorded = JSON.parse(process.env.BENCH_STATEMENTS ?? 'null') as RecordedStatements | null;
-  if (recorded) {
+  {
     const settingsRoute =
       (statement: Statement, scopes: readonly string[], name: string) =>
       async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
