@@ -1,4 +1,4 @@
-// Every page Lanyard renders, walked once in one browser page, at 390, 768, 1024 and 1280 px, light
+// Every page Lanyard renders, walked once (one browser page signed in, one signed out), at 390, 768, 1024 and 1280 px, light
 // and dark: no sideways scroll at any width, axe-core with 0 violations (at 768 px, where the side
 // navigation sits beside the content on the narrowest screen), screenshots at 768 and 1024 px in
 // test-artifacts/ (the other tests take 390 and 1280). The account's lists are long enough to page
@@ -8,6 +8,7 @@ import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeviceGrant } from '../../service/domain/device-grants';
+import { unsubscribeHeaders } from '../../service/domain/notifications/unsubscribe';
 import { issueAccessToken } from '../../service/domain/oauth-tokens';
 import { randomHex, sha256Hex } from '../../service/domain/secrets';
 import { addMember, createGroup, createProject, makePat } from '../support/api-fixtures';
@@ -19,6 +20,8 @@ import {
   press,
   startLandingServer,
 } from '../support/chromium';
+import { testKeyRing } from '../support/app';
+import { WebClient } from '../oauth/support/browser-like';
 import { makeApp, makeUser, PASSWORD, useFixture } from '../oauth/support/harness';
 
 const f = useFixture();
@@ -212,6 +215,55 @@ describe.skipIf(!available)('every page at 390, 768, 1024 and 1280 px', () => {
     } finally {
       await context.close();
     }
-    expect(walked).toHaveLength(39);
+
+    // Signed out again: a live reset link, a live unsubscribe link and its answer, 405 and 429.
+    const signedOut = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const anon = await signedOut.newPage();
+    try {
+      const resetToken = randomHex();
+      // (The reset request above made one for tess already: this one replaces it, as a new request would.)
+      const live = { token_digest: sha256Hex(resetToken), expires_at: new Date(Date.now() + 600_000) };
+      await f.db
+        .insertInto('password_reset_tokens')
+        .values({ user_id: user.id, ...live })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet(live))
+        .execute();
+      await visit(anon, `/users/password/edit?reset_password_token=${resetToken}`, 'password-reset');
+      const project = await createProject(f.db, {
+        path: 'platform-engineering/team-01/a-project-with-a-rather-long-name-for-small-screens',
+        visibility: 'private',
+      });
+      const link = unsubscribeHeaders({ publicUrl: base }, await testKeyRing(), user.id, project.id)[
+        'List-Unsubscribe'
+      ].slice(1, -1);
+      await visit(anon, new URL(link).pathname, 'unsubscribe');
+      await press(anon, 'Unsubscribe');
+      await check(anon, 'unsubscribed', { h1: 'Unsubscribed' });
+      // A page path asked with a method it does not answer: the browser's navigation made a DELETE.
+      await anon.route(`${base}/users/sign_in`, (route) => route.continue({ method: 'DELETE' }));
+      await visit(anon, '/users/sign_in', 'error-405', 405);
+      await anon.unroute(`${base}/users/sign_in`);
+      // 60 failed sign-ins from this address within the minute: the next is refused with 429.
+      const web = new WebClient(f.app);
+      const form = await web.get('/users/sign_in');
+      for (let i = 0; i < 60; i++)
+        await web.post('/users/sign_in', {
+          authenticity_token: WebClient.csrf(form.body),
+          'user[login]': `nobody${i}`,
+          'user[password]': 'wrong',
+        });
+      await anon.goto(`${base}/users/sign_in`);
+      await anon.fill('#user_login', 'tess');
+      await anon.fill('#user_password', PASSWORD);
+      const [refused] = await Promise.all([
+        anon.waitForResponse((r) => r.url() === `${base}/users/sign_in` && r.request().method() === 'POST'),
+        press(anon, 'Sign in'),
+      ]);
+      expect(refused.status()).toBe(429);
+      await check(anon, 'error-429', { h1: 'Too many requests' });
+    } finally {
+      await signedOut.close();
+    }
+    expect(walked).toHaveLength(44);
   }, 600_000);
 });
