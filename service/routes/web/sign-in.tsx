@@ -154,14 +154,18 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
     reply: FastifyReply,
     session: WebSession,
     user: Pick<User, 'otp_secret' | 'webauthn_credential_count'>,
+    status = 200,
+    codeError?: string,
   ) {
-    if (user.webauthn_credential_count > 0)
+    if (user.webauthn_credential_count > 0) {
+      const csrf = await sessions.csrfToken(session);
       return sendPage(
         reply,
-        200,
-        <SecurityKeyStep csrf={await sessions.csrfToken(session)} totp={user.otp_secret !== null} />,
+        status,
+        <SecurityKeyStep csrf={csrf} totp={user.otp_secret !== null} otpError={codeError} />,
       );
-    return otpForm(reply, session);
+    }
+    return otpForm(reply, session, status, codeError);
   }
 
   async function otpForm(reply: FastifyReply, session: WebSession, status = 200, error?: string) {
@@ -260,9 +264,7 @@ export async function signInRoutes(app: FastifyInstance, { db }: AppContext) {
             user?.otp_secret === null ? RECOVERY_CODE_WORDS : SIGN_IN_CODE_WORDS,
             otpAttempt.trim() === '' ? 'blank' : 'invalid',
           );
-          if (!user?.webauthn_credential_count) return otpForm(reply, session, status, words);
-          const csrf = await sessions.csrfToken(session);
-          return sendPage(reply, status, <SecurityKeyStep csrf={csrf} totp={!!user.otp_secret} otpError={words} />);
+          return user ? secondStep(reply, session, user, status, words) : otpForm(reply, session, status, words);
         });
       return complete(request, reply, session, result.user.id, authenticationMethods(['pwd', 'otp']));
     }
