@@ -65,21 +65,21 @@ const secondaryOf = (r: {
   confirmationSentAt: r.confirmation_sent_at,
 });
 
-/** The primary address first, then the secondary ones in the order they were added. */
-export async function listAccountEmails(db: DbOrTrx, user: Owner): Promise<AccountEmail[]> {
-  const rows = await db
+/** How many secondary addresses the user has (the overview's "Other emails"), counted in SQL. */
+export async function countSecondaryEmails(db: DbOrTrx, user: Pick<User, 'id'>): Promise<number> {
+  const { n } = await db
     .selectFrom('user_emails')
-    .select(['id', 'email', 'confirmed_at', 'confirmation_sent_at'])
+    .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('user_id', '=', user.id)
-    .orderBy('id')
-    .execute();
-  return [primaryOf(user), ...rows.map(secondaryOf)];
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 /**
- * One page of that list (the e-mails page, 20 a page) and its total, in one statement: the
- * primary address is the list's first row (it lives on the user row), so the first page holds it
- * and one secondary fewer, and every later window starts one secondary earlier.
+ * The e-mails page: the primary address first, then the secondary ones in the order they were
+ * added, 20 a page, with its total in the same statement. The primary address is the list's
+ * first row (it lives on the user row), so the first page holds it and one secondary fewer, and
+ * every later window starts one secondary earlier.
  */
 export async function listAccountEmailsPage(
   db: DbOrTrx,

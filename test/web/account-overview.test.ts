@@ -46,6 +46,22 @@ describe('the account overview', () => {
     expect(page.body).toContain('<a href="/-/profile" aria-current="page">Overview</a>');
   });
 
+  it('other e-mails: none shows no row; one and then three are counted, with a link to manage them', async () => {
+    const { user } = await makeUser(f.db, 'carol');
+    const web = new WebClient(f.app);
+    await web.signIn('carol', PASSWORD);
+    expect((await web.get('/-/profile')).body).not.toContain('profile-other-emails');
+    const add = (email: string) =>
+      f.db.insertInto('user_emails').values({ user_id: user.id, email, confirmed_at: new Date() }).execute();
+    await add('carol@work.example');
+    expect(text((await web.get('/-/profile')).body, 'profile-other-emails')).toBe('1 address (manage)');
+    await add('carol@home.example');
+    await add('carol@club.example');
+    const page = await web.get('/-/profile');
+    expect(text(page.body, 'profile-other-emails')).toBe('3 addresses (manage)');
+    expect(page.body).toContain('<a href="/-/profile/emails">manage</a>');
+  });
+
   it('two-factor on from the CLI with every recovery code used: a warning on the overview and the 2FA page', async () => {
     const { otp } = await makeUser(f.db, 'bob', { twoFactor: true });
     await f.db.updateTable('user_recovery_codes').set({ used_at: new Date() }).execute();

@@ -4,7 +4,7 @@
 // and the way to every other account page.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context';
-import { listAccountEmails } from '../../domain/emails';
+import { countSecondaryEmails } from '../../domain/emails';
 import { remainingRecoveryCodes } from '../../domain/two-factor';
 import { twoFactorEnabled } from '../../domain/users';
 import { LinkButton } from '../../pages/components';
@@ -40,11 +40,10 @@ export async function overviewRoutes(app: FastifyInstance, { db }: AppContext) {
     const { user } = r;
     const pending = await pendingFlash(app, r.session, OVERVIEW_PATH);
     const enabled = twoFactorEnabled(user);
-    const [emails, remaining] = await Promise.all([
-      listAccountEmails(db, user),
+    const [others, remaining] = await Promise.all([
+      countSecondaryEmails(db, user),
       enabled ? remainingRecoveryCodes(db, user.id) : Promise.resolve(0),
     ]);
-    const others = emails.filter((e) => !e.primary);
     return sendPage(
       reply,
       200,
@@ -69,12 +68,11 @@ export async function overviewRoutes(app: FastifyInstance, { db }: AppContext) {
                 {user.email}
                 {user.confirmed_at ? null : <span class="badge">unconfirmed</span>}
               </dd>
-              {others.length > 0 ? (
+              {others > 0 ? (
                 <>
                   <dt>Other emails</dt>
                   <dd id="profile-other-emails">
-                    {others.length === 1 ? '1 address' : `${others.length} addresses`} (
-                    <a href="/-/profile/emails">manage</a>)
+                    {others === 1 ? '1 address' : `${others} addresses`} (<a href="/-/profile/emails">manage</a>)
                   </dd>
                 </>
               ) : null}
