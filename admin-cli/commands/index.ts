@@ -14,6 +14,7 @@ import dbStatus from './db-status';
 import groupsCreate from './groups-create';
 import groupsSetVisibility from './groups-set-visibility';
 import logoutDeliveriesList from './logout-deliveries-list';
+import logoutDeliveriesRetry from './logout-deliveries-retry';
 import mailList from './mail-list';
 import mailRetry from './mail-retry';
 import mailShow from './mail-show';
@@ -96,6 +97,7 @@ export const COMMANDS: readonly AdminCommand[] = [
   mailRetry,
   mailTest,
   logoutDeliveriesList,
+  logoutDeliveriesRetry,
   mailSuppressionsList,
   mailSuppressionsRemove,
   auditList,

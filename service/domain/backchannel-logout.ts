@@ -8,7 +8,8 @@
 // (service/mail/backchannel-sender.ts) signs and POSTs the logout tokens, with retries.
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, MailStatus } from '../db/schema';
-import { invalid } from './errors';
+import { recordAudit } from './audit';
+import { invalid, notFound } from './errors';
 
 /** Why a session ended: kept with each delivery, listed for the operator. */
 export type SessionEndReason = 'sign_out' | 'end_session' | 'sign_in' | 'password' | 'blocked' | 'revoked' | 'expired';
@@ -176,12 +177,8 @@ export function parseDeliveryStatus(value: string): MailStatus {
   return value as MailStatus;
 }
 
-/** The newest first, at most `limit` (`lanyard-admin logout-deliveries list`). */
-export async function listLogoutDeliveries(
-  db: DbOrTrx,
-  options: { status?: MailStatus; limit?: number } = {},
-): Promise<LogoutDelivery[]> {
-  const rows = await db
+const deliveries = (db: DbOrTrx) =>
+  db
     .selectFrom('backchannel_logout_deliveries as d')
     .innerJoin('oauth_applications as a', 'a.id', 'd.application_id')
     .select([
@@ -199,10 +196,64 @@ export async function listLogoutDeliveries(
       'd.response_status',
       'd.created_at',
       'd.sent_at',
-    ])
+    ]);
+
+/** The newest first, at most `limit` (`lanyard-admin logout-deliveries list`). */
+export async function listLogoutDeliveries(
+  db: DbOrTrx,
+  options: { status?: MailStatus; limit?: number } = {},
+): Promise<LogoutDelivery[]> {
+  const rows = await deliveries(db)
     .$if(options.status !== undefined, (q) => q.where('d.status', '=', options.status!))
     .orderBy('d.id', 'desc')
     .limit(options.limit ?? 100)
     .execute();
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+/**
+ * `lanyard-admin logout-deliveries retry ID`: a failed (or pending) delivery due again now, with a
+ * fresh attempt budget and the same jti (each attempt signs a fresh token). A sent one is refused
+ * (the relying party already ended the session), as is one the sender is working on. Audited.
+ */
+export async function retryLogoutDelivery(db: DbOrTrx, id: number, actor: string): Promise<LogoutDelivery> {
+  const current = await deliveries(db).where('d.id', '=', id).executeTakeFirst();
+  if (!current) throw notFound(`logout delivery ${id} not found`);
+  if (current.status === 'sent')
+    throw invalid(`logout delivery ${id} was already sent (${current.sent_at?.toISOString()})`);
+  if (current.status === 'sending') throw invalid(`logout delivery ${id} is being sent right now`);
+  const row = await db
+    .updateTable('backchannel_logout_deliveries')
+    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('status', 'in', ['failed', 'pending'])
+    .returning(['status', 'attempts', 'next_attempt_at'])
+    .executeTakeFirst();
+  if (!row) throw invalid(`logout delivery ${id} changed meanwhile; try again`);
+  await recordAudit(db, {
+    actor,
+    action: 'logout_delivery.retry',
+    targetType: 'logout_delivery',
+    targetId: id,
+    details: { was: current.status },
+  });
+  return { ...current, ...row, id: Number(current.id) };
+}
+
+/** Every failed delivery due again now, with a fresh attempt budget; returns how many. Audited. */
+export async function retryFailedLogoutDeliveries(db: DbOrTrx, actor: string): Promise<number> {
+  const result = await db
+    .updateTable('backchannel_logout_deliveries')
+    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where('status', '=', 'failed')
+    .executeTakeFirst();
+  const n = Number(result.numUpdatedRows);
+  if (n)
+    await recordAudit(db, {
+      actor,
+      action: 'logout_delivery.retry',
+      targetType: 'logout_delivery',
+      details: { failed: n },
+    });
+  return n;
 }

@@ -26,6 +26,8 @@ const received: Array<{ path: string; contentType: string; body: URLSearchParams
 let rpServer: http.Server;
 let rpBase: string;
 const hanging = new Set<http.ServerResponse>();
+/** /flaky answers 503 until a test brings it back. */
+let flakyUp = false;
 
 beforeAll(async () => {
   rpServer = http.createServer((req, res) => {
@@ -39,6 +41,7 @@ beforeAll(async () => {
       received.push({ path, contentType: req.headers['content-type'] ?? '', body: new URLSearchParams(body) });
       if (path.startsWith('/ok')) return res.writeHead(200).end();
       if (path.startsWith('/fail')) return res.writeHead(503).end('down');
+      if (path.startsWith('/flaky')) return res.writeHead(flakyUp ? 200 : 503).end();
       if (path.startsWith('/refuse')) return res.writeHead(400).end('bad token');
       if (path.startsWith('/redirect')) return res.writeHead(302, { location: `${rpBase}/ok/elsewhere` }).end();
       hanging.add(res); // /slow: never answers
@@ -115,6 +118,12 @@ const queued = () =>
     .select(['client_id', 'sid', 'sub', 'reason', 'status'])
     .orderBy('id')
     .execute();
+
+/** The claims of every logout token POSTed to paths starting with `prefix`, in order. */
+const decodeReceived = async (prefix: string) =>
+  received
+    .filter((r) => r.path.startsWith(prefix))
+    .map((r) => JSON.parse(Buffer.from(r.body.get('logout_token')!.split('.')[1], 'base64url').toString()));
 
 describe('RP-initiated sign-out: a logout token to every other party of the session, none to others', () => {
   it('end_session with id_token_hint → the other party gets a logout token that verifies against the JWKS', async () => {
@@ -292,6 +301,83 @@ describe('a failing back-channel endpoint: retried, then given up and listed; ne
       ['RP refuse', 1, 'HTTP 400', 400],
       ['RP slow', 3, 'no answer within 300 ms', null],
     ]);
+  });
+});
+
+describe('the operator: logout-deliveries retry', () => {
+  it('a delivery given up on goes again with a fresh budget and the same jti; bad ids change nothing', async () => {
+    flakyUp = false;
+    const flaky = await makeApp(f.db, { name: 'RP flaky', scopes: 'openid', backchannelLogoutUri: `${rpBase}/flaky` });
+    const web = await browser();
+    const { sid } = await idTokenFor(web, flaky);
+    const signOut = await web.get('/users/sign_out');
+    await web.post('/users/sign_out', { authenticity_token: WebClient.csrf(signOut.body) });
+    for (let i = 0; i < 3; i++) await sender();
+    const [failed] = await listLogoutDeliveries(f.db, { status: 'failed' });
+    expect([failed.application_name, failed.attempts, failed.last_error]).toEqual(['RP flaky', 3, 'HTTP 503']);
+    const firstJti = (await decodeReceived('/flaky'))[0].jti;
+
+    const usage = await runIn(f.db, ['logout-deliveries', 'retry']);
+    expect([usage.code, usage.err]).toEqual([1, expect.stringContaining('give a delivery id or --failed (not both)')]);
+    const notNumber = await runIn(f.db, ['logout-deliveries', 'retry', 'abc']);
+    expect(notNumber.err).toContain('logout delivery id "abc" is not a number');
+    const missing = await runIn(f.db, ['logout-deliveries', 'retry', String(failed.id + 1000)]);
+    expect([missing.code, missing.err]).toEqual([
+      1,
+      expect.stringContaining(`logout delivery ${failed.id + 1000} not found`),
+    ]);
+    expect((await listLogoutDeliveries(f.db, { status: 'failed' })).map((d) => d.id)).toEqual([failed.id]);
+
+    const retried = await runIn(f.db, ['logout-deliveries', 'retry', String(failed.id), '--json']);
+    expect(retried.code).toBe(0);
+    expect(retried.json).toMatchObject({ id: failed.id, sid, status: 'pending', attempts: 0, last_error: 'HTTP 503' });
+    const audit = await f.db
+      .selectFrom('audit_events')
+      .select(['action', 'target_type', 'target_id', 'details'])
+      .where('action', '=', 'logout_delivery.retry')
+      .execute();
+    expect(audit).toEqual([
+      {
+        action: 'logout_delivery.retry',
+        target_type: 'logout_delivery',
+        target_id: String(failed.id),
+        details: { was: 'failed' },
+      },
+    ]);
+
+    flakyUp = true;
+    expect(await sender()).toEqual({ claimed: 1, sent: 1, retried: 0, failed: 0 });
+    const tokens = await decodeReceived('/flaky');
+    expect(tokens).toHaveLength(4);
+    expect(tokens.every((t) => t.jti === firstJti && t.sid === sid)).toBe(true);
+    const sent = await runIn(f.db, ['logout-deliveries', 'retry', String(failed.id)]);
+    expect([sent.code, sent.err]).toEqual([
+      1,
+      expect.stringMatching(/logout delivery \d+ was already sent \(\d{4}-.*Z\)/),
+    ]);
+    const none = await runIn(f.db, ['logout-deliveries', 'retry', '--failed', '--json']);
+    expect(none.json).toEqual({ retried: 0 });
+  });
+
+  it('--failed queues every failed delivery again, and says how many', async () => {
+    flakyUp = false;
+    const web = await browser();
+    for (const name of ['RP a', 'RP b']) {
+      await idTokenFor(
+        web,
+        await makeApp(f.db, { name, scopes: 'openid', backchannelLogoutUri: `${rpBase}/flaky/${name}` }),
+      );
+    }
+    const signOut = await web.get('/users/sign_out');
+    await web.post('/users/sign_out', { authenticity_token: WebClient.csrf(signOut.body) });
+    for (let i = 0; i < 3; i++) await sender();
+    expect(await listLogoutDeliveries(f.db, { status: 'failed' })).toHaveLength(2);
+    const res = await runIn(f.db, ['logout-deliveries', 'retry', '--failed']);
+    expect([res.code, res.out]).toEqual([
+      0,
+      '2 failed logout deliveries queued again; the sender sends them shortly.\n',
+    ]);
+    expect((await listLogoutDeliveries(f.db, { status: 'pending' })).map((d) => d.attempts)).toEqual([0, 0]);
   });
 });
 
