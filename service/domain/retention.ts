@@ -25,6 +25,9 @@
 // - dynamically registered applications (RFC 7591): once unused for 30 days — registered that long
 //   ago, and no code, device code or token issued to them since (a refresh issues a token, so a
 //   client in use stays). Their codes and tokens go with them (cascade).
+// - notification events (and their recipient links, by cascade): mailRetentionDays after they were
+//   posted, once none of their messages is still to send. Their idempotency keys go with them: a
+//   caller that retries a month later posts a new event.
 // - mail: sent and failed messages mailRetentionDays (default 30) after they were settled; pending
 //   and in-flight messages are never pruned.
 import { type RawBuilder, sql } from 'kysely';
@@ -177,6 +180,15 @@ export const PURGE_RULES: readonly PurgeRule[] = [
         and not exists (select from oauth_authorization_codes c where c.application_id = t.id and c.created_at >= ${idle})
         and not exists (select from oauth_device_grants d where d.application_id = t.id and d.created_at >= ${idle})`;
     },
+  },
+  {
+    // Before the mail they link to, so the mail purge has no links to set null.
+    table: 'notification_events',
+    rule: 'past the mail retention, nothing left to send',
+    key: 'id',
+    expired: (s) => sql`t.created_at < now() - make_interval(days => ${s.mailRetentionDays})
+      and not exists (select from notification_event_recipients r join mail_outbox m on m.id = r.mail_id
+                       where r.event_id = t.id and m.status in ('pending', 'sending'))`,
   },
   {
     table: 'mail_outbox',

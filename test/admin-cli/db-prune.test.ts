@@ -36,6 +36,7 @@ const EXPECTED = {
   audit_events: 0,
   backchannel_logout_deliveries: 0,
   oauth_applications: 0,
+  notification_events: 0,
   mail_outbox: 0,
 };
 
@@ -85,6 +86,7 @@ describe('db prune', () => {
         'audit_events                   0',
         'backchannel_logout_deliveries  0',
         'oauth_applications             0',
+        'notification_events            0',
         'mail_outbox                    0',
         '',
         '1502 rows deleted; audit events kept',

@@ -246,6 +246,7 @@ describe('the built functions against PostgreSQL', () => {
           audit_events: 0,
           backchannel_logout_deliveries: 0,
           oauth_applications: 0,
+          notification_events: 0,
           mail_outbox: 0,
         },
         total: 1,

@@ -7,7 +7,7 @@ import { registerApplication } from '../../../service/domain/applications';
 import { type PruneProgress, pruneExpiredData } from '../../../service/domain/retention';
 import { randomHex, sha256Hex } from '../../../service/domain/secrets';
 import { fingerprint } from '../../admin-cli/support';
-import { makeUser } from '../../support/api-fixtures';
+import { createGroup, makeUser } from '../../support/api-fixtures';
 import { createTestDatabase, resetDatabase } from '../../support/db';
 
 let db: Db;
@@ -241,6 +241,7 @@ describe('pruneExpiredData', () => {
       audit_events: 0,
       backchannel_logout_deliveries: 0,
       oauth_applications: 0,
+      notification_events: 0,
       mail_outbox: 0,
     };
     expect(dry).toEqual({ dryRun: true, deleted: expected, total: 5 });
@@ -272,6 +273,7 @@ describe('pruneExpiredData', () => {
             audit_events: 0,
             backchannel_logout_deliveries: 0,
             oauth_applications: 0,
+            notification_events: 0,
             mail_outbox: 0,
           },
         },
@@ -313,5 +315,70 @@ describe('mail', () => {
     expect(await left()).toEqual(['failed-1d', 'pending-90d', 'sending-90d', 'sent-29d']);
     expect((await pruneExpiredData(db, { mailRetentionDays: 2 })).deleted.mail_outbox).toBe(1);
     expect(await left()).toEqual(['failed-1d', 'pending-90d', 'sending-90d']);
+  });
+});
+
+describe('notification events', () => {
+  /** An event posted `daysAgo`, with one recipient whose message is in `status`. */
+  async function event(key: string, daysAgo: number, status: 'pending' | 'sending' | 'sent' | 'failed') {
+    const group = await createGroup(db, { path: `g-${key}`, visibility: 'private' });
+    const created = at(-daysAgo * DAY);
+    const { id } = await db
+      .insertInto('notification_events')
+      .values({
+        caller: 'user:1',
+        group_id: group.id,
+        event: 'new_release',
+        target_type: 'release',
+        target_ref: 1,
+        target_title: key,
+        target_url: 'https://tracker.example/r/1',
+        idempotency_key: key,
+        request_digest: sha256Hex(key),
+        recipient_count: 1,
+        created_at: created,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const mail = await db
+      .insertInto('mail_outbox')
+      .values({
+        message_id: `<${key}@id.example.org>`,
+        kind: 'notification.new_release',
+        to_address: 'alice@example.com',
+        from_address: null,
+        subject: key,
+        text_body: 't',
+        html_body: 'h',
+        status,
+        created_at: created,
+        updated_at: created,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('notification_event_recipients')
+      .values({ event_id: id, user_id: userId, reason: 'watching', mail_id: mail.id })
+      .execute();
+  }
+  const left = async () =>
+    (await db.selectFrom('notification_events').select('idempotency_key').orderBy('idempotency_key').execute()).map(
+      (r) => r.idempotency_key,
+    );
+
+  it('prunes events past the mail retention with their links, never one with a message still to send', async () => {
+    await event('sent-31d', 31, 'sent');
+    await event('failed-31d', 31, 'failed');
+    await event('sent-29d', 29, 'sent');
+    await event('pending-40d', 40, 'pending');
+    await event('sending-40d', 40, 'sending');
+    const report = await pruneExpiredData(db);
+    expect([report.deleted.notification_events, report.deleted.mail_outbox]).toEqual([2, 2]);
+    expect(await left()).toEqual(['pending-40d', 'sending-40d', 'sent-29d']);
+    expect(
+      (await db.selectFrom('notification_event_recipients').select('reason').execute()).map((r) => r.reason),
+    ).toHaveLength(3);
+    expect((await pruneExpiredData(db, { mailRetentionDays: 28 })).deleted.notification_events).toBe(1);
+    expect(await left()).toEqual(['pending-40d', 'sending-40d']);
   });
 });
