@@ -83,6 +83,8 @@ const GRANT_COLUMNS = [
   'user_id',
   'interval_seconds',
   'last_polled_at',
+  'auth_time',
+  'amr',
   'expires_at',
 ] as const;
 
@@ -134,18 +136,23 @@ export async function findPendingDeviceGrant(db: DbOrTrx, userCode: string) {
 }
 
 /**
- * The person's decision on a pending, unexpired grant. False when it was decided meanwhile or has
- * expired (a conditional update: two decisions racing, one wins).
+ * The person's decision on a pending, unexpired grant, with how their browser session signed in
+ * (the ID token's auth_time and amr). False when it was decided meanwhile or has expired (a
+ * conditional update: two decisions racing, one wins).
  */
 export async function decideDeviceGrant(
   db: DbOrTrx,
   id: number,
-  userId: number,
-  decision: 'approved' | 'denied',
+  decision: { userId: number; status: 'approved' | 'denied'; authTime?: Date; amr?: string[] },
 ): Promise<boolean> {
   const row = await db
     .updateTable('oauth_device_grants')
-    .set({ status: decision, user_id: userId })
+    .set({
+      status: decision.status,
+      user_id: decision.userId,
+      auth_time: decision.authTime ?? null,
+      amr: decision.amr ?? null,
+    })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .where('expires_at', '>', sql<Date>`now()`)

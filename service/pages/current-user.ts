@@ -28,6 +28,16 @@ export async function signedInWith(
   return session && user?.state === 'active' ? { session, user } : undefined;
 }
 
+/**
+ * How the session's user signed in, for an ID token: when (the session's record, else — sessions
+ * from before it was kept — the user's latest sign-in) and with what (RFC 8176 amr, when recorded).
+ */
+export function signInOf({ session, user }: SignedIn): { authTime: Date | undefined; amr: string[] | undefined } {
+  const authTime =
+    session.data.auth_time !== undefined ? new Date(session.data.auth_time) : (user.current_sign_in_at ?? undefined);
+  return { authTime, amr: session.data.amr };
+}
+
 /** The request's signed-in, active user and their session (see signedInWith). */
 export async function currentUser(sessions: SessionManager, request: FastifyRequest): Promise<SignedIn | undefined> {
   return signedInWith(sessions, await sessions.read(request));

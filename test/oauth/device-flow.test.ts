@@ -241,9 +241,16 @@ describe('polling POST /oauth/token', () => {
     expect((await grantRows())[0].status).toBe('used');
   });
 
-  it('with openid, the token response carries an ID token for this client, without a nonce', async () => {
+  it('with openid, an ID token for this client: no nonce; auth_time and amr of the approving session', async () => {
     const oidc = await makeApp(f.db, { name: 'OIDC CLI', confidential: false, scopes: 'openid read_user' });
     const { device_code, user_code } = await authorizeDevice(oidc.clientId, 'openid read_user');
+    // The user's latest sign-in is another browser's: the ID token must not take its time.
+    const elsewhere = new Date('2020-01-01T00:00:00Z');
+    await f.db
+      .updateTable('users')
+      .set({ current_sign_in_at: elsewhere })
+      .where('id', '=', ctx.alice.user.id)
+      .execute();
     expect((await decide(ctx.web, user_code, 'authorize')).statusCode).toBe(303);
     const res = await poll(oidc.clientId, device_code);
     expect(res.statusCode).toBe(200);
@@ -253,7 +260,10 @@ describe('polling POST /oauth/token', () => {
     const claims = JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
     expect(claims).toMatchObject({ iss: f.config.publicUrl, aud: oidc.clientId, sub: String(ctx.alice.user.id) });
     expect(claims.nonce).toBeUndefined();
-    expect(typeof claims.auth_time).toBe('number');
+    // ctx.web signed in with a password alone, minutes ago at most (RFC 8176).
+    expect([claims.amr, claims.acr]).toEqual([['pwd'], 'pwd']);
+    expect(claims.auth_time).toBeGreaterThan(Math.floor(Date.now() / 1000) - 300);
+    expect(claims.auth_time).toBeLessThanOrEqual(claims.iat);
   });
 
   it('concurrent polls after approval: exactly one token response, the others invalid_grant', async () => {

@@ -85,9 +85,16 @@ export async function handler({
       audience,
     });
     if (!row.scopes.includes('openid')) return issued;
-    // The person authenticated in the browser session that approved the code; no nonce (RFC 8628 has none).
-    const authTime = user.current_sign_in_at ?? receivedAt;
-    const idToken = await signIdToken(trx, { clientId: application.uid, user, authTime, scopes: issued.scopes });
+    // The person authenticated in the browser session that approved the code (grants decided before
+    // that was kept: the user's latest sign-in); no nonce (RFC 8628 has none).
+    const authTime = row.auth_time ?? user.current_sign_in_at ?? receivedAt;
+    const idToken = await signIdToken(trx, {
+      clientId: application.uid,
+      user,
+      authTime,
+      amr: row.amr ?? undefined,
+      scopes: issued.scopes,
+    });
     return { ...issued, idToken };
   });
   if (typeof outcome === 'string') throw REFUSALS[outcome]();

@@ -22,16 +22,10 @@ import {
 } from '../../oauth/authorize-request';
 import { AccessDenied, ConsentRequired, InvalidRequest, LoginRequired } from '../../oauth/errors';
 import { csrfRejected, errorPage as sharedErrorPage } from '../../pages/common';
-import { requireSignIn, SIGN_IN_PATH, signedInWith } from '../../pages/current-user';
+import { requireSignIn, SIGN_IN_PATH, signedInWith, signInOf } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
 import { redirect, sendPage } from '../../pages/layout';
 import { ConsentPage } from './consent-page';
-
-/** When the user signed in: the session's record, else (sessions from before it was kept) the user's. */
-function authTimeOf(session: WebSession, user: User): Date | undefined {
-  if (session.data.auth_time !== undefined) return new Date(session.data.auth_time);
-  return user.current_sign_in_at ?? undefined;
-}
 
 /** The authorize URL without prompt and max_age: where a forced re-authentication returns to. */
 function withoutReauthParams(url: string): string {
@@ -62,13 +56,14 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
   const sessions = app.sessions;
 
   async function issueCode(reply: FastifyReply, req: ValidAuthorizeRequest, session: WebSession, user: User) {
+    const signIn = signInOf({ session, user });
     const { code } = await createAuthorizationCode(db, {
       applicationId: req.application.id,
       userId: user.id,
       nonce: req.nonce,
-      authTime: authTimeOf(session, user) ?? new Date(),
+      authTime: signIn.authTime ?? new Date(),
+      amr: signIn.amr,
       sid: session.data.sid,
-      amr: session.data.amr,
       redirectUri: req.redirectUri,
       scopes: req.scopes,
       codeChallenge: req.codeChallenge,
@@ -95,7 +90,7 @@ export async function authorizeRoutes(app: FastifyInstance, { db, config }: AppC
       return redirect(reply, errorRedirect(req.redirectUri, config.publicUrl, req.error, req.state));
 
     const signedIn = await signedInWith(sessions, session);
-    const authTime = signedIn ? authTimeOf(signedIn.session, signedIn.user) : undefined;
+    const authTime = signedIn ? signInOf(signedIn).authTime : undefined;
     // OIDC Core §3.1.2.1: prompt=login, or a sign-in older than max_age, asks for a fresh sign-in.
     const forceSignIn =
       req.prompt.has('login') ||

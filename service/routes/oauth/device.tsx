@@ -12,7 +12,7 @@ import { formRouteOptions } from '../../http/form-body';
 import { CSRF_FIELD } from '../../http/session';
 import { csrfRejected } from '../../pages/common';
 import { Button, CsrfField, TextField } from '../../pages/components';
-import { currentUser, requireSignIn, SIGN_IN_PATH, type SignedIn } from '../../pages/current-user';
+import { currentUser, requireSignIn, SIGN_IN_PATH, type SignedIn, signInOf } from '../../pages/current-user';
 import * as React from '../../pages/jsx';
 import { Layout, type PageUser, seeOther, sendPage } from '../../pages/layout';
 import { mergedParams, stringParam } from '../../shared/params';
@@ -121,12 +121,11 @@ export async function deviceRoutes(app: FastifyInstance, { db }: AppContext) {
 
     const decision = stringParam(params, 'decision');
     if (decision === 'authorize' || decision === 'deny') {
-      const decided = await decideDeviceGrant(
-        db,
-        grant.id,
-        current.user.id,
-        decision === 'authorize' ? 'approved' : 'denied',
-      );
+      const decided = await decideDeviceGrant(db, grant.id, {
+        userId: current.user.id,
+        status: decision === 'authorize' ? 'approved' : 'denied',
+        ...signInOf(current),
+      });
       // Lost to a concurrent decision, or expired since the look-up.
       if (!decided) return codeForm(reply, current.session, current.user, 400, { error: EXPIRED_USER_CODE });
       return seeOther(reply, decision === 'authorize' ? `${DEVICE_PATH}/authorized` : `${DEVICE_PATH}/denied`);
