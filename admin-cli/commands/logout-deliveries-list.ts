@@ -1,6 +1,7 @@
 // `logout-deliveries list [--status …] [--limit N]`: the back-channel logout outbox, newest first —
 // where an operator sees the logout tokens a relying party never accepted (status failed).
-import { listLogoutDeliveries, parseDeliveryStatus } from '../../service/domain/backchannel-logout';
+import { listLogoutDeliveries } from '../../service/domain/backchannel-logout';
+import { parseMailStatus } from '../../service/domain/mail/operations';
 import { defineCommand } from '../command';
 import { UserError } from '../errors';
 import { logoutDeliveryTable, logoutDeliveryView } from '../views';
@@ -17,7 +18,7 @@ export default defineCommand<{ status?: string; limit?: string }>({
       .option('status', { type: 'string', describe: 'Only these: pending, sending, sent or failed' })
       .option('limit', { type: 'string', describe: 'At most this many (default 100, up to 10000)' }),
   async run(args, { db }) {
-    const status = args.status === undefined ? undefined : parseDeliveryStatus(String(args.status));
+    const status = args.status === undefined ? undefined : parseMailStatus(String(args.status));
     const limitText = args.limit === undefined ? '100' : String(args.limit);
     if (!/^[1-9]\d*$/.test(limitText) || Number(limitText) > 10_000) {
       throw new UserError(`--limit must be a whole number from 1 to 10000 (got "${limitText}")`);

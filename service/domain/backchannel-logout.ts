@@ -10,6 +10,7 @@ import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, MailStatus } from '../db/schema';
 import { recordAudit } from './audit';
 import { invalid, notFound } from './errors';
+import { requeued } from './mail/operations';
 
 /** Why a session ended: kept with each delivery, listed for the operator. */
 export type SessionEndReason = 'sign_out' | 'end_session' | 'sign_in' | 'password' | 'blocked' | 'revoked' | 'expired';
@@ -168,15 +169,6 @@ export interface LogoutDelivery {
   sent_at: Date | null;
 }
 
-const DELIVERY_STATUSES: readonly MailStatus[] = ['pending', 'sending', 'sent', 'failed'];
-
-export function parseDeliveryStatus(value: string): MailStatus {
-  if (!(DELIVERY_STATUSES as readonly string[]).includes(value)) {
-    throw invalid(`status must be one of ${DELIVERY_STATUSES.join(', ')} (got "${value}")`);
-  }
-  return value as MailStatus;
-}
-
 const deliveries = (db: DbOrTrx) =>
   db
     .selectFrom('backchannel_logout_deliveries as d')
@@ -224,7 +216,7 @@ export async function retryLogoutDelivery(db: DbOrTrx, id: number, actor: string
   if (current.status === 'sending') throw invalid(`logout delivery ${id} is being sent right now`);
   const row = await db
     .updateTable('backchannel_logout_deliveries')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .set(requeued())
     .where('id', '=', id)
     .where('status', 'in', ['failed', 'pending'])
     .returning(['status', 'attempts', 'next_attempt_at'])
@@ -244,7 +236,7 @@ export async function retryLogoutDelivery(db: DbOrTrx, id: number, actor: string
 export async function retryFailedLogoutDeliveries(db: DbOrTrx, actor: string): Promise<number> {
   const result = await db
     .updateTable('backchannel_logout_deliveries')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .set(requeued())
     .where('status', '=', 'failed')
     .executeTakeFirst();
   const n = Number(result.numUpdatedRows);

@@ -1,5 +1,6 @@
 // What operators do with the outbox (`lanyard-admin mail …`): list it, read one message as it
 // was sent, and send failed messages again. A retried message keeps its Message-ID and its bytes.
+// The back-channel logout outbox has the same states and the same retry (backchannel-logout.ts).
 import { sql } from 'kysely';
 import type { DbOrTrx, MailStatus } from '../../db/schema';
 import { recordAudit } from '../audit';
@@ -46,6 +47,7 @@ export interface MailDetail extends MailSummary {
   raw: string | null;
 }
 
+/** An outbox status as an operator typed it (`mail list`, `logout-deliveries list`). */
 export function parseMailStatus(value: string): MailStatus {
   if (!(MAIL_STATUSES as readonly string[]).includes(value)) {
     throw invalid(`status must be one of ${MAIL_STATUSES.join(', ')} (got "${value}")`);
@@ -81,13 +83,17 @@ export async function getMail(db: DbOrTrx, id: number): Promise<MailDetail> {
  * Send a failed (or pending) message again now, with a fresh attempt budget. A sent message is
  * refused (that would be a second delivery), as is one a sender is working on.
  */
+/** Sent again by an operator: pending, due now, with a fresh attempt budget (either outbox). */
+export const requeued = () =>
+  ({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` }) as const;
+
 export async function retryMail(db: DbOrTrx, id: number, actor: string): Promise<MailSummary> {
   const current = await getMail(db, id);
   if (current.status === 'sent') throw invalid(`mail ${id} was already sent (${current.sent_at?.toISOString()})`);
   if (current.status === 'sending') throw invalid(`mail ${id} is being sent right now`);
   const row = await db
     .updateTable('mail_outbox')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .set(requeued())
     .where('id', '=', id)
     .where('status', 'in', ['failed', 'pending'])
     .returning(SUMMARY_COLUMNS)
@@ -105,11 +111,7 @@ export async function retryMail(db: DbOrTrx, id: number, actor: string): Promise
 
 /** Every failed message back to pending, due now; returns how many. */
 export async function retryFailedMail(db: DbOrTrx, actor: string): Promise<number> {
-  const result = await db
-    .updateTable('mail_outbox')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
-    .where('status', '=', 'failed')
-    .executeTakeFirst();
+  const result = await db.updateTable('mail_outbox').set(requeued()).where('status', '=', 'failed').executeTakeFirst();
   const n = Number(result.numUpdatedRows);
   if (n) await recordAudit(db, { actor, action: 'mail.retry', targetType: 'mail', details: { failed: n } });
   return n;
