@@ -145,8 +145,9 @@ async function main() {
   try {
     const db = handle.db;
     await migrateToLatest(db);
-    const seeded = Date.now();
+    const seeding = Date.now();
     const { project, groupIds } = await seed(db);
+    const seedMs = Date.now() - seeding;
     const target: RecipientTarget = { kind: 'project', project };
     let members = BASE_MEMBERS;
     let recipientsSeen = 0;
@@ -185,7 +186,7 @@ async function main() {
     const engineRate = await throughput(resolve);
 
     console.log(
-      `${handle.kind} PostgreSQL, ${BASE_MEMBERS} members in a 6-level tree (seeded in ${Date.now() - seeded} ms), ` +
+      `${handle.kind} PostgreSQL, ${BASE_MEMBERS} members in a 6-level tree (seeded in ${seedMs} ms), ` +
         `${SAMPLES} sequential samples, ${CONCURRENCY} in flight for ${DURATION_MS} ms (Node ${process.version})`,
     );
     console.log(`event new_issue; last resolution: ${recipientsSeen} recipients`);
@@ -209,14 +210,15 @@ async function main() {
     );
 
     if (MEMBERS > BASE_MEMBERS) {
-      const grown = Date.now();
+      const growing = Date.now();
       await grow(db, groupIds, project.id, MEMBERS);
+      const growMs = Date.now() - growing;
       members = MEMBERS;
       for (let i = 0; i < 30; i++) await resolve(i);
       const big = await latency(resolve);
       const bigRate = await throughput(resolve);
       console.log(
-        `grown to ${MEMBERS} members (in ${Date.now() - grown} ms); last resolution: ${recipientsSeen} recipients`,
+        `grown to ${MEMBERS} members (in ${growMs} ms); last resolution: ${recipientsSeen} recipients`,
       );
       line(`resolveRecipients, ${MEMBERS} members`, big, bigRate);
       const scale = big.p99 / engine.p99;
