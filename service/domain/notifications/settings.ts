@@ -220,8 +220,11 @@ function notificationSettingsAudit(
   source: NotificationSource,
   update: NotificationSettingsUpdate,
 ) {
+  // Named, not `...audit`: on Node 20, spreading a fresh object and adding properties takes several
+  // microseconds (a new hidden class per call), a measurable part of PUT …/notification_settings.
   return {
-    ...audit,
+    actor: audit.actor,
+    ipAddress: audit.ipAddress,
     action: 'notification_settings.update',
     targetType: source.kind === 'global' ? 'user' : source.kind,
     targetId: source.kind === 'global' ? user.id : source.id,

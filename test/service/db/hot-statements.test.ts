@@ -57,6 +57,28 @@ describe('hot statements', () => {
     }
   });
 
+  it('name columns as Kysely does: quotes and backslashes, a repeated name, __proto__', async () => {
+    const t = await createTestDatabase();
+    const handle = createDb({ connectionString: t.url, max: 1 });
+    try {
+      const query = sql<Record<string, unknown>>`
+        select ${1}::int as "a""b\\c", 2 as twice, 3 as twice, 4 as "__proto__", 5 as "}); throw 1; ({"
+      `.compile(handle.db);
+      const direct = (await runStatement(handle.db, query)).rows[0];
+      const kysely = (await handle.db.executeQuery(query)).rows[0];
+      expect(Object.entries(direct)).toEqual(Object.entries(kysely));
+      expect(Object.entries(direct)).toEqual([
+        ['a"b\\c', 1],
+        ['twice', 3],
+        ['__proto__', 4],
+        ['}); throw 1; ({', 5],
+      ]);
+      expect(Object.getPrototypeOf(direct)).toBe(Object.prototype);
+    } finally {
+      await handle.destroy();
+    }
+  });
+
   it('send a statement once per connection with its Describe, then only bind and execute it', async () => {
     const t = await createTestDatabase();
     const handle = createDb({ connectionString: t.url, max: 1 });
