@@ -1,6 +1,7 @@
 // createDb: a Kysely instance over a pg pool. Shared by the server, Lambda, CLI, tests and deploy.
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { runHotStatementsOnPool } from './hot-statements';
 import { preparingPool } from './prepared-statements';
 import type { Database, Db } from './schema';
 
@@ -44,8 +45,9 @@ export function createDb(options: CreateDbOptions): DbHandle {
   // 'error' with no listener, an uncaught exception that ended `npm start`. The statement in
   // progress or the next one still fails (and the request with it); the pool discards the client.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const dialectPool = options.preparedStatements === false ? pool : preparingPool(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) });
+  const prepared = options.preparedStatements !== false;
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: prepared ? preparingPool(pool) : pool }) });
+  if (prepared) runHotStatementsOnPool(db, pool);
   let destroyed = false;
   return {
     db,

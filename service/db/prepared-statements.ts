@@ -48,14 +48,14 @@ export class StatementNames {
 }
 
 /** PostgreSQL's feature_not_supported (0A000), as raised for a prepared statement whose result changed. */
-const isStalePlan = (err: unknown): boolean =>
+export const isStalePlan = (err: unknown): boolean =>
   (err as { code?: string })?.code === '0A000' && /cached plan/.test((err as Error).message ?? '');
 
 /**
  * One naming for the whole process: two wrappers over the same pg pool (or connections handed
  * between them) then can never give one name to two texts on a connection.
  */
-const PROCESS_NAMES = new StatementNames();
+export const PROCESS_NAMES = new StatementNames();
 
 /** `pool` with every parameterised query of its clients sent as a named prepared statement. */
 export function preparingPool(pool: PostgresPool, names = PROCESS_NAMES): PostgresPool {

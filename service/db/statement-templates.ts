@@ -10,6 +10,7 @@
 // into every later call, so it is refused when the template is first built (the caller's tests
 // fail at once). Constants go in the SQL text (sql`null`) or in a slot of their own.
 import type { CompiledQuery, Kysely } from 'kysely';
+import { runStatement, type StatementResult } from './hot-statements';
 
 // biome-ignore lint/suspicious/noExplicitAny: any database's Kysely (a transaction too).
 type AnyDb = Kysely<any>;
@@ -35,6 +36,16 @@ export interface StatementTemplates<N extends string> {
     values: Record<N, unknown>,
     build: (slot: SlotOf<N>) => Buildable<R>,
   ): CompiledQuery<R>;
+  /**
+   * `bind`, then execute: straight on the pool as a named prepared statement where `db` allows it
+   * (hot-statements.ts), else through Kysely.
+   */
+  run<R>(
+    db: AnyDb,
+    key: string,
+    values: Record<N, unknown>,
+    build: (slot: SlotOf<N>) => Buildable<R>,
+  ): Promise<StatementResult<R>>;
   /** How many shapes are kept (tests). */
   readonly size: number;
 }
@@ -46,7 +57,8 @@ export interface StatementTemplates<N extends string> {
  */
 export function statementTemplates<N extends string>(max = 256): StatementTemplates<N> {
   const shapes = new Map<string, { compiled: CompiledQuery; names: N[] }>();
-  return {
+  const templates: StatementTemplates<N> = {
+    run: (db, key, values, build) => runStatement(db, templates.bind(db, key, values, build)),
     bind(db, key, values, build) {
       let shape = shapes.get(key);
       if (!shape) {
@@ -69,10 +81,13 @@ export function statementTemplates<N extends string>(max = 256): StatementTempla
       }
       const parameters = new Array(shape.names.length);
       for (let i = 0; i < parameters.length; i++) parameters[i] = values[shape.names[i]];
-      return { ...shape.compiled, parameters } as CompiledQuery<never>;
+      // Named, not `{ ...compiled, parameters }`: spreading Kysely's frozen object costs more.
+      const { query, queryId, sql } = shape.compiled;
+      return { query, queryId, sql, parameters } as CompiledQuery<never>;
     },
     get size() {
       return shapes.size;
     },
   };
+  return templates;
 }

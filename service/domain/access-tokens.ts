@@ -2,7 +2,7 @@
 // presented token to its record and owner, used by API authentication, token info, and (below,
 // with refresh tokens and the client) OpenID Connect userinfo and RFC 7662 introspection. Each look-up
 // is a single indexed query by digest, joined to the user, compiled once per database.
-import { type CompiledQuery, type InferResult, sql } from 'kysely';
+import { type InferResult, sql } from 'kysely';
 import type { Db, DbOrTrx, User } from '../db/schema';
 import { statementTemplates } from '../db/statement-templates';
 import { accessTokenExpired } from './oauth-tokens';
@@ -109,14 +109,22 @@ type WithSettings = { global_notification_settings?: GlobalNotificationSettingsR
  */
 const lookups = statementTemplates<'digest'>(4);
 
-function lookupQuery(db: Db, kind: 'pat' | 'patWithSettings', digest: string): CompiledQuery<PatRow & WithSettings>;
-function lookupQuery(
+function lookUpToken(
+  db: Db,
+  kind: 'pat' | 'patWithSettings',
+  digest: string,
+): Promise<{ rows: Array<PatRow & WithSettings> }>;
+function lookUpToken(
   db: Db,
   kind: 'oauth' | 'oauthWithSettings',
   digest: string,
-): CompiledQuery<OAuthRow & WithSettings>;
-function lookupQuery(db: Db, kind: 'pat' | 'patWithSettings' | 'oauth' | 'oauthWithSettings', digest: string) {
-  return lookups.bind(db, kind, { digest }, (slot) => {
+): Promise<{ rows: Array<OAuthRow & WithSettings> }>;
+function lookUpToken(
+  db: Db,
+  kind: 'pat' | 'patWithSettings' | 'oauth' | 'oauthWithSettings',
+  digest: string,
+): Promise<{ rows: unknown[] }> {
+  return lookups.run(db, kind, { digest }, (slot) => {
     const settings = kind.endsWith('WithSettings');
     if (kind.startsWith('pat')) {
       const query = patLookup(db, slot('digest'));
@@ -139,7 +147,7 @@ export async function findTokenRecord(
   const digest = sha256Hex(token);
   const settings = options.withGlobalNotificationSettings === true;
   if (kind === 'personal_access_token') {
-    const row = (await db.executeQuery(lookupQuery(db, settings ? 'patWithSettings' : 'pat', digest))).rows[0];
+    const row = (await lookUpToken(db, settings ? 'patWithSettings' : 'pat', digest)).rows[0];
     if (!row) return undefined;
     return {
       kind,
@@ -152,7 +160,7 @@ export async function findTokenRecord(
       ...(settings ? { globalNotificationSettings: row.global_notification_settings ?? null } : {}),
     };
   }
-  const row = (await db.executeQuery(lookupQuery(db, settings ? 'oauthWithSettings' : 'oauth', digest))).rows[0];
+  const row = (await lookUpToken(db, settings ? 'oauthWithSettings' : 'oauth', digest)).rows[0];
   if (!row) return undefined;
   return {
     kind,

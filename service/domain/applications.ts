@@ -346,7 +346,7 @@ export async function checkApplicationSecret(
 ): Promise<SecretCheck> {
   const limit = addressLimit(input.address);
   const digest = sha256Hex(input.secret);
-  const query = secretChecks.bind<SecretCheckRow>(db, 'check', { uid: input.uid, digest, ...limit }, (slot) => {
+  const { rows } = await secretChecks.run<SecretCheckRow>(db, 'check', { uid: input.uid, digest, ...limit }, (slot) => {
     const attempt = checkedAttempt(
       { key: slot('key'), limit: slot('limit'), windowSeconds: slot('windowSeconds') },
       sql<boolean>`not exists (select from app where app.secret_digest = ${slot('digest')})`,
@@ -360,7 +360,6 @@ export async function checkApplicationSecret(
       left join app a on true
     `;
   });
-  const { rows } = await db.executeQuery<SecretCheckRow>(query);
   const row = rows[0];
   const throttle = checkedAttemptThrottle(limit, row);
   if (throttle) return { ok: false, reason: 'rate_limited', throttle };

@@ -1,10 +1,10 @@
 // A database handle over a test database that records every statement it sends (each one is a
 // round trip to PostgreSQL: BEGIN and COMMIT included), for tests that pin how many round trips a
-// request takes. Same pool settings and named prepared statements as the service.
-import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+// request takes. Made by createDb like the service's (the same pool settings, named prepared
+// statements and hot statements run straight on the pool), counted where pg's clients send them.
 import { afterAll } from 'vitest';
-import { preparingPool } from '../../service/db/prepared-statements';
-import type { Database, Db } from '../../service/db/schema';
+import { createDb } from '../../service/db/create-db';
+import type { Db } from '../../service/db/schema';
 import type { TestDatabase } from './db';
 
 export interface CountingDb {
@@ -16,21 +16,17 @@ export interface CountingDb {
 
 export function countingDb(t: TestDatabase): CountingDb {
   const statements: string[] = [];
-  const prepared = preparingPool(t.pool as unknown as PostgresPool);
-  const counting: PostgresPool = {
-    async connect() {
-      const client = await prepared.connect();
-      return {
-        query: ((text: unknown, values?: unknown) => {
-          if (typeof text === 'string') statements.push(text.replace(/\s+/g, ' ').trim());
-          return (client.query as (...args: unknown[]) => unknown)(text, values);
-        }) as never,
-        release: () => client.release(),
-      };
-    },
-    end: async () => undefined,
-  };
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: counting }) });
-  afterAll(() => db.destroy());
-  return { db, statements, reset: () => statements.splice(0) };
+  const handle = createDb({ connectionString: t.url, max: 10 });
+  // Every client of the pool, before its first use: a text, a query config or a submittable.
+  handle.pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const [first] = args;
+      const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
+      if (typeof text === 'string') statements.push(text.replace(/\s+/g, ' ').trim());
+      return query(...args);
+    };
+  });
+  afterAll(() => handle.destroy());
+  return { db: handle.db, statements, reset: () => statements.splice(0) };
 }

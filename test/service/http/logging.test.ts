@@ -14,6 +14,13 @@ describe('request logging', () => {
     );
   });
 
+  it('builds no logger at all when silent (no per-request child logger), and one at every other level', () => {
+    expect(loggerOptions('silent')).toBe(false);
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace']) {
+      expect(loggerOptions(level)).toMatchObject({ level });
+    }
+  });
+
   it('writes JSON lines with a request id and no credentials', async () => {
     const t = await createTestDatabase();
     const lines: string[] = [];
