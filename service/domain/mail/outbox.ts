@@ -196,21 +196,6 @@ export async function claimDueMail(
 }
 
 /**
- * Keep the rendered message of claimed rows that had none, before the first send: a later attempt
- * sends these same bytes. `raw is null` keeps the first rendering should two ever race.
- */
-export async function saveRenderedMail(
-  db: Kysely<Database> | Transaction<Database>,
-  rendered: ReadonlyArray<{ id: number; raw: string }>,
-): Promise<void> {
-  if (!rendered.length) return;
-  await sql`
-    update mail_outbox o set raw = r.raw
-      from unnest(${rendered.map((r) => r.id)}::bigint[], ${rendered.map((r) => r.raw)}::text[]) as r(id, raw)
-     where o.id = r.id and o.raw is null`.execute(db);
-}
-
-/**
  * The transport accepted these messages: one statement for a whole batch (the sender records its
  * accepted messages together, not one round trip each). A message the sender has not recorded yet
  * stays `sending`; should the sender die first, its lease lapses and it is sent again, same bytes.

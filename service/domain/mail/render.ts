@@ -1,10 +1,12 @@
 // One outbox row as an RFC 5322 message: multipart/alternative (text, then HTML, both UTF-8 in
 // quoted-printable), the row's Message-ID, Date = when it was queued, and `Auto-Submitted:
 // auto-generated` on every message (RFC 3834 §5: everything Lanyard sends is automatic, so
-// vacation responders stay quiet). Composed directly with nodemailer's MIME primitives (RFC 2047
+// vacation responders stay quiet). Deterministic: the same row renders to the same bytes every
+// time (the MIME boundary comes from the Message-ID), so a retry after a crash sends exactly what
+// the first attempt sent without the outbox storing the rendered message. Composed directly with nodemailer's MIME primitives (RFC 2047
 // words, quoted-printable, folding) rather than its stream-based MailComposer, which costs ~3 ms
 // of CPU per message on a loaded machine, more than the rest of a send.
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { encodeWords, quoteString } from 'nodemailer/lib/mime-funcs';
 import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 
@@ -67,9 +69,27 @@ const part = (type: string, body: string): string =>
     qpWrap(qpEncode(Buffer.from(body, 'utf8')), 76).replace(/\r?\n/g, '\r\n'),
   ].join('\r\n');
 
-/** The message as the transports send it (CRLF line ends); `from` is used when the row has no From of its own. */
+/**
+ * The MIME boundary of a message: 24 hex digits hashed from its Message-ID, hashed again while a body
+ * contains it (RFC 2046 §5.1.1: it must not occur in the parts). A Message-ID may be predictable
+ * (a notification's names its event and user), so a body may hold the first few of the chain; it
+ * cannot hold them all, and the boundary is the first it does not hold: never a forged part.
+ */
+function boundaryOf(mail: RenderableMail): string {
+  let seed = mail.message_id;
+  for (;;) {
+    const boundary = `--_lanyard_${createHash('sha256').update(seed).digest('hex').slice(0, 24)}`;
+    if (!mail.text_body.includes(boundary) && !mail.html_body.includes(boundary)) return boundary;
+    seed = boundary;
+  }
+}
+
+/**
+ * The message as the transports send it (CRLF line ends); `from` is used when the row has no From of
+ * its own. The same row and `from` give the same bytes on every call.
+ */
 export async function renderMail(mail: RenderableMail, from: string): Promise<string> {
-  const boundary = `--_lanyard_${randomBytes(12).toString('hex')}`;
+  const boundary = boundaryOf(mail);
   const extra = Object.entries({ ...mail.headers, ...AUTOMATIC_HEADERS }).map(([name, value]) =>
     header(name, text(value)),
   );
