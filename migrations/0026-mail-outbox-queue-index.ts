@@ -5,6 +5,9 @@
 // messages still to do, in claim order, serves both halves: a lapsed claim was due when it was
 // claimed (a claim never moves next_attempt_at), so the claim walks this index from its start,
 // skips what is in flight, and stops at its limit.
+// The retention purge's index (status, updated_at) took a new entry at every update of every
+// message (a claim, a sent); it becomes partial, over finished messages only (what the purge
+// reads), so a claim no longer writes it. `mail list --status` reads the primary key backwards.
 // Frozen in time: never import application code.
 import { type Kysely, sql } from 'kysely';
 
@@ -13,6 +16,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     create index mail_outbox_queue on mail_outbox (next_attempt_at, id) where status in ('pending', 'sending');
     drop index mail_outbox_due;
     drop index mail_outbox_lapsed;
+    create index mail_outbox_finished on mail_outbox (updated_at) where status in ('sent', 'failed');
+    drop index mail_outbox_status_updated;
   `.execute(db);
 }
 
@@ -21,5 +26,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     create index mail_outbox_due on mail_outbox (next_attempt_at, id) where status = 'pending';
     create index mail_outbox_lapsed on mail_outbox (locked_until) where status = 'sending';
     drop index mail_outbox_queue;
+    create index mail_outbox_status_updated on mail_outbox (status, updated_at);
+    drop index mail_outbox_finished;
   `.execute(db);
 }
