@@ -1,9 +1,12 @@
 // renderMail: the same row gives the same bytes (a retry sends what the first attempt sent, nothing
-// stored), and a body cannot forge a MIME part even when the Message-ID it will carry is predictable.
+// stored), and a body cannot forge a MIME part even when the Message-ID it will carry is predictable;
+// its quoted-printable encoder, checked against another decoder.
 import { createHash } from 'node:crypto';
+import libqp from 'libqp';
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { buildMessage } from '../../../../service/domain/mail/message';
+import { quotedPrintable } from '../../../../service/domain/mail/quoted-printable';
 import { renderMail } from '../../../../service/domain/mail/render';
 
 const settings = { publicUrl: 'https://id.example.org', from: 'Lanyard <noreply@id.example.org>' };
@@ -52,5 +55,56 @@ describe('renderMail', () => {
     expect(mail.text).toContain(forged.split('\n').join('\n'));
     expect(mail.html).not.toContain('href="https://evil.example"');
     expect(mail.html).toContain('&lt;a href=&quot;https://evil.example&quot;&gt;x&lt;/a&gt;');
+  });
+});
+
+describe('quotedPrintable', () => {
+  // A decoder of its own (libqp, mailparser's), and text that is hard on an encoder: long lines,
+  // "=", spaces and tabs at ends, CRLF and LF, lone CRs, multi-byte and astral characters.
+  const pieces = [
+    'a',
+    ' ',
+    '\t',
+    '=',
+    '==',
+    'é',
+    '€',
+    '😀',
+    '\n',
+    '\r\n',
+    '\r',
+    'x'.repeat(80),
+    '<p style="a:b">',
+    '.',
+  ];
+  const seeded = (seed: number) => () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+
+  it('decodes back to the text (line ends as CRLF), every line at most 76 characters of the allowed ones', () => {
+    const random = seeded(30);
+    for (let k = 0; k < 300; k++) {
+      const text = Array.from(
+        { length: Math.floor(random() * 120) },
+        () => pieces[Math.floor(random() * pieces.length)],
+      ).join('');
+      const encoded = quotedPrintable(text);
+      expect(libqp.decode(encoded).toString('utf8')).toBe(text.replace(/\r?\n/g, '\r\n'));
+      for (const line of encoded.split('\r\n')) {
+        expect(line.length).toBeLessThanOrEqual(76);
+        expect(line).toMatch(/^[\x21-\x7e \t]*$/);
+        expect(line).not.toMatch(/[ \t]$/);
+        expect(line).not.toMatch(/=(?![0-9A-F]{2}|$)/);
+      }
+    }
+  });
+
+  it('leaves plain lines alone and escapes what it must', () => {
+    expect(quotedPrintable('Hi Ada,\n\nOne = two. ')).toBe('Hi Ada,\r\n\r\nOne =3D two.=20');
+    expect(quotedPrintable('café\r\nok\rno')).toBe('caf=C3=A9\r\nok=0Dno');
+    expect(quotedPrintable('y'.repeat(76))).toBe('y'.repeat(76));
+    expect(quotedPrintable('y'.repeat(77))).toBe(`${'y'.repeat(75)}=\r\nyy`);
+    expect(quotedPrintable(`${'y'.repeat(74)}é`)).toBe(`${'y'.repeat(74)}=\r\n=C3=A9`);
   });
 });
