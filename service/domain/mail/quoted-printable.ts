@@ -10,17 +10,28 @@ const CR = 13;
 const LF = 10;
 const EQUALS = 61;
 
+/**
+ * Scratch buffers reused by every call (the encoder is synchronous): a message's bodies are a few
+ * kilobytes, and fresh buffers of that size per message kept the garbage collector busy.
+ */
+let input = Buffer.allocUnsafe(16 * 1024);
+let output = Buffer.allocUnsafe(64 * 1024);
+
 /** `text` as a quoted-printable body, CRLF line ends. */
 export function quotedPrintable(text: string): string {
-  const src = Buffer.from(text, 'utf8');
-  const n = src.length;
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > input.length) input = Buffer.allocUnsafe(size);
+  const n = input.write(text, 0, 'utf8');
+  const src = input;
   // Worst case: every byte escaped (3), plus a soft break (3) per 25 escaped bytes.
-  const out = Buffer.allocUnsafe(n * 3 + Math.ceil(n / 24) * 3 + 3);
+  const room = n * 3 + Math.ceil(n / 24) * 3 + 3;
+  if (room > output.length) output = Buffer.allocUnsafe(room);
+  const out = output;
   let pos = 0;
   let col = 0;
   for (let i = 0; i < n; i++) {
     const b = src[i];
-    if (b === LF || (b === CR && src[i + 1] === LF)) {
+    if (b === LF || (b === CR && i + 1 < n && src[i + 1] === LF)) {
       if (b === CR) i++;
       out[pos++] = CR;
       out[pos++] = LF;
@@ -28,7 +39,7 @@ export function quotedPrintable(text: string): string {
       continue;
     }
     const next = i + 1 < n ? src[i + 1] : LF;
-    const lineEnds = next === LF || (next === CR && src[i + 2] === LF);
+    const lineEnds = next === LF || (next === CR && i + 2 < n && src[i + 2] === LF);
     const plain = (b >= 33 && b <= 126 && b !== EQUALS) || ((b === 32 || b === 9) && !lineEnds);
     const width = plain ? 1 : 3;
     // Room for this token and, unless the line ends with it, the soft break after it.

@@ -63,25 +63,23 @@ function header(name: string, value: string): string {
 }
 
 /**
- * The last bodies encoded, by their text: a notification's recipients share the body of their reason,
- * so a batch of them encodes it once. Bounded; a body is text already in the outbox, nothing secret
- * that the row does not hold.
+ * The last body encoded for each part: a notification's recipients share the body of their reason
+ * and are queued together, so a batch of them encodes it once. One entry a part (a comparison, and
+ * nothing kept alive long enough to burden the garbage collector when every body differs).
  */
-const encodedBodies = new Map<string, string>();
-const ENCODED_BODIES_KEPT = 32;
+const lastEncoded = { text: { body: '', encoded: '' }, html: { body: '', encoded: '' } };
 
-function encodedBody(body: string): string {
-  let encoded = encodedBodies.get(body);
-  if (encoded === undefined) {
-    encoded = quotedPrintable(body);
-    if (encodedBodies.size >= ENCODED_BODIES_KEPT) encodedBodies.delete(encodedBodies.keys().next().value!);
-    encodedBodies.set(body, encoded);
+function encodedBody(which: 'text' | 'html', body: string): string {
+  const last = lastEncoded[which];
+  if (last.body !== body) {
+    last.encoded = quotedPrintable(body);
+    last.body = body;
   }
-  return encoded;
+  return last.encoded;
 }
 
-const part = (type: string, body: string): string =>
-  `Content-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${encodedBody(body)}`;
+const part = (which: 'text' | 'html', body: string): string =>
+  `Content-Type: text/${which === 'text' ? 'plain' : 'html'}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${encodedBody(which, body)}`;
 
 /**
  * The MIME boundary of a message: 24 hex digits hashed from its Message-ID, hashed again while a body
@@ -118,9 +116,9 @@ export async function renderMail(mail: RenderableMail, from: string): Promise<st
     `Content-Type: multipart/alternative; boundary="${boundary}"`,
     '',
     `--${boundary}`,
-    part('text/plain', mail.text_body),
+    part('text', mail.text_body),
     `--${boundary}`,
-    part('text/html', mail.html_body),
+    part('html', mail.html_body),
     `--${boundary}--`,
     '',
   ].join('\r\n');
