@@ -15,11 +15,12 @@ export default defineCommand<{ id: string }>({
   options: (y) => y.positional('id', { type: 'string', describe: 'The message id (from `mail list`)' }),
   async run(args, { db, services }) {
     const mail = await getMail(db, mailId(args.id));
-    // Not attempted yet: rendered now, as the sender would (its Date is the queue time already).
+    // Rendering is deterministic: the bytes the sender sent, or will send (its Date is the queue
+    // time already). A row stored rendered by an earlier version shows what it stored.
     const raw = mail.raw ?? (await renderMail(mail, services.mail().config.from));
-    const note = mail.raw ? '' : '(not sent yet: shown as it will be sent)\n';
+    const note = mail.attempts ? '' : '(not sent yet: shown as it will be sent)\n';
     return {
-      json: { ...mailView(mail), from: mail.from_address, headers: mail.headers, raw: mail.raw },
+      json: { ...mailView(mail), from: mail.from_address, headers: mail.headers, raw },
       text: `${recordOf(mailView(mail))}\n\n${note}${raw.replace(/\r\n/g, '\n').trimEnd()}`,
     };
   },

@@ -1,8 +1,8 @@
 // The sender: drains the outbox through a transport. Each round claims a batch (SKIP LOCKED, so
-// several senders share the work), renders the messages that have never been sent and keeps those
-// bytes before the first send, then hands them to the transport with at most `concurrency` in
-// flight. A message is marked sent only after the transport accepted it: a sender killed in
-// between leaves it claimed, and once the claim lapses another round sends the same bytes, same
+// several senders share the work), renders the messages (the same bytes on every attempt:
+// domain/mail/render.ts), then hands them to the transport with at most `concurrency` in flight.
+// A message is marked sent only after the transport accepted it: a sender killed in between leaves
+// it claimed, and once the claim lapses another round sends the same bytes, same
 // Message-ID, again (at-least-once; a duplicate is recognisable). A failure goes back to pending
 // after an exponential backoff with jitter, until the last attempt, which leaves it failed.
 // A message to a suppressed address is held back by the claim itself (never offered to the
@@ -15,7 +15,6 @@ import {
   markMailAttemptFailed,
   markMailSent,
   retryDelaySeconds,
-  saveRenderedMail,
 } from '../domain/mail/outbox';
 import { envelopeAddress, renderMail } from '../domain/mail/render';
 import { recordSuppression, SUPPRESSED_ERROR } from '../domain/mail/suppressions';
@@ -94,12 +93,9 @@ async function drain(
     report.failed += suppressed.length;
     report.full = claimed.length + suppressed.length >= batchSize;
     for (const m of suppressed) announce(options, m, 'failed', SUPPRESSED_ERROR);
-    const fresh = await Promise.all(
-      claimed.filter((m) => m.raw === null).map(async (m) => ({ id: m.id, raw: await renderMail(m, options.from) })),
-    );
-    await saveRenderedMail(options.db, fresh);
-    const rawOf = new Map(fresh.map((r) => [r.id, r.raw]));
-    for (const mail of claimed) queue.push({ mail, raw: mail.raw ?? rawOf.get(mail.id)! });
+    // Rendering is deterministic (render.ts): every attempt of a message sends the same bytes. A row
+    // rendered and stored by an earlier version keeps its stored bytes.
+    for (const mail of claimed) queue.push({ mail, raw: mail.raw ?? (await renderMail(mail, options.from)) });
   };
   const claimMore = () => {
     if (claiming || failure !== undefined || !report.full || batches >= limits.batches) return;

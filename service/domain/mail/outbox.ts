@@ -147,7 +147,9 @@ export interface ClaimedMail {
 
 /**
  * Claim up to `limit` due messages for `leaseSeconds`: pending ones whose time has come, and ones a
- * sender claimed and never finished (it crashed: its lease lapsed). FOR UPDATE SKIP LOCKED: two
+ * sender claimed and never finished (it crashed: its lease lapsed; a claim never moves
+ * next_attempt_at, so those were due too). One ordered walk of the index of messages still to do
+ * (mail_outbox_queue, migration 0026) that stops at `limit`, however many sent ones the table keeps. FOR UPDATE SKIP LOCKED: two
  * senders never claim the same row, and neither waits for the other. The claim commits before any
  * send, so `attempts` counts every try, a crashed one included; a lapsed claim that was already the
  * last attempt is marked failed instead of being tried again (a message that kills its sender
@@ -164,8 +166,8 @@ export async function claimDueMail(
   const { rows } = await sql<ClaimedMail & { status: string; held: boolean }>`
     with due as (
       select id, not ${addressNotSuppressed(sql.ref('to_address'))} as held from mail_outbox
-       where ((status = 'pending' and next_attempt_at <= now())
-          or (status = 'sending' and locked_until < now())) ${only}
+       where status in ('pending', 'sending') and next_attempt_at <= now()
+         and (status = 'pending' or locked_until < now()) ${only}
        order by next_attempt_at, id
        limit ${options.limit}
        for update skip locked
@@ -193,21 +195,6 @@ export async function claimDueMail(
       .map((r) => ({ id: r.id, message_id: r.message_id, kind: r.kind, attempts: r.attempts }))
       .sort(byId),
   };
-}
-
-/**
- * Keep the rendered message of claimed rows that had none, before the first send: a later attempt
- * sends these same bytes. `raw is null` keeps the first rendering should two ever race.
- */
-export async function saveRenderedMail(
-  db: Kysely<Database> | Transaction<Database>,
-  rendered: ReadonlyArray<{ id: number; raw: string }>,
-): Promise<void> {
-  if (!rendered.length) return;
-  await sql`
-    update mail_outbox o set raw = r.raw
-      from unnest(${rendered.map((r) => r.id)}::bigint[], ${rendered.map((r) => r.raw)}::text[]) as r(id, raw)
-     where o.id = r.id and o.raw is null`.execute(db);
 }
 
 /**

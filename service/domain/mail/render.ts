@@ -1,12 +1,15 @@
 // One outbox row as an RFC 5322 message: multipart/alternative (text, then HTML, both UTF-8 in
 // quoted-printable), the row's Message-ID, Date = when it was queued, and `Auto-Submitted:
 // auto-generated` on every message (RFC 3834 §5: everything Lanyard sends is automatic, so
-// vacation responders stay quiet). Composed directly with nodemailer's MIME primitives (RFC 2047
-// words, quoted-printable, folding) rather than its stream-based MailComposer, which costs ~3 ms
-// of CPU per message on a loaded machine, more than the rest of a send.
-import { randomBytes } from 'node:crypto';
+// vacation responders stay quiet). Deterministic: the same row renders to the same bytes every
+// time (the MIME boundary comes from the Message-ID), so a retry after a crash sends exactly what
+// the first attempt sent without the outbox storing the rendered message. Composed directly (RFC
+// 2047 words and quoting from nodemailer's MIME primitives, quoted-printable.ts for the bodies)
+// rather than with nodemailer's stream-based MailComposer, which costs ~3 ms of CPU per message on
+// a loaded machine, more than the rest of a send.
+import { createHash } from 'node:crypto';
 import { encodeWords, quoteString } from 'nodemailer/lib/mime-funcs';
-import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
+import { quotedPrintable } from './quoted-printable';
 
 export interface RenderableMail {
   message_id: string;
@@ -59,17 +62,46 @@ function header(name: string, value: string): string {
   return lines.join('\r\n');
 }
 
-const part = (type: string, body: string): string =>
-  [
-    `Content-Type: ${type}; charset=utf-8`,
-    'Content-Transfer-Encoding: quoted-printable',
-    '',
-    qpWrap(qpEncode(Buffer.from(body, 'utf8')), 76).replace(/\r?\n/g, '\r\n'),
-  ].join('\r\n');
+/**
+ * The last body encoded for each part: a notification's recipients share the body of their reason
+ * and are queued together, so a batch of them encodes it once. One entry a part (a comparison, and
+ * nothing kept alive long enough to burden the garbage collector when every body differs).
+ */
+const lastEncoded = { text: { body: '', encoded: '' }, html: { body: '', encoded: '' } };
 
-/** The message as the transports send it (CRLF line ends); `from` is used when the row has no From of its own. */
+function encodedBody(which: 'text' | 'html', body: string): string {
+  const last = lastEncoded[which];
+  if (last.body !== body) {
+    last.encoded = quotedPrintable(body);
+    last.body = body;
+  }
+  return last.encoded;
+}
+
+const part = (which: 'text' | 'html', body: string): string =>
+  `Content-Type: text/${which === 'text' ? 'plain' : 'html'}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${encodedBody(which, body)}`;
+
+/**
+ * The MIME boundary of a message: 24 hex digits hashed from its Message-ID, hashed again while a body
+ * contains it (RFC 2046 §5.1.1: it must not occur in the parts). A Message-ID may be predictable
+ * (a notification's names its event and user), so a body may hold the first few of the chain; it
+ * cannot hold them all, and the boundary is the first it does not hold: never a forged part.
+ */
+function boundaryOf(mail: RenderableMail): string {
+  let seed = mail.message_id;
+  for (;;) {
+    const boundary = `--_lanyard_${createHash('sha256').update(seed).digest('hex').slice(0, 24)}`;
+    if (!mail.text_body.includes(boundary) && !mail.html_body.includes(boundary)) return boundary;
+    seed = boundary;
+  }
+}
+
+/**
+ * The message as the transports send it (CRLF line ends); `from` is used when the row has no From of
+ * its own. The same row and `from` give the same bytes on every call.
+ */
 export async function renderMail(mail: RenderableMail, from: string): Promise<string> {
-  const boundary = `--_lanyard_${randomBytes(12).toString('hex')}`;
+  const boundary = boundaryOf(mail);
   const extra = Object.entries({ ...mail.headers, ...AUTOMATIC_HEADERS }).map(([name, value]) =>
     header(name, text(value)),
   );
@@ -84,9 +116,9 @@ export async function renderMail(mail: RenderableMail, from: string): Promise<st
     `Content-Type: multipart/alternative; boundary="${boundary}"`,
     '',
     `--${boundary}`,
-    part('text/plain', mail.text_body),
+    part('text', mail.text_body),
     `--${boundary}`,
-    part('text/html', mail.html_body),
+    part('html', mail.html_body),
     `--${boundary}--`,
     '',
   ].join('\r\n');

@@ -1,7 +1,7 @@
 // The sender killed with SIGKILL in the middle of a batch, then restarted: `npm start`'s real process
 // (service/server.ts) drains the outbox into a real SMTP server. Every message arrives, none is lost,
 // and a message that arrived twice (accepted by the server, but the sender died before recording
-// it) carries the same Message-ID both times: at-least-once, with recognisable duplicates.
+// it) is the same bytes, the same Message-ID, both times: at-least-once, with recognisable duplicates.
 import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,17 +66,22 @@ describe('the sender killed mid-batch', () => {
     expect(rows.every((r) => r.status === 'sent')).toBe(true);
     const idOf = new Map(rows.map((r) => [r.subject, r.message_id]));
     const idsBySubject = new Map<string, Set<string>>();
+    const bytesBySubject = new Map<string, Set<string>>();
     for (const received of sink.received) {
       const mail = await simpleParser(received.raw);
       const subject = mail.subject as string;
       expect(idOf.has(subject)).toBe(true);
       if (!idsBySubject.has(subject)) idsBySubject.set(subject, new Set());
       idsBySubject.get(subject)!.add(mail.messageId as string);
+      if (!bytesBySubject.has(subject)) bytesBySubject.set(subject, new Set());
+      bytesBySubject.get(subject)!.add(received.raw);
     }
     // None lost: every message arrived.
     expect(idsBySubject.size).toBe(N);
-    // Duplicates (if any) carry the one Message-ID of their row.
+    // Duplicates (if any) carry the one Message-ID of their row, and are the same bytes: the second
+    // sender rendered them again, nothing rendered was stored.
     for (const [subject, ids] of idsBySubject) expect([...ids]).toEqual([idOf.get(subject)]);
+    for (const bytes of bytesBySubject.values()) expect(bytes.size).toBe(1);
     expect(sink.received.length).toBeGreaterThanOrEqual(N);
     console.log(
       `kill -9 mid-batch: ${afterKill.sending} in flight at the kill, ${sink.received.length - N} duplicate(s), all under their own Message-ID`,
