@@ -365,12 +365,12 @@ export async function bundleLambdas(
 }
 
 /**
- * The password hashing threads' code (service/domain/password-worker.ts), which
+ * The password hashing threads' code (service/domain/password-worker.cjs), which
  * service/domain/passwords.ts starts as `password-worker.js` beside index.js: its own minified
  * CommonJS file, requiring argon2's platform package from node_modules/ like index.js did.
  */
 export const PASSWORD_WORKER = {
-  source: 'service/domain/password-worker.ts',
+  source: 'service/domain/password-worker.cjs',
   importedBy: 'service/domain/passwords.ts',
   file: 'password-worker.js',
 } as const;

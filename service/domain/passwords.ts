@@ -3,13 +3,12 @@
 // the arm64 one, see infra/build/bundle.ts), stored as a PHC string so the cost can be raised
 // later (needsRehash). Hashes made by the first release (scrypt N=2^17) still verify and are
 // replaced on the next successful sign-in. Every hash runs on a small pool of worker threads
-// (password-worker.ts) that hash at the lowest OS priority, never on the event loop.
+// (password-worker.cjs) that hash at the lowest OS priority, never on the event loop.
 import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Options as Argon2Options } from '@node-rs/argon2';
-import type { PasswordAnswer, PasswordJob } from './password-worker';
 
 export interface PasswordParams {
   /** Memory in KiB. */
@@ -32,36 +31,19 @@ const ARGON2ID = 2 as Argon2Options['algorithm'];
 // the raw argon2id rate, p99 ≤ 2× idle, RSS ≤ 200 MB; docs/benchmarks.md). A Lambda instance
 // serves one request at a time, so it hashes one at a time anyway.
 const POOL_SIZE = Math.max(1, availableParallelism());
-// The worker beside this module: password-worker.ts from source, password-worker.js beside
-// index.js in a bundle.
-const WORKER_FILE = path.join(__dirname, `password-worker${path.extname(__filename)}`);
+// The thread's code beside this module: password-worker.cjs from source, password-worker.js
+// beside index.js in a bundle (infra/build/bundle.ts builds it there).
+const WORKER_FILE = path.join(__dirname, __filename.endsWith('.ts') ? 'password-worker.cjs' : 'password-worker.js');
 // A thread that only hashes needs little JavaScript heap (the 19 MiB blocks are native memory).
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 };
 
-function startWorker(): Worker {
-  const worker = spawnWorker();
-  // An idle thread that dies leaves the pool; one at work fails its job (give).
-  worker.on('error', () => {});
-  worker.on('exit', () => {
-    const at = idle.indexOf(worker);
-    if (at >= 0) {
-      idle.splice(at, 1);
-      started--;
-    }
-  });
-  return worker;
-}
-
-function spawnWorker(): Worker {
-  // From source, the worker is TypeScript: it registers tsx's require hook first (as
-  // bin/lanyard-admin.cjs does). Neither form inherits this process's --import flags.
-  if (WORKER_FILE.endsWith('.ts')) {
-    const file = JSON.stringify(WORKER_FILE);
-    const source = `const r = require('node:module').createRequire(${file}); r('tsx/cjs/api').register(); r(${file});`;
-    return new Worker(source, { eval: true, execArgv: [], resourceLimits: WORKER_LIMITS });
-  }
-  return new Worker(WORKER_FILE, { execArgv: [], resourceLimits: WORKER_LIMITS });
-}
+/** What password-worker.cjs runs: one hash, with everything it needs in the message. */
+type PasswordJob =
+  | { op: 'argon2-hash'; password: string; options: Argon2Options }
+  | { op: 'argon2-verify'; phc: string; password: string }
+  | { op: 'scrypt'; password: string; salt: Uint8Array; keyLength: number; options: ScryptOptions };
+/** What it answers: the hash, the verdict or the derived key; or the error's message. */
+type PasswordAnswer = { ok: true; value: string | boolean | Uint8Array } | { ok: false; message: string };
 
 interface Queued {
   job: PasswordJob;
@@ -69,11 +51,46 @@ interface Queued {
   reject: (err: Error) => void;
 }
 
-const idle: Worker[] = [];
-const queue: Queued[] = [];
-let started = 0;
+/** A thread of the pool and the jobs it holds, in the order it answers them. */
+interface PoolThread {
+  worker: Worker;
+  jobs: Queued[];
+}
 
-/** Run one job on the pool: on an idle thread, on a new one while under POOL_SIZE, or in turn. */
+// Each thread holds its next job while it hashes one, so it starts the next the moment it is done
+// rather than after its answer has crossed a busy event loop; it still hashes one at a time.
+const JOBS_PER_THREAD = 2;
+const threads: PoolThread[] = [];
+const queue: Queued[] = [];
+
+function startThread(): PoolThread {
+  // Not this process's --import flags (tsx, from source): the thread's code is plain CommonJS.
+  const worker = new Worker(WORKER_FILE, { execArgv: [], resourceLimits: WORKER_LIMITS });
+  const thread: PoolThread = { worker, jobs: [] };
+  worker.on('message', (answer: PasswordAnswer) => {
+    const done = thread.jobs.shift()!;
+    // A thread at work keeps the process alive until its answer; an idle one does not.
+    if (thread.jobs.length === 0) worker.unref();
+    if (answer.ok) done.resolve(answer.value);
+    else done.reject(new Error(answer.message));
+    dispatch();
+  });
+  const fail = (err: Error) => {
+    // The thread is gone or broken: its jobs fail, and the next job starts a fresh thread.
+    const at = threads.indexOf(thread);
+    if (at < 0) return;
+    threads.splice(at, 1);
+    for (const job of thread.jobs.splice(0)) job.reject(err);
+    void worker.terminate();
+    dispatch();
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`the password hashing thread exited (${code})`)));
+  threads.push(thread);
+  return thread;
+}
+
+/** Run one job on the pool: an idle thread, a new one while under POOL_SIZE, or the least busy. */
 function runJob<T extends string | boolean | Uint8Array>(job: PasswordJob): Promise<T> {
   return new Promise((resolve, reject) => {
     queue.push({ job, resolve: resolve as (value: unknown) => void, reject });
@@ -83,43 +100,16 @@ function runJob<T extends string | boolean | Uint8Array>(job: PasswordJob): Prom
 
 function dispatch(): void {
   while (queue.length > 0) {
-    let worker = idle.pop();
-    if (!worker && started < POOL_SIZE) {
-      worker = startWorker();
-      started++;
-    }
-    if (!worker) return;
-    give(worker, queue.shift()!);
+    let thread: PoolThread | undefined;
+    for (const t of threads)
+      if (t.jobs.length < JOBS_PER_THREAD && (!thread || t.jobs.length < thread.jobs.length)) thread = t;
+    if ((!thread || thread.jobs.length > 0) && threads.length < POOL_SIZE) thread = startThread();
+    if (!thread) return;
+    const queued = queue.shift()!;
+    thread.jobs.push(queued);
+    thread.worker.ref();
+    thread.worker.postMessage(queued.job);
   }
-}
-
-function give(worker: Worker, queued: Queued): void {
-  // A thread at work keeps the process alive until its answer; an idle one does not.
-  worker.ref();
-  const settle = (answer: PasswordAnswer | Error) => {
-    worker.off('message', onMessage);
-    worker.off('error', onFailure);
-    worker.off('exit', onExit);
-    if (answer instanceof Error) {
-      // The thread is gone or broken: the next job starts a fresh one.
-      started--;
-      void worker.terminate();
-      queued.reject(answer);
-    } else {
-      worker.unref();
-      idle.push(worker);
-      if (answer.ok) queued.resolve(answer.value);
-      else queued.reject(new Error(answer.message));
-    }
-    dispatch();
-  };
-  const onMessage = (answer: PasswordAnswer) => settle(answer);
-  const onFailure = (err: Error) => settle(err);
-  const onExit = (code: number) => settle(new Error(`the password hashing thread exited (${code})`));
-  worker.on('message', onMessage);
-  worker.once('error', onFailure);
-  worker.once('exit', onExit);
-  worker.postMessage(queued.job);
 }
 
 let testParams: PasswordParams | undefined;
