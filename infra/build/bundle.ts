@@ -2,8 +2,8 @@
 // (dist/lambda/<name>/index.js, target node20, runs on nodejs22.x) with every dependency inlined,
 // so what the tests ran is exactly what is deployed; beside it the RDS CA certificates
 // (rds-ca.pem) that verify the database's TLS certificate, the bundled licences, and — for the
-// functions that hash passwords — @node-rs/argon2's linux-arm64 native binary (Lambda runs arm64)
-// under node_modules/, where the bundled loader's require() finds it. Deterministic: same sources, same bytes (no timestamps, no absolute paths).
+// functions that hash passwords — the hashing threads' password-worker.js and @node-rs/argon2's
+// linux-arm64 native binary (Lambda runs arm64) under node_modules/, where its require() finds it. Deterministic: same sources, same bytes (no timestamps, no absolute paths).
 // `npm run build:lambda` [-- --out DIR] [--only api,migrate]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -339,7 +339,9 @@ export async function bundleLambdas(
       metafile: true,
     });
     fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());
-    if (Object.keys(result.metafile.inputs).includes('lanyard-stub:@node-rs/argon2')) {
+    // A function that hashes passwords gets the hashing thread's file and argon2's native binaries.
+    if (Object.keys(result.metafile.inputs).includes(PASSWORD_WORKER.importedBy)) {
+      await buildPasswordWorker(dir);
       copyNativePackages(dir);
     }
     for (const [name, lazy] of Object.entries(LAZY_MODULES)) {
@@ -360,6 +362,28 @@ export async function bundleLambdas(
     });
   }
   return built;
+}
+
+/**
+ * The password hashing threads' code (service/domain/password-worker.cjs), which
+ * service/domain/passwords.ts starts as `password-worker.js` beside index.js: its own minified
+ * CommonJS file, requiring argon2's platform package from node_modules/ like index.js did.
+ */
+export const PASSWORD_WORKER = {
+  source: 'service/domain/password-worker.cjs',
+  importedBy: 'service/domain/passwords.ts',
+  file: 'password-worker.js',
+} as const;
+
+async function buildPasswordWorker(dir: string): Promise<void> {
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: [PASSWORD_WORKER.source],
+    outfile: path.join(dir, PASSWORD_WORKER.file),
+    ...BUNDLE_OPTIONS,
+    external: ['@node-rs/argon2-*'],
+    plugins: [stubPlugin(STUBBED_MODULES)],
+  });
 }
 
 /** A LAZY_MODULES library and its dependencies in one minified CommonJS file of their own. */

@@ -70,7 +70,8 @@ describe('the bundles', () => {
         .join(', ');
       expect(b.bytes, `${b.name}: ${b.bytes} bytes; largest parts: ${top}`).toBeLessThan(BUNDLE_LIMIT_BYTES);
       // index.js.LEGAL.txt only when a bundled package carries licence comments.
-      // node_modules/ only for the functions that hash passwords (the argon2 native binaries).
+      // node_modules/ and password-worker.js only for the functions that hash passwords (the
+      // hashing threads' code and the argon2 native binaries they load).
       // webauthn.js (and its LEGAL.txt) and qr.js only where passkeys and two-factor are served or
       // managed: api and admin. schemas/ and openapi.json only in api, the one function with HTTP routes.
       expect(
@@ -82,8 +83,17 @@ describe('the bundles', () => {
         b.name === 'migrate' || b.name === 'mail'
           ? ['index.js', RDS_CA_FILE_NAME]
           : b.name === 'api'
-            ? ['index.js', 'node_modules', 'openapi.json', 'qr.js', RDS_CA_FILE_NAME, 'schemas', 'webauthn.js']
-            : ['index.js', 'node_modules', 'qr.js', RDS_CA_FILE_NAME, 'webauthn.js'],
+            ? [
+                'index.js',
+                'node_modules',
+                'openapi.json',
+                'password-worker.js',
+                'qr.js',
+                RDS_CA_FILE_NAME,
+                'schemas',
+                'webauthn.js',
+              ]
+            : ['index.js', 'node_modules', 'password-worker.js', 'qr.js', RDS_CA_FILE_NAME, 'webauthn.js'],
       );
     }
   });
@@ -146,13 +156,18 @@ describe('the bundles', () => {
     }
   });
 
-  it('api and admin carry the linux-arm64 argon2 binary where the bundled require() resolves it', () => {
+  it('api and admin hash on threads of password-worker.js, which carries the linux-arm64 argon2 binary where its require() resolves it', () => {
     for (const name of ['api', 'admin']) {
       const dir = bundles[name].dir;
-      const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+      // index.js starts the threads from the file beside it and loads no argon2 binding itself.
+      const index = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+      expect(index).toContain('"password-worker.js"');
+      expect(index).not.toContain('@node-rs/argon2-linux');
+      const source = fs.readFileSync(path.join(dir, 'password-worker.js'), 'utf8');
       expect(source).toContain('require("@node-rs/argon2-linux-arm64-gnu")');
-      // Resolved from index.js as Node resolves it on Lambda (no node_modules above /var/task).
-      const resolved = createRequire(path.join(dir, 'index.js')).resolve('@node-rs/argon2-linux-arm64-gnu');
+      expect(source).toContain('/proc/thread-self');
+      // Resolved from the worker as Node resolves it on Lambda (no node_modules above /var/task).
+      const resolved = createRequire(path.join(dir, 'password-worker.js')).resolve('@node-rs/argon2-linux-arm64-gnu');
       expect(path.relative(dir, resolved)).toBe(
         'node_modules/@node-rs/argon2-linux-arm64-gnu/argon2.linux-arm64-gnu.node',
       );
@@ -561,7 +576,7 @@ describe('the built functions against PostgreSQL', () => {
         'alice',
       ]);
       const { handler } = loadBundle('api', env());
-      const attempt = (i: number, sourceIp: string) =>
+      const attempt = (i: number, sourceIp: string, password = `wrong guess ${i}`) =>
         handler(
           httpApiEvent({
             method: 'POST',
@@ -570,7 +585,7 @@ describe('the built functions against PostgreSQL', () => {
             body: new URLSearchParams({
               grant_type: 'password',
               username: 'alice',
-              password: `wrong guess ${i}`,
+              password,
               client_id: client.application_id,
               client_secret: client.secret,
             }).toString(),
@@ -580,6 +595,10 @@ describe('the built functions against PostgreSQL', () => {
           }),
           lambdaContext,
         );
+      // The right password, checked on the bundle's own hashing thread (password-worker.js).
+      const right = await attempt(0, '192.0.2.12', 'the right password');
+      expect(right.statusCode).toBe(200);
+      expect(JSON.parse(right.body).access_token).toMatch(/^[0-9a-f]{64}$/);
       const statuses: number[] = [];
       let limited: any;
       for (let i = 1; i <= 70; i++) {

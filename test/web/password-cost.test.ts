@@ -2,8 +2,15 @@
 // bounded concurrency, so other requests stay fast during a burst of sign-ins; a hash made with
 // weaker parameters, or by the first release's scrypt, is upgraded on the next successful sign-in.
 import { scryptSync } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PARAMS, hashPassword, setPasswordParamsForTesting } from '../../service/domain/passwords';
+import {
+  DEFAULT_PARAMS,
+  hashPassword,
+  setPasswordParamsForTesting,
+  verifyPassword,
+} from '../../service/domain/passwords';
 import { createUser } from '../../service/domain/users';
 import { form, FORM, PASSWORD, useFixture } from '../oauth/support/harness';
 
@@ -77,6 +84,32 @@ describe('password hashing at the real cost', () => {
     console.log(
       `[password-cost] 8 sign-ins at argon2id m=19 MiB took ${total} ms; other requests: max ${Math.max(...latencies)} ms over ${latencies.length}`,
     );
+  });
+
+  it('hashes run on at most one thread per core, each at the lowest OS priority, and the event loop keeps its own', async () => {
+    /** Every thread of this process with its nice value (/proc/<pid>/task/<tid>/stat, field 19). */
+    const niceByThread = () =>
+      new Map(
+        fs.readdirSync('/proc/self/task').map((tid) => {
+          const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          return [Number(tid), Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16])] as const;
+        }),
+      );
+    const phc = await hashPassword(PASSWORD);
+    const seen = new Set<number>();
+    let done = false;
+    const burst = Promise.all(Array.from({ length: 12 }, () => verifyPassword(PASSWORD, phc))).finally(() => {
+      done = true;
+    });
+    while (!done) {
+      for (const [tid, nice] of niceByThread()) if (nice === 19) seen.add(tid);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await burst).toEqual(Array(12).fill(true));
+    expect(seen.size).toBeGreaterThanOrEqual(1);
+    expect(seen.size).toBeLessThanOrEqual(os.availableParallelism());
+    expect(niceByThread().get(process.pid)).toBe(0);
+    expect(os.getPriority()).toBe(0);
   });
 
   it('rehash-on-login: a hash with weaker parameters is upgraded by the next successful sign-in', async () => {
