@@ -108,6 +108,13 @@ describe('the bundles', () => {
     expect(() => runtime.load('ajv')).toThrow('build-time schema code requires ajv, which the bundle lacks');
   });
 
+  it("api's index.js is ASCII only, so that Node reads it as a one-byte string", () => {
+    // (The migrate and admin functions carry the frozen migrations' text, which is not ASCII.)
+    const bytes = fs.readFileSync(bundles.api.file);
+    const at = bytes.findIndex((byte) => byte > 0x7f);
+    expect(at, `a non-ASCII byte at ${at}: ${bytes.subarray(Math.max(0, at - 60), at + 20)}`).toBe(-1);
+  });
+
   it("api's router matches static path segments without compiling a function for each at boot", () => {
     const source = fs.readFileSync(path.join(bundles.api.dir, 'index.js'), 'utf8');
     // find-my-way's generated comparison (new Function per segment) is replaced by startsWith.
