@@ -268,6 +268,58 @@ const findMyWayPrefixPlugin: esbuild.Plugin = {
   },
 };
 
+/**
+ * find-my-way also compiles two functions with `new Function` for every route it stores: the
+ * route's params-object builder and its node's constraint matcher (~270 of each as the API function
+ * registers its routes, though no route has constraints, so the matcher is never called). The
+ * bundle compiles each on its first call instead, with find-my-way's own compiler, then calls it
+ * directly: the same functions, only not compiled at boot for routes an instance never serves.
+ * If find-my-way's source changes, the build fails here.
+ */
+const FIND_MY_WAY_EAGER_COMPILES: ReadonlyArray<[string, string]> = [
+  [
+    `      _createParamsObject: this._compileCreateParamsObject(params)
+    }
+`,
+    `      _createParamsObject: null
+    }
+    handlerObject._createParamsObject = (...args) =>
+      (handlerObject._createParamsObject = this._compileCreateParamsObject(params))(...args)
+`,
+  ],
+  [
+    `    if (!isMergedTree) {
+      this._compileGetHandlerMatchingConstraints(constrainer, constraints)
+    }
+`,
+    `    if (!isMergedTree) {
+      this._getHandlerMatchingConstraints = function (derivedConstraints) {
+        this._compileGetHandlerMatchingConstraints(constrainer, constraints)
+        return this._getHandlerMatchingConstraints(derivedConstraints)
+      }
+    }
+`,
+  ],
+];
+
+const findMyWayLazyCompilePlugin: esbuild.Plugin = {
+  name: 'lanyard-find-my-way-lazy-compile',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, (args) => {
+      let contents = fs.readFileSync(args.path, 'utf8').replace(/\r\n/g, '\n');
+      for (const [eager, lazy] of FIND_MY_WAY_EAGER_COMPILES) {
+        if (!contents.includes(eager)) {
+          throw new Error(
+            `${args.path}: addHandler changed; review findMyWayLazyCompilePlugin (infra/build/bundle.ts)`,
+          );
+        }
+        contents = contents.replace(eager, lazy);
+      }
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 /** Bytes each package contributes to a bundle, largest first (for the size budget's error message). */
 export type SizeBreakdown = Array<[string, number]>;
 
@@ -337,6 +389,7 @@ export async function bundleLambdas(
         ),
         pgNodeStreamPlugin,
         findMyWayPrefixPlugin,
+        findMyWayLazyCompilePlugin,
         ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
       ],
       metafile: true,

@@ -120,6 +120,12 @@ describe('the bundles', () => {
     // find-my-way's generated comparison (new Function per segment) is replaced by startsWith.
     expect(source).not.toContain('path.charCodeAt(i + ');
     expect(source).toMatch(/return \w+\.startsWith\(\w+,\w+\+1\)/);
+    // Each route's params builder and constraint matcher are compiled on their first call.
+    expect(source).not.toContain('_createParamsObject:this._compileCreateParamsObject(');
+    expect(source).toContain('_createParamsObject:null');
+    expect(source).toMatch(
+      /_getHandlerMatchingConstraints=function\(\w+\)\{return this\._compileGetHandlerMatchingConstraints\(/,
+    );
   });
 
   it("api and admin load WebAuthn's library from webauthn.js on first use, and it works there", async () => {
