@@ -328,7 +328,7 @@ export type SizeBreakdown = Array<[string, number]>;
  * licence texts in <file>.LEGAL.txt beside it (shipped alongside), no source map, and ASCII only
  * (other characters escaped): one character above U+00FF anywhere makes Node decode the whole file
  * as UTF-8 and V8 keep its source as a two-byte string (2 MB for index.js) at every cold start.
- * esbuild cannot escape inside a template literal, so a source's sql`` text stays ASCII itself.
+ * esbuild cannot escape inside a template literal, so SQL written in templates stays ASCII itself.
  */
 const BUNDLE_OPTIONS = {
   bundle: true,
