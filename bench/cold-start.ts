@@ -30,6 +30,20 @@ const HEALTH_EVENT = {
   isBase64Encoded: false,
 };
 
+/**
+ * A second first request, reported beside the target (informational): the first request of a cold
+ * instance can be any API call, here GET /api/v4/user with a token that does not exist (401).
+ */
+const USER_EVENT = {
+  ...HEALTH_EVENT,
+  rawPath: '/api/v4/user',
+  headers: { ...HEALTH_EVENT.headers, authorization: 'Bearer glpat-not-a-token' },
+  requestContext: {
+    ...HEALTH_EVENT.requestContext,
+    http: { ...HEALTH_EVENT.requestContext.http, path: '/api/v4/user' },
+  },
+};
+
 /** ms from spawn to the first byte on stdout (the child prints once it has a response). */
 function timeToFirstOutput(args: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; out: string }> {
   return new Promise((resolve, reject) => {
@@ -46,8 +60,8 @@ function timeToFirstOutput(args: string[], env: NodeJS.ProcessEnv): Promise<{ ms
   });
 }
 
-const invoke = (file: string) =>
-  `require(${JSON.stringify(file)}).handler(${JSON.stringify(HEALTH_EVENT)},{}).then(r=>process.stdout.write(r.statusCode+" "+r.body))`;
+const invoke = (file: string, event: object = HEALTH_EVENT) =>
+  `require(${JSON.stringify(file)}).handler(${JSON.stringify(event)},{}).then(r=>process.stdout.write(r.statusCode+" "+r.body))`;
 
 function stats(samples: number[]) {
   const s = [...samples].sort((a, b) => a - b);
@@ -88,6 +102,7 @@ async function main(): Promise<void> {
 
   const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', NODE_ENV: 'production' };
   const samples = { baseline: [] as number[], bundle: [] as number[], unbundled: [] as number[] };
+  const userSamples: number[] = [];
   await timeToFirstOutput(['-e', invoke(api.file)], env); // warm the file cache once
   await timeToFirstOutput(['-e', invoke(unbundledFile)], env);
   for (let i = 0; i < runs; i++) {
@@ -99,6 +114,9 @@ async function main(): Promise<void> {
     const u = await timeToFirstOutput(['-e', invoke(unbundledFile)], env);
     if (!u.out.startsWith('200 ')) throw new Error(`unbundled answered ${u.out}`);
     samples.unbundled.push(u.ms);
+    const user = await timeToFirstOutput(['-e', invoke(api.file, USER_EVENT)], env);
+    if (!user.out.startsWith('401 ')) throw new Error(`bundle answered GET /api/v4/user with ${user.out}`);
+    userSamples.push(user.ms);
   }
   await pgServer?.stop();
 
@@ -111,6 +129,15 @@ async function main(): Promise<void> {
   for (const r of rows) {
     line(
       `  ${r.name.padEnd(10)} median ${r.median.toFixed(0).padStart(4)} ms  p90 ${r.p90.toFixed(0).padStart(4)} ms  min ${r.min.toFixed(0).padStart(4)} ms  ×${(r.median / base.median).toFixed(2)} of node -e 0`,
+    );
+  }
+  const user = stats(userSamples);
+  line(
+    `  (informational) bundle, first request GET /api/v4/user with an unknown token (401): median ${user.median.toFixed(0)} ms, ×${(user.median / base.median).toFixed(2)} of node -e 0`,
+  );
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    line(
+      `  (note) NODE_EXTRA_CA_CERTS is set here: every process, node -e 0 included, loads those certificates at start, which a Lambda instance does not`,
     );
   }
   const bundle = stats(samples.bundle).median;

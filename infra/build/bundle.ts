@@ -268,12 +268,67 @@ const findMyWayPrefixPlugin: esbuild.Plugin = {
   },
 };
 
+/**
+ * find-my-way also compiles two functions with `new Function` for every route it stores: the
+ * route's params-object builder and its node's constraint matcher (~270 of each as the API function
+ * registers its routes, though no route has constraints, so the matcher is never called). The
+ * bundle compiles each on its first call instead, with find-my-way's own compiler, then calls it
+ * directly: the same functions, only not compiled at boot for routes an instance never serves.
+ * If find-my-way's source changes, the build fails here.
+ */
+const FIND_MY_WAY_EAGER_COMPILES: ReadonlyArray<[string, string]> = [
+  [
+    `      _createParamsObject: this._compileCreateParamsObject(params)
+    }
+`,
+    `      _createParamsObject: null
+    }
+    handlerObject._createParamsObject = (...args) =>
+      (handlerObject._createParamsObject = this._compileCreateParamsObject(params))(...args)
+`,
+  ],
+  [
+    `    if (!isMergedTree) {
+      this._compileGetHandlerMatchingConstraints(constrainer, constraints)
+    }
+`,
+    `    if (!isMergedTree) {
+      this._getHandlerMatchingConstraints = function (derivedConstraints) {
+        this._compileGetHandlerMatchingConstraints(constrainer, constraints)
+        return this._getHandlerMatchingConstraints(derivedConstraints)
+      }
+    }
+`,
+  ],
+];
+
+const findMyWayLazyCompilePlugin: esbuild.Plugin = {
+  name: 'lanyard-find-my-way-lazy-compile',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, (args) => {
+      let contents = fs.readFileSync(args.path, 'utf8').replace(/\r\n/g, '\n');
+      for (const [eager, lazy] of FIND_MY_WAY_EAGER_COMPILES) {
+        if (!contents.includes(eager)) {
+          throw new Error(
+            `${args.path}: addHandler changed; review findMyWayLazyCompilePlugin (infra/build/bundle.ts)`,
+          );
+        }
+        contents = contents.replace(eager, lazy);
+      }
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 /** Bytes each package contributes to a bundle, largest first (for the size budget's error message). */
 export type SizeBreakdown = Array<[string, number]>;
 
 /**
  * What every file of a function's directory is built with: one minified CommonJS file for Node 20,
- * licence texts in <file>.LEGAL.txt beside it (shipped alongside), no source map.
+ * licence texts in <file>.LEGAL.txt beside it (shipped alongside), no source map, and ASCII only
+ * (other characters escaped): one character above U+00FF anywhere makes Node decode the whole file
+ * as UTF-8 and V8 keep its source as a two-byte string (2 MB for index.js) at every cold start.
+ * esbuild cannot escape inside a template literal, so SQL written in templates stays ASCII itself.
  */
 const BUNDLE_OPTIONS = {
   bundle: true,
@@ -283,7 +338,7 @@ const BUNDLE_OPTIONS = {
   minify: true,
   legalComments: 'external',
   sourcemap: false,
-  charset: 'utf8',
+  charset: 'ascii',
   logLevel: 'warning',
 } as const satisfies esbuild.BuildOptions;
 
@@ -334,6 +389,7 @@ export async function bundleLambdas(
         ),
         pgNodeStreamPlugin,
         findMyWayPrefixPlugin,
+        findMyWayLazyCompilePlugin,
         ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
       ],
       metafile: true,
@@ -415,7 +471,7 @@ async function buildLazySchemas(dir: string, code: { runtime: string; pieces: re
       platform: 'node',
       target: 'node20',
       minify: true,
-      charset: 'utf8',
+      charset: 'ascii',
     });
     fs.writeFileSync(path.join(out, `${i}.js`), minified);
   }

@@ -233,7 +233,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
             then 'invalid_grant'
           when p.client_application_id is null and (l.client_uid is null or l.confidential) then 'invalid_client'
           when l.revoked_at is not null then 'invalid_grant'
-          -- RFC 9449 §5: a public client's refresh token is bound to its key (before the replay
+          -- RFC 9449 section 5: a public client's refresh token is bound to its key (before the replay
           -- rule: a thief without the key cannot revoke the chain either).
           when not l.confidential and l.dpop_jkt is not null and l.dpop_jkt is distinct from p.dpop_jkt
             then 'invalid_grant'
@@ -294,7 +294,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     )
     select d.outcome, d.id, d.scopes, d.client_uid, d.user_id,
       i.id as issued_id, i.scopes as issued_scopes, i.created_at as issued_created_at, i.audience as issued_audience,
-      -- OIDC Core §12.2: auth_time stays the original sign-in's.
+      -- OIDC Core section 12.2: auth_time stays the original sign-in's.
       case when 'openid' = any(i.scopes) then coalesce(
         (select c.auth_time from oauth_authorization_codes c where c.id = d.authorization_code_id),
         d.current_sign_in_at, d.created_at

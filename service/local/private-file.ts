@@ -2,12 +2,16 @@
 // the OpenID Connect signing keys and the service key ring. Created once (two processes racing:
 // one file wins), replaced atomically (a reader sees the old document or the new one).
 import { randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
+
+// fs.promises is read where it is used, not imported: node:fs/promises (with readline and the fs
+// watchers) would load at every start, and the Lambda functions, whose keys live in Secrets
+// Manager, never touch these files.
 
 export async function readIfPresent(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, 'utf8');
+    return await fs.promises.readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -15,10 +19,10 @@ export async function readIfPresent(file: string): Promise<string | undefined> {
 }
 
 async function writeTemp(file: string, text: string): Promise<string> {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(tmp, text, { mode: 0o600, flag: 'wx' });
-  await chmod(tmp, 0o600); // whatever the umask
+  await fs.promises.writeFile(tmp, text, { mode: 0o600, flag: 'wx' });
+  await fs.promises.chmod(tmp, 0o600); // whatever the umask
   return tmp;
 }
 
@@ -28,16 +32,16 @@ export async function ensurePrivateFile(file: string, initial: () => Promise<str
   if (existing !== undefined) return existing;
   const tmp = await writeTemp(file, await initial());
   try {
-    await link(tmp, file); // fails with EEXIST if another process created it first
+    await fs.promises.link(tmp, file); // fails with EEXIST if another process created it first
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   } finally {
-    await unlink(tmp);
+    await fs.promises.unlink(tmp);
   }
-  return readFile(file, 'utf8');
+  return fs.promises.readFile(file, 'utf8');
 }
 
 /** Replace the file's text atomically (write a 0600 temporary file, then rename it over). */
 export async function replacePrivateFile(file: string, text: string): Promise<void> {
-  await rename(await writeTemp(file, text), file);
+  await fs.promises.rename(await writeTemp(file, text), file);
 }

@@ -28,7 +28,8 @@ export type Problem =
 
 /** Which case a domain detail phrase is: the only reading of those phrases on the pages. */
 const PHRASES: readonly (readonly [RegExp, Problem])[] = [
-  [/can[’']t be blank|must not be empty/, 'blank'],
+  // \u2019 (a right single quotation mark) escaped: bundles are ASCII (infra/build/bundle.ts).
+  [/can[\u2019']t be blank|must not be empty/, 'blank'],
   [/^is too long/, 'too_long'],
   [/^is too short/, 'too_short'],
   [/^at most /, 'too_many'],

@@ -118,11 +118,24 @@ describe('the bundles', () => {
     expect(() => runtime.load('ajv')).toThrow('build-time schema code requires ajv, which the bundle lacks');
   });
 
+  it("api's index.js is ASCII only, so that Node reads it as a one-byte string", () => {
+    // (The migrate and admin functions carry the frozen migrations' text, which is not ASCII.)
+    const bytes = fs.readFileSync(bundles.api.file);
+    const at = bytes.findIndex((byte) => byte > 0x7f);
+    expect(at, `a non-ASCII byte at ${at}: ${bytes.subarray(Math.max(0, at - 60), at + 20)}`).toBe(-1);
+  });
+
   it("api's router matches static path segments without compiling a function for each at boot", () => {
     const source = fs.readFileSync(path.join(bundles.api.dir, 'index.js'), 'utf8');
     // find-my-way's generated comparison (new Function per segment) is replaced by startsWith.
     expect(source).not.toContain('path.charCodeAt(i + ');
     expect(source).toMatch(/return \w+\.startsWith\(\w+,\w+\+1\)/);
+    // Each route's params builder and constraint matcher are compiled on their first call.
+    expect(source).not.toContain('_createParamsObject:this._compileCreateParamsObject(');
+    expect(source).toContain('_createParamsObject:null');
+    expect(source).toMatch(
+      /_getHandlerMatchingConstraints=function\(\w+\)\{return this\._compileGetHandlerMatchingConstraints\(/,
+    );
   });
 
   it("api and admin load WebAuthn's library from webauthn.js on first use, and it works there", async () => {
