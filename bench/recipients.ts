@@ -217,9 +217,7 @@ async function main() {
       for (let i = 0; i < 30; i++) await resolve(i);
       const big = await latency(resolve);
       const bigRate = await throughput(resolve);
-      console.log(
-        `grown to ${MEMBERS} members (in ${growMs} ms); last resolution: ${recipientsSeen} recipients`,
-      );
+      console.log(`grown to ${MEMBERS} members (in ${growMs} ms); last resolution: ${recipientsSeen} recipients`);
       line(`resolveRecipients, ${MEMBERS} members`, big, bigRate);
       const scale = big.p99 / engine.p99;
       console.log(
