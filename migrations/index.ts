@@ -25,6 +25,7 @@ import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
 import * as m0023 from './0023-two-factor-enrolment';
 import * as m0024 from './0024-event-recipient-mail-link';
+import * as m0027 from './0027-token-fillfactor';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0022-webauthn': m0022,
   '0023-two-factor-enrolment': m0023,
   '0024-event-recipient-mail-link': m0024,
+  '0027-token-fillfactor': m0027,
 };
