@@ -368,6 +368,14 @@ export function secretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
 /** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 export const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;
 
+/** client_check's columns as a statement returned them beside its own (`client_` + name). */
+export function unprefixedClientCheck(row: object | undefined): SecretCheckRow {
+  const out: Record<string, unknown> = {};
+  for (const col of CLIENT_CHECK_COLUMNS)
+    out[col] = (row as Record<string, unknown> | undefined)?.[`client_${col}`] ?? null;
+  return out as unknown as SecretCheckRow;
+}
+
 /** The secret check's answer, from the row of `client_check`. */
 export function secretCheckOf(values: SecretCheckValues, row: SecretCheckRow): SecretCheck {
   const throttle = checkedAttemptThrottle(

@@ -1,6 +1,15 @@
 // Authorization codes (RFC 6749 §4.1): 64 hex, stored as a SHA-256 digest, valid 600 s, single use.
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
+import {
+  CLIENT_CHECK_COLUMNS,
+  type SecretCheck,
+  type SecretCheckSlot,
+  secretCheckCtes,
+  secretCheckOf,
+  secretCheckValues,
+  unprefixedClientCheck,
+} from './applications';
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type IssuedToken } from './oauth-tokens';
 import { randomHex, sha256Hex } from './secrets';
 
@@ -63,7 +72,14 @@ export interface VerifierCandidates {
 
 export interface SpendAuthorizationCodeInput {
   code: string;
-  applicationId: number;
+  /** The client's application, authenticated before; null with `clientSecret`. */
+  applicationId: number | null;
+  /**
+   * A client secret to check in the same statement (secretCheckCtes, applications.ts): the code is
+   * spent only for the application it authenticates, and a refused secret changes nothing but the
+   * address's failure counter; nor is it spent for an application that requires DPoP proofs.
+   */
+  clientSecret?: { uid: string; secret: string; address: string };
   redirectUri: string;
   verifier: VerifierCandidates;
   /** Codes holding `openid` are declined unless the caller signs the ID token before committing. */
@@ -108,6 +124,8 @@ export type CodeUser = Pick<
 >;
 
 export interface SpendAuthorizationCodeResult {
+  /** With `clientSecret`: the check's answer (the rest is empty unless it authenticated). */
+  clientCheck?: SecretCheck;
   /** Undefined: no such code. */
   code?: SpendableCode;
   /** The token pair issued from the code, when every check passed and this statement spent it. */
@@ -130,6 +148,24 @@ export async function spendAuthorizationCode(
 ): Promise<SpendAuthorizationCodeResult> {
   const accessToken = randomHex();
   const refreshToken = randomHex();
+  const secretCheck = input.clientSecret && secretCheckValues(input.clientSecret);
+  // The client: authenticated before, or by this statement's client_check (secretCheckCtes).
+  const slot = <T>(name: SecretCheckSlot) => secretCheck?.[name] as T;
+  const client = secretCheck
+    ? {
+        ctes: sql`${secretCheckCtes(slot)},`,
+        applicationId: sql`(select cc.id from client_check cc where cc.admitted and cc.secret_digest = ${secretCheck.digest})`,
+        dpopRequired: sql`coalesce((select cc.dpop_bound_access_tokens from client_check cc), false)`,
+        from: sql`from client_check cc left join code on true`,
+        columns: sql`, ${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+      }
+    : {
+        ctes: sql``,
+        applicationId: sql`${input.applicationId}::bigint`,
+        dpopRequired: sql`false`,
+        from: sql`from code`,
+        columns: sql``,
+      };
   const { rows } = await sql<
     Omit<SpendableCode, 'user'> & {
       token_id: number | null;
@@ -149,11 +185,13 @@ export async function spendAuthorizationCode(
       where code_digest = ${sha256Hex(input.code)}
       for update
     ),
+    ${client.ctes}
     code as (
       select l.id, l.application_id, l.user_id, l.scopes, l.nonce, l.auth_time, l.sid, l.amr, l.resources, l.used_at,
         l.created_at,
         l.used_at is null
-          and l.application_id = ${input.applicationId}
+          and l.application_id = ${client.applicationId}
+          and not ${client.dpopRequired}
           and l.expires_at > ${input.now}
           and l.redirect_uri = ${input.redirectUri}
           and case
@@ -193,47 +231,60 @@ export async function spendAuthorizationCode(
       code.resources, code.used_at, code.created_at, code.spendable, code.user_username, code.user_name,
       code.user_email, code.user_avatar_url, code.user_confirmed_at, code.user_current_sign_in_at,
       issued.id as token_id, issued.created_at as token_created_at
-    from code left join issued on true
+      ${client.columns}
+    ${client.from} left join issued on true
   `.execute(db);
   const row = rows[0];
+  if (secretCheck) {
+    const clientCheck = secretCheckOf(secretCheck, unprefixedClientCheck(row));
+    if (!clientCheck.ok || row.id === null) return { clientCheck };
+    const { code, issued } = resultOf(row);
+    return { clientCheck, code, issued };
+  }
   if (!row) return {};
-  const {
-    token_id: tokenId,
-    token_created_at: tokenCreatedAt,
-    user_username: username,
-    user_name: name,
-    user_email: email,
-    user_avatar_url: avatarUrl,
-    user_confirmed_at: confirmedAt,
-    user_current_sign_in_at: currentSignInAt,
-    ...codeColumns
-  } = row;
-  const code: SpendableCode = {
-    ...codeColumns,
-    user:
-      username === null || name === null || email === null
-        ? null
-        : {
-            id: codeColumns.user_id,
-            username,
-            name,
-            email,
-            avatar_url: avatarUrl,
-            confirmed_at: confirmedAt,
-            current_sign_in_at: currentSignInAt,
-          },
-  };
-  if (tokenId === null || tokenCreatedAt === null) return { code };
-  return {
-    code,
-    issued: {
-      id: tokenId,
-      accessToken,
-      refreshToken,
-      scopes: code.scopes,
-      expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
-      createdAt: tokenCreatedAt,
-      audience: input.resources.length > 0 ? input.resources : code.resources,
-    },
-  };
+  return resultOf(row);
+
+  function resultOf(row: (typeof rows)[number]): SpendAuthorizationCodeResult {
+    const {
+      token_id: tokenId,
+      token_created_at: tokenCreatedAt,
+      user_username: username,
+      user_name: name,
+      user_email: email,
+      user_avatar_url: avatarUrl,
+      user_confirmed_at: confirmedAt,
+      user_current_sign_in_at: currentSignInAt,
+      ...codeColumns
+    } = row;
+    // client_check's columns (with clientSecret) are not the code's.
+    for (const col of CLIENT_CHECK_COLUMNS) delete (codeColumns as Record<string, unknown>)[`client_${col}`];
+    const code: SpendableCode = {
+      ...codeColumns,
+      user:
+        username === null || name === null || email === null
+          ? null
+          : {
+              id: codeColumns.user_id,
+              username,
+              name,
+              email,
+              avatar_url: avatarUrl,
+              confirmed_at: confirmedAt,
+              current_sign_in_at: currentSignInAt,
+            },
+    };
+    if (tokenId === null || tokenCreatedAt === null) return { code };
+    return {
+      code,
+      issued: {
+        id: tokenId,
+        accessToken,
+        refreshToken,
+        scopes: code.scopes,
+        expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+        createdAt: tokenCreatedAt,
+        audience: input.resources.length > 0 ? input.resources : code.resources,
+      },
+    };
+  }
 }

@@ -12,6 +12,7 @@ import {
   secretCheckCtes,
   secretCheckOf,
   secretCheckValues,
+  unprefixedClientCheck,
 } from './applications';
 import { SCOPE_ORDER } from './scopes';
 import { randomHex, sha256Hex } from './secrets';
@@ -412,7 +413,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
   };
   const shape = secretCheck ? 'with-secret' : 'rotate';
   const rotate = (conn: DbOrTrx) =>
-    conn.executeQuery<RotationRow & Partial<SecretCheckRowOf<'client_'>>>(
+    conn.executeQuery<RotationRow>(
       rotations.bind(conn, shape, { ...values, ...(secretCheck ?? NO_SECRET), sentAt: new Date() }, (slot) =>
         rotationStatement(slot, secretCheck !== undefined),
       ),
@@ -422,7 +423,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
   const row = rows[0];
   let clientApplicationId = input.clientApplicationId;
   if (secretCheck) {
-    const check = secretCheckOf(secretCheck, unprefixed(row));
+    const check = secretCheckOf(secretCheck, unprefixedClientCheck(row));
     if (!check.ok) return { outcome: 'client_refused', check };
     clientApplicationId = check.application.id;
   }
@@ -470,18 +471,6 @@ const NO_SECRET: Record<SecretCheckSlot, null> = {
   limit: null,
   windowSeconds: null,
 };
-
-type SecretCheckRowOf<P extends string> = {
-  [K in (typeof CLIENT_CHECK_COLUMNS)[number] as `${P}${K}`]: unknown;
-};
-
-/** client_check's columns, as the rotation returns them (prefixed `client_`), under their own names. */
-function unprefixed(row: object | undefined): Parameters<typeof secretCheckOf>[1] {
-  const out: Record<string, unknown> = {};
-  for (const col of CLIENT_CHECK_COLUMNS)
-    out[col] = (row as Record<string, unknown> | undefined)?.[`client_${col}`] ?? null;
-  return out as unknown as Parameters<typeof secretCheckOf>[1];
-}
 
 /** Revoke one row: its access token and its refresh token together. */
 export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> {
