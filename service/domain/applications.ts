@@ -2,7 +2,7 @@
 // the pages and the API alike (one set of rules, one audit trail). The secret is returned once at
 // creation/rotation and stored only as a SHA-256 digest.
 import { type ExpressionBuilder, sql } from 'kysely';
-import { statementTemplates } from '../db/statement-templates';
+import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import type { Database, DbOrTrx, OAuthApplication } from '../db/schema';
 import { recordAudit } from './audit';
@@ -327,44 +327,64 @@ export type SecretCheck =
   | { ok: false; reason: 'rate_limited'; throttle: Throttle };
 
 type SecretCheckRow = Nullable<OAuthApplication> & CheckedAttemptColumns;
-// Built and compiled once (db/statement-templates.ts): building it cost more than a third of the
-// token endpoint's own CPU per request (bench/http.ts, refresh grant). Every value is a slot, the
-// address limit's too, so each call binds its own.
-const secretChecks = statementTemplates<'uid' | 'digest' | 'key' | 'limit' | 'windowSeconds'>(1);
+
+/** The slots of the secret check's fragment (secretCheckCtes), bound by secretCheckValues. */
+export type SecretCheckSlot = 'uid' | 'digest' | 'key' | 'limit' | 'windowSeconds';
+/** The secret check of one request: the client id, its secret's digest and the address's limit. */
+export type SecretCheckValues = Record<SecretCheckSlot, unknown> & { digest: string; limit: number };
+
+export const secretCheckValues = (input: { uid: string; secret: string; address: string }): SecretCheckValues => ({
+  uid: input.uid,
+  digest: sha256Hex(input.secret),
+  ...addressLimit(input.address),
+});
 
 /**
- * Client authentication with a secret, throttled per client address, in one statement: it reads
- * the application, compares the secret's digest and counts a failure on the address's counter —
- * admitted only while the address is under its limit (rate-limit.ts), so a throttled address
- * learns nothing, right secret or wrong, and 50 concurrent guesses are no more than the limit.
- * The database compares SHA-256 digests of random secrets: its timing reveals nothing about the
- * secret. An unknown client counts as a failure too.
+ * Client authentication with a secret, throttled per client address, as CTEs a statement starts
+ * with; its answer is the one row of `client_check` (CLIENT_CHECK_COLUMNS, read by
+ * secretCheckOf). It reads the application, compares the secret's digest and counts a failure on
+ * the address's counter — admitted only while the address is under its limit (rate-limit.ts), so
+ * a throttled address learns nothing, right secret or wrong, and 50 concurrent guesses are no more
+ * than the limit. The database compares SHA-256 digests of random secrets: its timing reveals
+ * nothing about the secret. An unknown client counts as a failure too. A statement that also
+ * spends a grant (the refresh rotation) spends it only when `client_check` says so.
  */
-export async function checkApplicationSecret(
-  db: DbOrTrx,
-  input: { uid: string; secret: string; address: string },
-): Promise<SecretCheck> {
-  const limit = addressLimit(input.address);
-  const digest = sha256Hex(input.secret);
-  const { rows } = await secretChecks.run<SecretCheckRow>(db, 'check', { uid: input.uid, digest, ...limit }, (slot) => {
-    const attempt = checkedAttempt(
-      { key: slot('key'), limit: slot('limit'), windowSeconds: slot('windowSeconds') },
-      sql<boolean>`not exists (select from app where app.secret_digest = ${slot('digest')})`,
-    );
-    // From a one-row relation, so an unknown client_id still reads the address's counter.
-    return sql<SecretCheckRow>`
-      with app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${slot('uid')}),
-      ${attempt.cte}
+export function secretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
+  const attempt = checkedAttempt(
+    { key: slot('key'), limit: slot('limit'), windowSeconds: slot('windowSeconds') },
+    sql<boolean>`not exists (select from app where app.secret_digest = ${slot('digest')})`,
+  );
+  // From a one-row relation, so an unknown client_id still reads the address's counter.
+  return sql`
+    app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${slot('uid')}),
+    ${attempt.cte},
+    client_check as materialized (
       select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))}, ${attempt.columns}
       from (select) as one
       left join app a on true
-    `;
-  });
-  const row = rows[0];
-  const throttle = checkedAttemptThrottle(limit, row);
+    )`;
+}
+
+/** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
+export const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;
+
+/** client_check's columns as a statement returned them beside its own (`client_` + name). */
+export function unprefixedClientCheck(row: object | undefined): SecretCheckRow {
+  const out: Record<string, unknown> = {};
+  for (const col of CLIENT_CHECK_COLUMNS)
+    out[col] = (row as Record<string, unknown> | undefined)?.[`client_${col}`] ?? null;
+  return out as unknown as SecretCheckRow;
+}
+
+/** The secret check's answer, from the row of `client_check`. */
+export function secretCheckOf(values: SecretCheckValues, row: SecretCheckRow): SecretCheck {
+  const throttle = checkedAttemptThrottle(
+    { key: values.key as string, limit: values.limit, windowSeconds: values.windowSeconds as number },
+    row,
+  );
   if (throttle) return { ok: false, reason: 'rate_limited', throttle };
   // The statement decided; the constant-time compare agrees with it (and with digest-less rows).
-  const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), digest);
+  const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), values.digest);
   if (row.id === null || !ok) return { ok: false, reason: 'invalid' };
   const {
     secret_digest: _digest,
@@ -374,6 +394,27 @@ export async function checkApplicationSecret(
     ...application
   } = row;
   return { ok: true, application: application as ApplicationRecord };
+}
+
+// Built and compiled once (db/statement-templates.ts): building it cost more than a third of the
+// token endpoint's own CPU per request (bench/http.ts, refresh grant). Every value is a slot, the
+// address limit's too, so each call binds its own.
+const secretChecks = statementTemplates<SecretCheckSlot>(1);
+
+/** Client authentication with a secret, throttled per client address, in one statement (secretCheckCtes). */
+export async function checkApplicationSecret(
+  db: DbOrTrx,
+  input: { uid: string; secret: string; address: string },
+): Promise<SecretCheck> {
+  const values = secretCheckValues(input);
+  const { rows } = await secretChecks.run<SecretCheckRow>(
+    db,
+    'check',
+    values,
+    (slot) =>
+      sql<SecretCheckRow>`with ${secretCheckCtes(slot)} select ${sql.join(CLIENT_CHECK_COLUMNS.map((c) => sql.ref(c)))} from client_check`,
+  );
+  return secretCheckOf(values, rows[0]);
 }
 
 /** The operator/JSON view of an application (never the secret). */

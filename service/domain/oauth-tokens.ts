@@ -3,7 +3,17 @@
 // revoking either revokes both. A refresh chain shares family_id (its first token's id).
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
+import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
+import {
+  CLIENT_CHECK_COLUMNS,
+  type SecretCheck,
+  type SecretCheckSlot,
+  secretCheckCtes,
+  secretCheckOf,
+  secretCheckValues,
+  unprefixedClientCheck,
+} from './applications';
 import { SCOPE_ORDER } from './scopes';
 import { randomHex, sha256Hex } from './secrets';
 
@@ -113,6 +123,13 @@ export interface RotationInput {
   /** The authenticated client's application; null when no credentials came (a public client). */
   clientApplicationId: number | null;
   /**
+   * A client secret to check in the same statement (secretCheckCtes, applications.ts) instead of
+   * an application authenticated before (clientApplicationId must then be null): the token rotates
+   * only for the application it authenticates, and a refused secret changes nothing but the
+   * address's failure counter (outcome 'client_refused').
+   */
+  clientSecret?: { uid: string; secret: string; address: string };
+  /**
    * The scopes asked for, canonical order: undefined keeps the token's; [] (a request that did
    * not parse) is refused like a wider one.
    */
@@ -151,11 +168,23 @@ export type RotationResult =
       sid?: string;
       amr?: string[];
     }
-  | { outcome: 'invalid_grant' | 'invalid_client' | 'openid' | 'invalid_target' }
+  | { outcome: 'invalid_grant' | 'invalid_client' | 'invalid_target' }
+  /**
+   * The grant holds openid and `withOpenid` was not set: nothing changed. `clientApplicationId`:
+   * the client, authenticated (by `clientSecret` or before), for the rotation that signs.
+   */
+  | { outcome: 'openid'; clientApplicationId: number | null }
   /** Rotated before and presented too late: the caller revokes its descendants (revokeDescendants). */
   | { outcome: 'replay'; tokenId: number }
   /** Wider than the token's scopes (`scopes`): nothing changed. */
-  | { outcome: 'invalid_scope'; scopes: string[] };
+  | { outcome: 'invalid_scope'; scopes: string[] }
+  /** `clientSecret` refused (wrong, unknown client, or the address throttled): nothing rotated. */
+  | { outcome: 'client_refused'; check: Exclude<SecretCheck, { ok: true }> }
+  /**
+   * `clientSecret`'s application binds its tokens to DPoP keys (dpop_bound_access_tokens), which
+   * a request needs a proof for: nothing changed, the caller takes the way that checks proofs.
+   */
+  | { outcome: 'dpop_required' };
 
 interface RotationRow {
   outcome:
@@ -166,9 +195,12 @@ interface RotationRow {
     | 'openid'
     | 'replay'
     | 'invalid_scope'
-    | 'invalid_target';
-  id: number;
-  scopes: string[];
+    | 'invalid_target'
+    | 'client_refused'
+    | 'dpop_required'
+    | null;
+  id: number | null;
+  scopes: string[] | null;
   client_uid: string | null;
   user_id: number;
   issued_id: number | null;
@@ -180,39 +212,52 @@ interface RotationRow {
   amr: string[] | null;
 }
 
-/**
- * Rotate a refresh token in one statement (RFC 6749 §6; the rules are the refresh_token grant's):
- * lock its row (FOR UPDATE) with its user and application, decide, insert the new pair as a child
- * of the row, and stamp the row refreshed unless the pair is a retry's. Of concurrent rotations
- * one wins: a statement blocked on the row lock re-reads the row under READ COMMITTED once the
- * winner commits, and sees its refreshed_at. Every refusal changes nothing (a replay's revocation
- * is the caller's second statement: it must see children committed after this one's snapshot).
- *
- * The chain's first row is locked too: the lock revocation takes (lockChain), so a revocation and
- * a rotation anywhere in the chain never overlap. (Keep the text before FOR UPDATE short: the tests
- * find the waiting statement in pg_stat_activity, which keeps the first 1024 bytes.)
- *
- * The stamp is on the service's clock, like receivedAt, which later presentations compare with it:
- * the time the statement left (holding its connection), plus what the database spent on it until
- * the stamp (the wait for the lock), so a request that arrived while this one waited counts as in
- * flight, not as a replay.
- */
-export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Promise<RotationResult> {
-  const accessToken = randomHex();
-  const refreshToken = randomHex();
-  const rotate = (conn: DbOrTrx) =>
-    sql<RotationRow>`
-    with params as (
-      select ${input.clientApplicationId}::bigint as client_application_id,
-        ${input.receivedAt}::timestamptz as received_at,
-        ${input.leeway}::integer as leeway,
-        ${input.narrowTo ?? null}::text[] as narrow_to,
-        ${input.resources}::text[] as resources,
-        ${input.withOpenid}::boolean as with_openid,
-        ${SCOPE_ORDER}::text[] as scope_order,
-        ${new Date()}::timestamptz as sent_at,
-        ${input.dpopJkt}::text as dpop_jkt
-    ),
+type RotationSlot =
+  | SecretCheckSlot
+  | 'clientApplicationId'
+  | 'receivedAt'
+  | 'leeway'
+  | 'narrowTo'
+  | 'resources'
+  | 'withOpenid'
+  | 'scopeOrder'
+  | 'sentAt'
+  | 'dpopJkt'
+  | 'presentedDigest'
+  | 'accessDigest'
+  | 'refreshDigest'
+  | 'lifetime'
+  | 'retryBudget';
+
+// Built and compiled once per shape (db/statement-templates.ts), as the secret check is: with or
+// without the client's secret checked in it.
+const rotations = statementTemplates<RotationSlot>(2);
+
+/** The rotation statement; with `withSecret`, the client secret check (secretCheckCtes) rides along. */
+function rotationStatement(slot: SlotOf<RotationSlot>, withSecret: boolean) {
+  // The client: authenticated before (a slot), or by this statement's client_check.
+  const client = withSecret
+    ? {
+        ctes: sql`${secretCheckCtes(slot)},`,
+        applicationId: sql`(select c.id from client_check c
+          where c.admitted and c.secret_digest = ${slot('digest')})`,
+        refused: sql`not coalesce((select c.admitted and c.secret_digest = ${slot('digest')} from client_check c), false)`,
+        dpopRequired: sql`coalesce((select c.dpop_bound_access_tokens from client_check c), false)`,
+        from: sql`from client_check c left join decided d on true`,
+        columns: sql`, ${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`c.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+      }
+    : {
+        ctes: sql``,
+        applicationId: sql`${slot('clientApplicationId')}::bigint`,
+        refused: sql`false`,
+        dpopRequired: sql`false`,
+        from: sql`from decided d`,
+        columns: sql``,
+      };
+  // The token's lock first: pg_stat_activity keeps the first 1024 bytes, and tests look for the
+  // statement waiting on it there.
+  return sql<RotationRow>`
+    with
     locked as materialized (
       select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
         t.parent_id, t.refresh_retries, t.successor_used_at, t.authorization_code_id, t.created_at, t.dpop_jkt, a.uid as client_uid, a.confidential, u.state as user_state,
@@ -221,13 +266,30 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
       left join oauth_applications a on a.id = t.application_id
       left join users u on u.id = t.user_id
-      where t.refresh_token_digest = ${sha256Hex(input.refreshToken)}
+      where t.refresh_token_digest = ${slot('presentedDigest')}
       for update of t, root
+    ),
+    ${client.ctes}
+    params as materialized (
+      select ${client.applicationId} as client_application_id,
+        ${client.refused} as client_refused,
+        ${client.dpopRequired} as dpop_required,
+        ${slot('receivedAt')}::timestamptz as received_at,
+        ${slot('leeway')}::integer as leeway,
+        ${slot('narrowTo')}::text[] as narrow_to,
+        ${slot('resources')}::text[] as resources,
+        ${slot('withOpenid')}::boolean as with_openid,
+        ${slot('scopeOrder')}::text[] as scope_order,
+        ${slot('sentAt')}::timestamptz as sent_at,
+        ${slot('dpopJkt')}::text as dpop_jkt
     ),
     decided as materialized (
       select l.id, l.application_id, l.user_id, l.scopes, l.family_id, l.parent_id, l.authorization_code_id,
         l.created_at, l.client_uid, l.current_sign_in_at, p.sent_at, v.granted, l.resources,
         case when cardinality(p.resources) > 0 then p.resources else l.audience end as audience, case
+          -- The client first: a refused secret learns nothing of the token.
+          when p.client_refused then 'client_refused'
+          when p.dpop_required then 'dpop_required'
           when l.application_id is null then 'invalid_grant'
           when p.client_application_id is not null and l.application_id <> p.client_application_id
             then 'invalid_grant'
@@ -257,7 +319,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       ) w
       cross join lateral (
         select
-          w.within_leeway and l.successor_used_at is null and l.refresh_retries < ${REFRESH_RETRY_BUDGET} as retry,
+          w.within_leeway and l.successor_used_at is null and l.refresh_retries < ${slot('retryBudget')}::integer as retry,
           -- resolveScopes: the narrowing asked for (already in canonical order), else the row's in it.
           coalesce(p.narrow_to, array(
             select s from unnest(l.scopes) with ordinality as given(s, n)
@@ -268,8 +330,8 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     issued as (
       insert into oauth_access_tokens (application_id, user_id, token_digest, refresh_token_digest, scopes,
         expires_at, parent_id, family_id, authorization_code_id, dpop_jkt, resources, audience)
-      select d.application_id, d.user_id, ${sha256Hex(accessToken)}, ${sha256Hex(refreshToken)}, d.granted,
-        now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS}), d.id, coalesce(d.family_id, d.id),
+      select d.application_id, d.user_id, ${slot('accessDigest')}, ${slot('refreshDigest')}, d.granted,
+        now() + make_interval(secs => ${slot('lifetime')}::integer), d.id, coalesce(d.family_id, d.id),
         d.authorization_code_id, p.dpop_jkt, d.resources, d.audience
       from decided d cross join params p
       where d.outcome in ('rotated', 'retried')
@@ -306,12 +368,66 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       case when 'openid' = any(i.scopes) then
         (select c.amr from oauth_authorization_codes c where c.id = d.authorization_code_id)
       end as amr
-    from decided d left join issued i on true
-  `.execute(conn);
+      ${client.columns}
+    ${client.from} left join issued i on true
+  `;
+}
+
+/**
+ * Rotate a refresh token in one statement (RFC 6749 §6; the rules are the refresh_token grant's):
+ * lock its row (FOR UPDATE) with its user and application, decide, insert the new pair as a child
+ * of the row, and stamp the row refreshed unless the pair is a retry's. Of concurrent rotations
+ * one wins: a statement blocked on the row lock re-reads the row under READ COMMITTED once the
+ * winner commits, and sees its refreshed_at. Every refusal changes nothing (a replay's revocation
+ * is the caller's second statement: it must see children committed after this one's snapshot).
+ * With `clientSecret`, the same statement authenticates the client first (one round trip for a
+ * confidential client's refresh).
+ *
+ * The chain's first row is locked too: the lock revocation takes (lockChain), so a revocation and
+ * a rotation anywhere in the chain never overlap. (Keep the text before FOR UPDATE short: the tests
+ * find the waiting statement in pg_stat_activity, which keeps the first 1024 bytes.)
+ *
+ * The stamp is on the service's clock, like receivedAt, which later presentations compare with it:
+ * the time the statement left (holding its connection), plus what the database spent on it until
+ * the stamp (the wait for the lock), so a request that arrived while this one waited counts as in
+ * flight, not as a replay.
+ */
+export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Promise<RotationResult> {
+  const accessToken = randomHex();
+  const refreshToken = randomHex();
+  const secretCheck = input.clientSecret && secretCheckValues(input.clientSecret);
+  const values: Omit<Record<RotationSlot, unknown>, 'sentAt' | SecretCheckSlot> = {
+    clientApplicationId: input.clientApplicationId,
+    receivedAt: input.receivedAt,
+    leeway: input.leeway,
+    narrowTo: input.narrowTo ?? null,
+    resources: input.resources,
+    withOpenid: input.withOpenid,
+    scopeOrder: SCOPE_ORDER,
+    dpopJkt: input.dpopJkt,
+    presentedDigest: sha256Hex(input.refreshToken),
+    accessDigest: sha256Hex(accessToken),
+    refreshDigest: sha256Hex(refreshToken),
+    lifetime: ACCESS_TOKEN_LIFETIME_SECONDS,
+    retryBudget: REFRESH_RETRY_BUDGET,
+  };
+  const shape = secretCheck ? 'with-secret' : 'rotate';
+  const rotate = (conn: DbOrTrx) =>
+    conn.executeQuery<RotationRow>(
+      rotations.bind(conn, shape, { ...values, ...(secretCheck ?? NO_SECRET), sentAt: new Date() }, (slot) =>
+        rotationStatement(slot, secretCheck !== undefined),
+      ),
+    );
   // The stamp's clock is read once the statement holds its connection (not while it queues for one).
   const { rows } = db.isTransaction ? await rotate(db) : await db.connection().execute(rotate);
   const row = rows[0];
-  if (!row) return { outcome: 'invalid_grant' };
+  let clientApplicationId = input.clientApplicationId;
+  if (secretCheck) {
+    const check = secretCheckOf(secretCheck, unprefixedClientCheck(row));
+    if (!check.ok) return { outcome: 'client_refused', check };
+    clientApplicationId = check.application.id;
+  }
+  if (!row?.outcome) return { outcome: 'invalid_grant' };
   switch (row.outcome) {
     case 'rotated':
     case 'retried':
@@ -334,13 +450,27 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
         amr: row.amr ?? undefined,
       };
     case 'replay':
-      return { outcome: 'replay', tokenId: row.id };
+      return { outcome: 'replay', tokenId: row.id as number };
     case 'invalid_scope':
-      return { outcome: 'invalid_scope', scopes: row.scopes };
+      return { outcome: 'invalid_scope', scopes: row.scopes as string[] };
+    case 'openid':
+      return { outcome: 'openid', clientApplicationId };
+    case 'client_refused':
+      // secretCheckOf agreed with the statement above, or this is a statement bug: refuse.
+      return { outcome: 'invalid_client' };
     default:
       return { outcome: row.outcome };
   }
 }
+
+/** The secret check's slots when the statement has none (its shape binds no such slot). */
+const NO_SECRET: Record<SecretCheckSlot, null> = {
+  uid: null,
+  digest: null,
+  key: null,
+  limit: null,
+  windowSeconds: null,
+};
 
 /** Revoke one row: its access token and its refresh token together. */
 export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> {

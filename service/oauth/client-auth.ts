@@ -2,7 +2,12 @@
 // (wins when present) or client_id/client_secret in the body; public clients send client_id only.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema';
-import { checkApplicationSecret, findApplicationByUid, type ApplicationRecord } from '../domain/applications';
+import {
+  type ApplicationRecord,
+  checkApplicationSecret,
+  findApplicationByUid,
+  type SecretCheck,
+} from '../domain/applications';
 import { nonScalarParam, stringParam } from '../shared/params';
 import { InvalidClient, InvalidRequest, TooManyRequests } from './errors';
 
@@ -91,9 +96,15 @@ export async function authenticateClient(
     secret: credentials.clientSecret,
     address,
   });
-  if (!check.ok) {
-    if (check.reason === 'rate_limited') throw new TooManyRequests(check.throttle);
-    throw new InvalidClient(basicRealm);
-  }
-  return { application: check.application, method: credentials.method };
+  return { application: acceptClientCheck(credentials, check), method: credentials.method };
+}
+
+/**
+ * The application a secret check authenticated, or the error a refused one answers: 429 for a
+ * throttled address, else invalid_client (with WWW-Authenticate when the secret came by Basic).
+ */
+export function acceptClientCheck(credentials: ClientCredentials, check: SecretCheck): ApplicationRecord {
+  if (check.ok) return check.application;
+  if (check.reason === 'rate_limited') throw new TooManyRequests(check.throttle);
+  throw new InvalidClient(credentials.basic ? BASIC_REALM : undefined);
 }

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../service/config';
+import { issueAccessToken } from '../../service/domain/oauth-tokens';
 import { buildTestApp } from '../support/app';
 import { basic, FORM, form, makeApp, makeUser, PASSWORD, useFixture } from './support/harness';
 
@@ -539,6 +540,25 @@ describe('an application that requires DPoP (dpop_bound_access_tokens)', () => {
     const before = await writes();
     const res = await tokenRequest(
       { grant_type: 'password', username: 'quinn', password: PASSWORD },
+      { authorization: basic(clientId, secret) },
+    );
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'invalid_dpop_proof', error_description: 'DPoP proof required' });
+    expect(await writes()).toEqual(before);
+  });
+
+  it('refuses a refresh without a proof too, changing nothing (the one-statement refresh declines it)', async () => {
+    const { user } = await makeUser(f.db, 'quincy');
+    const { application, clientId, secret } = await makeApp(f.db, { name: 'Strict too', dpopBoundAccessTokens: true });
+    const { refreshToken } = await issueAccessToken(f.db, {
+      applicationId: application.id,
+      userId: user.id,
+      scopes: ['api'],
+      withRefreshToken: true,
+    });
+    const before = await writes();
+    const res = await tokenRequest(
+      { grant_type: 'refresh_token', refresh_token: refreshToken as string },
       { authorization: basic(clientId, secret) },
     );
     expect(res.statusCode).toBe(400);

@@ -1,9 +1,10 @@
 // The round trips behind a trusted authorization and its code exchange (issue 15), counted on a
 // recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize
-// costs 2 (the application with the session and its user, then the code), the exchange 2 (the client with
-// its address's throttle, then the grant's one statement, no transaction), and a code holding
-// `openid` 3: that statement declines it (reading its user), the ID token is signed, the same
-// statement spends it; a signing failure comes before the spend and leaves the code redeemable.
+// costs 2 (the application with the session and its user, then the code), the exchange 1 (the
+// grant's one statement, which checks the client's secret and its address's throttle too: 2 before
+// issue 30, no transaction), and a code holding `openid` 2: that statement declines it (reading its
+// user), the ID token is signed, the same statement spends it; a signing failure comes before the
+// spend and leaves the code redeemable.
 // The signed-in /oauth/device page reads its user with the session (1 for the GET, once a second
 // look-up of the user: issue 21).
 import type { FastifyInstance } from 'fastify';
@@ -75,14 +76,14 @@ const INVALID_GRANT = {
     'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
 };
 
-/** The grant's statements: all but the first, client authentication (the application and the throttle). */
+/** The request's statements, all the grant's: the first also authenticates the client (the application and the throttle). */
 function grantStatements(sent: string[]) {
   expect(sent[0]).toMatch(/ oauth_applications .* rate_limit_counters /);
-  return sent.slice(1);
+  return sent;
 }
 
 const SPEND =
-  /^with locked as \( select .* from oauth_authorization_codes where code_digest = \$1 for update \), code as \( select .* from locked as l left join users as u on u.id = l.user_id \), spent as \( update oauth_authorization_codes .* issued as \( insert into oauth_access_tokens /;
+  /^with locked as \( select .* from oauth_authorization_codes where code_digest = \$1 for update \),(?: app as .* client_check as materialized \(.*\),)? code as \( select .* from locked as l left join users as u on u.id = l.user_id \), spent as \( update oauth_authorization_codes .* issued as \( insert into oauth_access_tokens /;
 
 const codeRow = () => f.db.selectFrom('oauth_authorization_codes').select(['used_at']).executeTakeFirstOrThrow();
 const tokenCount = async () =>
@@ -225,6 +226,55 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     const { result: ok, sent } = await exchange(plain.code, { code_verifier: verifier });
     expect(ok.statusCode).toBe(200);
     expect(grantStatements(sent)).toHaveLength(1);
+  });
+
+  const post = (code: string, authorization: string, remoteAddress = '127.0.0.1') =>
+    app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress,
+      headers: { ...FORM, authorization },
+      payload: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }),
+    });
+  const counters = () => f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute();
+
+  it('a wrong secret with a live code: 401 in one statement, the code unspent, one failure counted', async () => {
+    const { code } = await authorize('api');
+    counter.reset();
+    const res = await post(code, basic(c.clientId, 'wrong'), '203.0.113.20');
+    expect(counter.statements).toHaveLength(1);
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
+    expect(res.json()).toEqual({
+      error: 'invalid_client',
+      error_description:
+        'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+    });
+    expect((await codeRow()).used_at).toBeNull();
+    expect(await tokenCount()).toBe(0);
+    expect(await counters()).toEqual([{ key: 'failures:addr:203.0.113.20', count: 1 }]);
+    expect((await exchange(code)).result.statusCode).toBe(200);
+  });
+
+  it("another application's right secret with this application's code: invalid_grant, unspent, nothing counted", async () => {
+    const { code } = await authorize('api openid');
+    const other = await makeApp(f.db, { name: 'Other', scopes: 'api openid' });
+    const res = await post(code, basic(other.clientId, other.secret));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual(INVALID_GRANT);
+    expect((await codeRow()).used_at).toBeNull();
+    expect(await counters()).toEqual([]);
+    expect((await exchange(code)).result.statusCode).toBe(200);
+  });
+
+  it('an application that requires DPoP: its code is not spent without a proof (the one statement declines)', async () => {
+    await f.db.updateTable('oauth_applications').set({ dpop_bound_access_tokens: true }).execute();
+    const { code } = await authorize('api');
+    const res = await post(code, basic(c.clientId, c.secret));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'invalid_dpop_proof', error_description: 'DPoP proof required' });
+    expect((await codeRow()).used_at).toBeNull();
+    expect(await tokenCount()).toBe(0);
   });
 });
 

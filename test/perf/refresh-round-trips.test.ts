@@ -1,9 +1,10 @@
 // How many round trips to PostgreSQL the refresh_token grant takes (issue 15), counted on the real
 // app over a recording database handle (every statement sent, BEGIN and COMMIT included), with
 // the guarantees the one-statement rotation must keep.
-// A confidential client's refresh without openid is 2 statements (client authentication with the
-// address's rate-limit counter, then the rotation); with openid the rotation stays inside a
-// transaction, so the ID token is signed before it commits.
+// A confidential client's refresh without openid is 1 statement: the rotation checks the client's
+// secret and the address's rate-limit counter itself (2 before issue 30: the client, then the
+// rotation); with openid the rotation stays inside a transaction, so the ID token is signed before
+// it commits.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,25 +72,23 @@ async function countedRefresh(refreshToken: string, extra: Record<string, string
   return { res, statements: [...counter.statements] };
 }
 
-const isBegin = (s: string) => /^begin\b/i.test(s);
-const isCommit = (s: string) => /^commit$/i.test(s);
-
 describe('round trips of the refresh_token grant', () => {
-  it('confidential client, no openid: 2 statements (client + throttle, then the rotation), no transaction', async () => {
+  it('confidential client, no openid: 1 statement (client + throttle + the rotation), no transaction', async () => {
     const t0 = await firstPair('read_user');
     const { res, statements } = await countedRefresh(t0.refresh_token);
     expect(res.statusCode).toBe(200);
     expect(res.json().scope).toBe('read_user');
-    expect(statements).toHaveLength(2);
-    expect(statements[0]).toMatch(/oauth_applications/);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/from oauth_applications where uid/);
     expect(statements[0]).toMatch(/rate_limit_counters/);
-    expect(statements[1]).toMatch(/for update/);
-    expect(statements[1]).toMatch(/insert into oauth_access_tokens/);
-    expect(statements.some((s) => isBegin(s) || isCommit(s))).toBe(false);
+    expect(statements[0]).toMatch(/for update/);
+    expect(statements[0]).toMatch(/insert into oauth_access_tokens/);
     // The new pair rotates at the same cost.
     const again = await countedRefresh(res.json().refresh_token);
     expect(again.res.statusCode).toBe(200);
-    expect(again.statements).toHaveLength(2);
+    expect(again.statements).toHaveLength(1);
+    // The same statement (text) each time: a prepared statement, compiled once.
+    expect(again.statements[0]).toBe(statements[0]);
   });
 
   it('a public client sending no credentials: 1 statement', async () => {
@@ -112,36 +111,38 @@ describe('round trips of the refresh_token grant', () => {
     expect(counter.statements).toHaveLength(1);
   });
 
-  it('narrowing an openid token to read_user: 2 statements, no ID token', async () => {
+  it('narrowing an openid token to read_user: 1 statement, no ID token', async () => {
     const t0 = await firstPair('read_user openid');
     const { res, statements } = await countedRefresh(t0.refresh_token, { scope: 'read_user' });
     expect(res.statusCode).toBe(200);
     expect(res.json().scope).toBe('read_user');
     expect(res.json().id_token).toBeUndefined();
-    expect(statements).toHaveLength(2);
+    expect(statements).toHaveLength(1);
   });
 
-  it('a retry within the leeway: 2 statements too', async () => {
+  it('a retry within the leeway: 1 statement too', async () => {
     const t0 = await firstPair('read_user');
     expect((await countedRefresh(t0.refresh_token)).res.statusCode).toBe(200);
     const { res, statements } = await countedRefresh(t0.refresh_token);
     expect(res.statusCode).toBe(200);
-    expect(statements).toHaveLength(2);
+    expect(statements).toHaveLength(1);
   });
 
-  it('with openid: the rotation runs inside BEGIN … COMMIT, the ID token signed before COMMIT (6 statements)', async () => {
+  it('with openid: the rotation runs inside BEGIN … COMMIT, the ID token signed before COMMIT (5 statements)', async () => {
     const t0 = await firstPair('read_user openid');
     const { res, statements } = await countedRefresh(t0.refresh_token);
     expect(res.statusCode).toBe(200);
     expect(res.json().scope).toBe('openid read_user');
     expect(typeof res.json().id_token).toBe('string');
-    // Client + throttle; the lone rotation, which finds openid and changes nothing; then BEGIN,
-    // the rotation, the user for the ID token's claims, COMMIT.
-    expect(statements).toHaveLength(6);
-    expect(statements[2]).toBe('begin');
-    expect(statements[3]).toBe(statements[1]);
-    expect(statements[4]).toMatch(/from "users"/);
-    expect(statements[5]).toBe('commit');
+    // The lone rotation with the client's secret, which finds openid and changes nothing; then
+    // BEGIN, the rotation, the user for the ID token's claims, COMMIT.
+    expect(statements).toHaveLength(5);
+    expect(statements[0]).toMatch(/rate_limit_counters/);
+    expect(statements[1]).toBe('begin');
+    expect(statements[2]).toMatch(/insert into oauth_access_tokens/);
+    expect(statements[2]).not.toMatch(/rate_limit_counters/);
+    expect(statements[3]).toMatch(/from "users"/);
+    expect(statements[4]).toBe('commit');
   });
 
   it('with openid asked for by name: straight into the transaction (5 statements)', async () => {
@@ -275,6 +276,52 @@ describe('what the one statement keeps', () => {
       }
     });
   }
+
+  it('a wrong secret with a live refresh token: 401, nothing rotated, one failure counted, in 1 statement', async () => {
+    const t0 = await firstPair('read_user');
+    const before = await rows();
+    const ip = '203.0.113.10';
+    counter.reset();
+    const res = await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress: ip,
+      headers: { ...FORM, authorization: basic(client.clientId, 'wrong') },
+      payload: form({ grant_type: 'refresh_token', refresh_token: t0.refresh_token }),
+    });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.json()).toEqual({
+      error: 'invalid_client',
+      error_description:
+        'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+    });
+    expect(counter.statements).toHaveLength(1);
+    expect(await rows()).toEqual(before);
+    expect(await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute()).toEqual([
+      { key: `failures:addr:${ip}`, count: 1 },
+    ]);
+    // The right secret then rotates the same token: the refusal spent nothing.
+    const { res: ok } = await countedRefresh(t0.refresh_token);
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it("another application's right secret with this application's token: invalid_grant, nothing changes or counts", async () => {
+    const t0 = await firstPair('read_user');
+    const other = await makeApp(f.db, { name: 'Other', scopes: 'read_user' });
+    const before = await rows();
+    const res = await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { ...FORM, authorization: basic(other.clientId, other.secret) },
+      payload: form({ grant_type: 'refresh_token', refresh_token: t0.refresh_token }),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('invalid_grant');
+    expect(await rows()).toEqual(before);
+    expect(await f.db.selectFrom('rate_limit_counters').select('key').execute()).toEqual([]);
+  });
 
   it('client authentication reads the throttle in the same query: an unknown client_id is throttled too', async () => {
     const ip = '203.0.113.9';

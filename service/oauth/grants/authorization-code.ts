@@ -5,14 +5,17 @@
 // alone: its ID token must be signed before the code is spent (GrantContext.signIdToken). The
 // declined row says whether every other check passed and carries the user, so the token is
 // signed from it and the same statement runs again to spend the code: two statements, no
-// transaction, and a signing failure leaves the code redeemable.
+// transaction, and a signing failure leaves the code redeemable. A confidential client's secret is
+// checked by the first of those statements (withClientSecret): 1 round trip, or 2 with openid.
 import type { DbOrTrx } from '../../db/schema';
+import type { ApplicationRecord, SecretCheck } from '../../domain/applications';
 import { type SpendAuthorizationCodeResult, spendAuthorizationCode } from '../../domain/authorization-codes';
 import { revokeTokensFromAuthorizationCode } from '../../domain/oauth-tokens';
 import { narrowedAudience } from '../../domain/resources';
+import { acceptClientCheck } from '../client-auth';
 import { InvalidGrant, InvalidRequest, InvalidTarget } from '../errors';
 import { verifierCandidates } from '../pkce';
-import type { Grant, GrantContext, GrantResult } from './types';
+import type { ClientSecretGrantContext, Grant, GrantContext, GrantResult } from './types';
 
 export const grantType = 'authorization_code';
 export const parameters = ['code', 'redirect_uri', 'code_verifier'] as const;
@@ -54,7 +57,7 @@ export async function handler({
   if (!code || !redirectUri) throw new InvalidRequest();
   const application = client!.application;
   const candidates = verifierCandidates(verifier);
-  const spend = (on: DbOrTrx, allowOpenid: boolean) =>
+  const spend: Spend = (on, allowOpenid) =>
     spendAuthorizationCode(on, {
       code,
       applicationId: application.id,
@@ -65,9 +68,54 @@ export async function handler({
       now: new Date(),
       dpopJkt: dpopJkt ?? null,
     });
-
   // The common case, without openid: one statement, no transaction.
-  const first = await spend(db, false);
+  return exchange(db, await spend(db, false), { application, spend, signIdToken, resources });
+}
+
+/**
+ * The client's secret checked by the spending statement itself: one statement for a code without
+ * openid, two with it. Declined (undefined, nothing spent) for an application that requires DPoP
+ * proofs (the statement refuses to spend for it), and without a code or redirect URI (the general
+ * way authenticates the client first).
+ */
+export async function withClientSecret({
+  db,
+  params,
+  credentials,
+  address,
+  signIdToken,
+}: ClientSecretGrantContext): Promise<GrantResult | undefined> {
+  const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
+  if (!code || !redirectUri) return undefined;
+  const candidates = verifierCandidates(verifier);
+  const input = { code, redirectUri, verifier: candidates, resources: [], dpopJkt: null };
+  const first = await spendAuthorizationCode(db, {
+    ...input,
+    applicationId: null,
+    clientSecret: { uid: credentials.clientId, secret: credentials.clientSecret, address },
+    allowOpenid: false,
+    now: new Date(),
+  });
+  const application = acceptClientCheck(credentials, first.clientCheck as SecretCheck);
+  if (application.dpop_bound_access_tokens) return undefined;
+  const spend: Spend = (on, allowOpenid) =>
+    spendAuthorizationCode(on, { ...input, applicationId: application.id, allowOpenid, now: new Date() });
+  return exchange(db, first, { application, spend, signIdToken, resources: [] });
+}
+
+type Spend = (on: DbOrTrx, allowOpenid: boolean) => Promise<SpendAuthorizationCodeResult>;
+
+/** The exchange after the first spending statement: issued, refused, or openid's second statement. */
+async function exchange(
+  db: DbOrTrx,
+  first: SpendAuthorizationCodeResult,
+  {
+    application,
+    spend,
+    signIdToken,
+    resources,
+  }: { application: ApplicationRecord; spend: Spend; signIdToken: GrantContext['signIdToken']; resources: string[] },
+): Promise<GrantResult> {
   if (first.issued) return first.issued;
   const row = first.code;
   // Declined only for holding openid: every other check passed, and the row carries the user.

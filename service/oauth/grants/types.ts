@@ -1,7 +1,7 @@
 // What a grant module exports, and what the token endpoint hands it.
 import type { Db, DbOrTrx, User } from '../../db/schema';
 import type { IssuedToken } from '../../domain/oauth-tokens';
-import type { AuthenticatedClient } from '../client-auth';
+import type { AuthenticatedClient, ClientCredentials } from '../client-auth';
 
 export interface GrantContext {
   db: Db;
@@ -57,4 +57,18 @@ export interface Grant {
   /** `required`: the request must identify a client (a public one by client_id alone). */
   clientAuthentication: 'required' | 'optional';
   handler(ctx: GrantContext): Promise<GrantResult>;
+  /**
+   * Optional: the grant checks the client's secret inside its own statement, one round trip for
+   * client authentication and the grant. The token endpoint calls it instead of authenticating
+   * the client and calling `handler` when the request carries a client secret and needs nothing
+   * else of the client first (no DPoP proof, no `resource`). It throws what client
+   * authentication would for a refused secret (acceptClientCheck), and answers undefined when it
+   * declined, having changed nothing: the endpoint then takes the general way.
+   */
+  withClientSecret?(ctx: ClientSecretGrantContext): Promise<GrantResult | undefined>;
+}
+
+/** What `withClientSecret` gets: the credentials to check instead of a client checked before. */
+export interface ClientSecretGrantContext extends Omit<GrantContext, 'client' | 'resources' | 'dpopJkt'> {
+  credentials: ClientCredentials & { clientSecret: string };
 }
