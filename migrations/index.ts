@@ -25,10 +25,10 @@ import * as m0021 from './0021-dpop';
 import * as m0022 from './0022-webauthn';
 import * as m0023 from './0023-two-factor-enrolment';
 import * as m0024 from './0024-event-recipient-mail-link';
-import * as m0026 from './0026-mail-outbox-queue-index';
-import * as m0027 from './0027-token-fillfactor';
-import * as m0029 from './0029-notification-events-retention';
-import * as m0030 from './0030-device-grant-sign-in';
+import * as m0025 from './0025-mail-outbox-queue-index';
+import * as m0026 from './0026-token-fillfactor';
+import * as m0027 from './0027-notification-events-retention';
+import * as m0028 from './0028-device-grant-sign-in';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -55,8 +55,8 @@ export const migrations: Record<string, Migration> = {
   '0022-webauthn': m0022,
   '0023-two-factor-enrolment': m0023,
   '0024-event-recipient-mail-link': m0024,
-  '0026-mail-outbox-queue-index': m0026,
-  '0027-token-fillfactor': m0027,
-  '0029-notification-events-retention': m0029,
-  '0030-device-grant-sign-in': m0030,
+  '0025-mail-outbox-queue-index': m0025,
+  '0026-token-fillfactor': m0026,
+  '0027-notification-events-retention': m0027,
+  '0028-device-grant-sign-in': m0028,
 };

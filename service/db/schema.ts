@@ -132,9 +132,9 @@ export interface OAuthDeviceGrantsTable {
   /** RFC 8707: the resources the device authorization request named (empty: none). */
   resources: Generated<string[]>;
   last_polled_at: NullableTimestamp;
-  /** When the approving browser session signed in (the ID token's auth_time); null before 0030. */
+  /** When the approving browser session signed in (the ID token's auth_time); null before 0028. */
   auth_time: NullableTimestamp;
-  /** RFC 8176: how that session signed in (the ID token's amr and acr); null before 0030. */
+  /** RFC 8176: how that session signed in (the ID token's amr and acr); null before 0028. */
   amr: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   expires_at: Timestamp;
   created_at: Timestamp;

@@ -149,7 +149,7 @@ export interface ClaimedMail {
  * Claim up to `limit` due messages for `leaseSeconds`: pending ones whose time has come, and ones a
  * sender claimed and never finished (it crashed: its lease lapsed; a claim never moves
  * next_attempt_at, so those were due too). One ordered walk of the index of messages still to do
- * (mail_outbox_queue, migration 0026) that stops at `limit`, however many sent ones the table keeps. FOR UPDATE SKIP LOCKED: two
+ * (mail_outbox_queue, migration 0025) that stops at `limit`, however many sent ones the table keeps. FOR UPDATE SKIP LOCKED: two
  * senders never claim the same row, and neither waits for the other. The claim commits before any
  * send, so `attempts` counts every try, a crashed one included; a lapsed claim that was already the
  * last attempt is marked failed instead of being tried again (a message that kills its sender
