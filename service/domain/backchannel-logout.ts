@@ -63,7 +63,9 @@ export interface ClaimedLogout {
 
 /**
  * Claim up to `limit` due deliveries for `leaseSeconds` (as claimDueMail: FOR UPDATE SKIP LOCKED,
- * a lapsed claim taken over, a lapsed last attempt marked failed).
+ * a lapsed claim taken over, a lapsed last attempt marked failed; a claim never moves
+ * next_attempt_at, so a lapsed one was due too). One ordered walk of the index of deliveries
+ * still to do (backchannel_logout_deliveries_queue, migration 0029) that stops at `limit`.
  */
 export async function claimDueLogouts(
   db: DbOrTrx,
@@ -72,7 +74,8 @@ export async function claimDueLogouts(
   const { rows } = await sql<ClaimedLogout & { status: string }>`
     with due as (
       select id from backchannel_logout_deliveries
-       where (status = 'pending' and next_attempt_at <= now()) or (status = 'sending' and locked_until < now())
+       where status in ('pending', 'sending') and next_attempt_at <= now()
+         and (status = 'pending' or locked_until < now())
        order by next_attempt_at, id
        limit ${options.limit}
        for update skip locked
