@@ -368,6 +368,21 @@ export function secretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
 /** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 export const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;
 
+/**
+ * What a grant's statement reads from `client_check` (secretCheckCtes), one home for each:
+ * the client's id when the attempt was admitted and the secret matched (else null: nothing is
+ * spent), whether the client requires DPoP, its row as `client_` columns beside the statement's
+ * own (read back by unprefixedClientCheck), and the FROM that puts client_check first as `cc`, so
+ * an unknown client_id still answers one row.
+ */
+export const clientCheckSql = {
+  authenticatedId: (slot: SlotOf<SecretCheckSlot>) =>
+    sql`(select cc.id from client_check cc where cc.admitted and cc.secret_digest = ${slot('digest')})`,
+  dpopRequired: sql`coalesce((select cc.dpop_bound_access_tokens from client_check cc), false)`,
+  columns: sql`${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+  from: (rest: string) => sql`from client_check cc left join ${sql.raw(rest)} on true`,
+};
+
 /** client_check's columns as a statement returned them beside its own (`client_` + name). */
 export function unprefixedClientCheck(row: object | undefined): SecretCheckRow {
   const out: Record<string, unknown> = {};

@@ -4,6 +4,7 @@ import type { DbOrTrx, User } from '../db/schema';
 import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import {
   CLIENT_CHECK_COLUMNS,
+  clientCheckSql,
   type SecretCheck,
   type SecretCheckSlot,
   secretCheckCtes,
@@ -170,10 +171,10 @@ function spendStatement(slot: SlotOf<SpendSlot>, withSecret: boolean) {
   const client = withSecret
     ? {
         ctes: sql`${secretCheckCtes(slot)},`,
-        applicationId: sql`(select cc.id from client_check cc where cc.admitted and cc.secret_digest = ${slot('digest')})`,
-        dpopRequired: sql`coalesce((select cc.dpop_bound_access_tokens from client_check cc), false)`,
-        from: sql`from client_check cc left join code on true`,
-        columns: sql`, ${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+        applicationId: clientCheckSql.authenticatedId(slot),
+        dpopRequired: clientCheckSql.dpopRequired,
+        from: clientCheckSql.from('code'),
+        columns: sql`, ${clientCheckSql.columns}`,
       }
     : {
         ctes: sql``,

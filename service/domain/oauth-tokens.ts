@@ -6,7 +6,7 @@ import type { DbOrTrx } from '../db/schema';
 import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import {
-  CLIENT_CHECK_COLUMNS,
+  clientCheckSql,
   type SecretCheck,
   type SecretCheckSlot,
   secretCheckCtes,
@@ -239,12 +239,11 @@ function rotationStatement(slot: SlotOf<RotationSlot>, withSecret: boolean) {
   const client = withSecret
     ? {
         ctes: sql`${secretCheckCtes(slot)},`,
-        applicationId: sql`(select c.id from client_check c
-          where c.admitted and c.secret_digest = ${slot('digest')})`,
-        refused: sql`not coalesce((select c.admitted and c.secret_digest = ${slot('digest')} from client_check c), false)`,
-        dpopRequired: sql`coalesce((select c.dpop_bound_access_tokens from client_check c), false)`,
-        from: sql`from client_check c left join decided d on true`,
-        columns: sql`, ${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`c.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+        applicationId: clientCheckSql.authenticatedId(slot),
+        refused: sql`${clientCheckSql.authenticatedId(slot)} is null`,
+        dpopRequired: clientCheckSql.dpopRequired,
+        from: clientCheckSql.from('decided d'),
+        columns: sql`, ${clientCheckSql.columns}`,
       }
     : {
         ctes: sql``,
