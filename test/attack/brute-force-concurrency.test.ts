@@ -174,30 +174,38 @@ describe(`${N} concurrent guesses on the per-address limit (60 failures a minute
     expect(counter).toEqual([{ key: `failures:addr:${ADDRESS}`, count: 60 }]);
   });
 
-  it('client secrets, 40 failures already counted: 49 wrong and then the right secret → 20 × 401, 30 × 429', async () => {
-    const c = await makeApp(f.db);
-    await preload(`failures:addr:${ADDRESS}`, 40);
-    const responses = await atOnce((i, last) =>
-      f.app.inject({
-        method: 'POST',
-        url: '/oauth/token',
-        remoteAddress: ADDRESS,
-        headers: { ...FORM, authorization: basic(c.clientId, last ? c.secret : `gloas-${'0'.repeat(63)}${i % 10}`) },
-        payload: form({ grant_type: 'refresh_token', refresh_token: 'x' }),
-      }),
-    );
-    const statuses = responses.map((r) => r.statusCode);
-    console.log(`[attack] client secrets ×${N}: ${JSON.stringify(tally(statuses))}`);
-    expect(tally(statuses)).toEqual({ 401: 20, 429: 30 });
-    // The right secret, after the threshold, is refused without being compared.
-    expect(responses[N - 1].statusCode).toBe(429);
-    expect(responses[N - 1].json()).toEqual({
-      error: 'slow_down',
-      error_description: 'Too many failed attempts. Retry later.',
-    });
-    const counter = await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute();
-    expect(counter).toEqual([{ key: `failures:addr:${ADDRESS}`, count: 60 }]);
-  });
+  // Both grants check a confidential client's secret inside their own statement (refresh rotation,
+  // code spending): the limit must hold there as on the separate check.
+  it.each([
+    ['refresh_token', { grant_type: 'refresh_token', refresh_token: 'x' }],
+    ['authorization_code', { grant_type: 'authorization_code', code: 'x', redirect_uri: 'https://app.example/cb' }],
+  ])(
+    'client secrets on %s, 40 failures already counted: 49 wrong and then the right secret → 20 × 401, 30 × 429',
+    async (_grant, payload) => {
+      const c = await makeApp(f.db);
+      await preload(`failures:addr:${ADDRESS}`, 40);
+      const responses = await atOnce((i, last) =>
+        f.app.inject({
+          method: 'POST',
+          url: '/oauth/token',
+          remoteAddress: ADDRESS,
+          headers: { ...FORM, authorization: basic(c.clientId, last ? c.secret : `gloas-${'0'.repeat(63)}${i % 10}`) },
+          payload: form(payload),
+        }),
+      );
+      const statuses = responses.map((r) => r.statusCode);
+      console.log(`[attack] client secrets (${_grant}) ×${N}: ${JSON.stringify(tally(statuses))}`);
+      expect(tally(statuses)).toEqual({ 401: 20, 429: 30 });
+      // The right secret, after the threshold, is refused without being compared.
+      expect(responses[N - 1].statusCode).toBe(429);
+      expect(responses[N - 1].json()).toEqual({
+        error: 'slow_down',
+        error_description: 'Too many failed attempts. Retry later.',
+      });
+      const counter = await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute();
+      expect(counter).toEqual([{ key: `failures:addr:${ADDRESS}`, count: 60 }]);
+    },
+  );
 });
 
 describe(`${N} concurrent device user codes (5 wrong a minute per session)`, () => {
