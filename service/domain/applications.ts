@@ -368,6 +368,15 @@ export function secretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
 /** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 export const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;
 
+/** The secret check's slots for a statement shape without it (that shape binds no such slot). */
+export const NO_SECRET_CHECK: Record<SecretCheckSlot, null> = {
+  uid: null,
+  digest: null,
+  key: null,
+  limit: null,
+  windowSeconds: null,
+};
+
 /**
  * What a grant's statement reads from `client_check` (secretCheckCtes), one home for each:
  * the client's id when the attempt was admitted and the secret matched (else null: nothing is

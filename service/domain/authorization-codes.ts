@@ -5,6 +5,7 @@ import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import {
   CLIENT_CHECK_COLUMNS,
   clientCheckSql,
+  NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
   secretCheckCtes,
@@ -242,15 +243,6 @@ function spendStatement(slot: SlotOf<SpendSlot>, withSecret: boolean) {
 `;
 }
 
-/** The secret check's slots when the statement has none (its shape binds no such slot). */
-const NO_SECRET: Record<SecretCheckSlot, null> = {
-  uid: null,
-  digest: null,
-  key: null,
-  limit: null,
-  windowSeconds: null,
-};
-
 /**
  * Exchange a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6): lock its row (FOR UPDATE),
  * and, only if it is unused, of this client, unexpired, for this redirect URI, matched by the
@@ -272,7 +264,7 @@ export async function spendAuthorizationCode(
     db,
     secretCheck ? 'with-secret' : 'spend',
     {
-      ...(secretCheck ?? NO_SECRET),
+      ...(secretCheck ?? NO_SECRET_CHECK),
       applicationId: input.applicationId,
       codeDigest: sha256Hex(input.code),
       now: input.now,

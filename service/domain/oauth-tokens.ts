@@ -7,6 +7,7 @@ import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import {
   clientCheckSql,
+  NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
   secretCheckCtes,
@@ -413,7 +414,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
   const shape = secretCheck ? 'with-secret' : 'rotate';
   const rotate = (conn: DbOrTrx) =>
     conn.executeQuery<RotationRow>(
-      rotations.bind(conn, shape, { ...values, ...(secretCheck ?? NO_SECRET), sentAt: new Date() }, (slot) =>
+      rotations.bind(conn, shape, { ...values, ...(secretCheck ?? NO_SECRET_CHECK), sentAt: new Date() }, (slot) =>
         rotationStatement(slot, secretCheck !== undefined),
       ),
     );
@@ -461,15 +462,6 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
       return { outcome: row.outcome };
   }
 }
-
-/** The secret check's slots when the statement has none (its shape binds no such slot). */
-const NO_SECRET: Record<SecretCheckSlot, null> = {
-  uid: null,
-  digest: null,
-  key: null,
-  limit: null,
-  windowSeconds: null,
-};
 
 /** Revoke one row: its access token and its refresh token together. */
 export async function revokeAccessToken(db: DbOrTrx, id: number): Promise<void> {
