@@ -3,6 +3,7 @@
 // then seed the session key ring and the first OpenID Connect signing key. Also `status`, and `rotate-db-password` for the app role.
 import type { Db } from '../db/schema';
 import { migrateToLatest, migrationStatus } from '../db/migrator';
+import { assertSubscriptionRulesCurrent } from '../domain/notifications/subscriptions';
 import { ensureAppDbCredentials, rotateAppDbPassword } from './app-db-credentials';
 import type { SecretStore } from './secret-store';
 import { resealTotpSecrets } from '../domain/totp-secrets';
@@ -50,6 +51,7 @@ export function createMigrateHandler(options: MigrateHandlerOptions) {
     }
     if (action !== 'migrate') throw new Error(`unknown action ${JSON.stringify(action)}`);
     const { applied, pending, newlyApplied } = await migrateToLatest(db);
+    await assertSubscriptionRulesCurrent(db);
     const result: MigrateResult = { applied, pending, newlyApplied };
     if (store && options.appDbSecretArn) {
       // Every run, not only when something was applied: grants follow the tables.

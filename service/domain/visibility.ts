@@ -53,7 +53,7 @@ export async function findVisibleProject(db: DbOrTrx, viewer: Viewer, idOrPath: 
  * row for one viewer (visibleNamespaceIds) and many viewers of one target (the recipients).
  */
 export function visibleSql(
-  viewer: { id: RawBuilder<unknown>; isAdmin: RawBuilder<unknown> },
+  viewer: { id: RawBuilder<unknown>; isAdmin: RawBuilder<unknown>; member?: RawBuilder<unknown> },
   ns: { visibility: RawBuilder<unknown>; groupId: RawBuilder<unknown>; projectId?: RawBuilder<unknown> },
 ): RawBuilder<boolean> {
   // Two EXISTS, each an index probe on members (user_id, group_id) / (user_id, project_id); OFFSET 0
@@ -62,11 +62,30 @@ export function visibleSql(
   const projectMember = ns.projectId
     ? sql` or exists (select 1 from members m where m.user_id = ${viewer.id} and m.project_id = ${ns.projectId} offset 0)`
     : sql``;
-  return sql<boolean>`(${ns.visibility} <> 'private' or ${viewer.isAdmin} or exists (
+  const member = sql`(exists (
       with recursive ${sourcesCte({ groups: sql`select ${ns.groupId}` })}
       select 1 from members m where m.user_id = ${viewer.id} and m.group_id in (select source_id from sources) offset 0
     )${projectMember})`;
+  // `viewer.member`: the membership already known (memberAtSourcesSql), or null where it is not.
+  const isMember = viewer.member ? sql`coalesce(${viewer.member}, ${member})` : member;
+  return sql<boolean>`(${ns.visibility} <> 'private' or ${viewer.isAdmin} or ${isMember})`;
 }
+
+/**
+ * The membership visibleSql checks — of the target itself or of any group above it — for the user
+ * `userId` on the target (`targetType`, `targetId`) of a `sources` CTE in scope (sources.ts), for
+ * statements that walk many targets at once (the notification subscriptions keep it per target and
+ * user, and pass it back to visibleSql as `viewer.member`).
+ */
+export const memberAtSourcesSql = (
+  userId: RawBuilder<unknown>,
+  targetType: RawBuilder<unknown>,
+  targetId: RawBuilder<unknown>,
+): RawBuilder<boolean> =>
+  sql<boolean>`exists (
+    select 1 from sources ms join members m
+        on (ms.source_type = 'group' and m.group_id = ms.source_id) or (ms.source_type = 'project' and m.project_id = ms.source_id)
+     where ms.target_type = ${targetType} and ms.target_id = ${targetId} and m.user_id = ${userId})`;
 
 /** visibleSql for one known viewer (its values, or a statement template's slots for them). */
 export const viewerSql = (viewer: { id: unknown; is_admin: unknown }) => ({

@@ -5,6 +5,7 @@
 // (moveDatabaseServiceKeys, before migration 0012 drops the table).
 import path from 'node:path';
 import { migrateToLatest } from '../db/migrator';
+import { assertSubscriptionRulesCurrent } from '../domain/notifications/subscriptions';
 import type { Db } from '../db/schema';
 import {
   documentKeyRingSource,
@@ -49,6 +50,7 @@ export async function migrateLocalDatabase(
       `Moved ${moved.moved} service key(s) out of the database into ${serviceKeyFilePath(home)}; a new key signs from now on (${moved.resealedTotpSecrets} TOTP secret(s) sealed again).`,
     );
   const migrated = await migrateToLatest(db);
+  await assertSubscriptionRulesCurrent(db);
   const sealed = await resealTotpSecrets(db, await fileKeyRingSource(home).load());
   if (sealed) log(`Encrypted ${sealed} TOTP secret(s) at rest.`);
   return migrated;

@@ -88,11 +88,15 @@ export const effectiveJoins = sql`
 export const decisiveSql = (nearest: RawBuilder<unknown>, global: RawBuilder<unknown>): RawBuilder<boolean> =>
   sql<boolean>`coalesce(case when n.level is not null then ${nearest} when g.level <> ${INHERIT} then ${global} end, false)`;
 
-/** level, source_type, source_id, full_path, email: the effective settings of `u` from `n` and `g`. */
-export const effectiveColumns = sql`
+/** level, source_type, source_id: the effective level from `n` and `g`, and where it comes from. */
+export const effectiveLevelColumnsSql = sql`
   ${effectiveLevelSql(sql`n.level`, sql`g.level`)} as level,
   case when n.level is null then 'global' else n.source_type end as source_type,
-  n.source_id, n.full_path,
+  n.source_id`;
+
+/** level, source_type, source_id, full_path, email: the effective settings of `u` from `n` and `g`. */
+export const effectiveColumns = sql`
+  ${effectiveLevelColumnsSql}, n.full_path,
   ${addressSql({ group: sql`n.group_email`, global: sql`g.notification_email`, primary: sql`u.email` })} as email`;
 
 export interface EffectiveRow {

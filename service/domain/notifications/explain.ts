@@ -9,13 +9,8 @@ import { visibleSql } from '../visibility';
 import { settingsAtSourcesSql } from './sources';
 import { effectiveSettings, type SettingSource, targetSourcesCte } from './effective';
 import { type CandidateKind, flagOn, INHERIT, levelAllows } from './levels';
-import {
-  holdersCte,
-  type Recipient,
-  type RecipientTarget,
-  type RecipientsRequest,
-  resolveRecipients,
-} from './recipients';
+import { holdersCte } from './subscriptions';
+import { type Recipient, type RecipientTarget, type RecipientsRequest, resolveRecipients } from './recipients';
 
 /** One step of `notify explain`: what was looked at and what it decided. */
 interface ExplainStep {
@@ -51,7 +46,7 @@ async function factsOf(db: DbOrTrx, target: RecipientTarget, userId: number): Pr
   const table = target.kind === 'project' ? sql`projects` : sql`groups`;
   const targetId = target.kind === 'project' ? target.project.id : target.group.id;
   const { rows } = await sql<Facts>`
-    with recursive ${targetSourcesCte(target)}, ${holdersCte},
+    with recursive ${targetSourcesCte(target)}, ${holdersCte()},
     chain as (
       select a.source_type, a.full_path, a.depth, a.level, a.notification_email
         from (${settingsAtSourcesSql(sql`select ${userId}::bigint`)}) a

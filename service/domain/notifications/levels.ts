@@ -5,7 +5,7 @@
 // from it, so the two forms cannot drift. Also here: the effective-level rule and who holds a
 // setting (the watchers and custom holders), each as the one SQL fragment every statement uses.
 import { type RawBuilder, sql } from 'kysely';
-import type { NotificationEvent, NotificationLevel } from '../../db/schema';
+import { NOTIFICATION_EVENTS, type NotificationEvent, type NotificationLevel } from '../../db/schema';
 
 export const NOTIFICATION_LEVELS: readonly NotificationLevel[] = [
   'disabled',
@@ -82,6 +82,16 @@ export function levelAllows(
   const v = verdict(level, kind, event);
   return v === 'flag' ? flag : v;
 }
+
+/** Each custom flag's bit when a setting's flags travel packed in one integer (the subscriptions list). */
+export const FLAG_BITS = Object.fromEntries(NOTIFICATION_EVENTS.map((e, i) => [e, 2 ** i])) as Record<
+  NotificationEvent,
+  number
+>;
+
+/** Whether the packed `flags` (FLAG_BITS) turn `event` on. */
+export const packedFlagSql = (flags: RawBuilder<unknown>, event: NotificationEvent): RawBuilder<boolean> =>
+  sql<boolean>`(${flags} & ${flagsOf(event).reduce((mask, e) => mask | FLAG_BITS[e], 0)}) <> 0`;
 
 /** The custom flag of `event` on the settings row `alias` (a boolean expression). */
 export const flagSql = (alias: string, event: NotificationEvent): RawBuilder<boolean> =>

@@ -3,10 +3,11 @@
 // (app/services/notification_recipients/builder/base.rb gathers candidates,
 // app/models/notification_recipient.rb decides), with its bugs fixed (sources.ts, address.ts):
 // - candidates: the mentioned and the participants (given by the caller), and the watchers and
-//   custom holders at the target and EVERY ancestor group (holdersCte, found through the settings
-//   indexes of migration 0013, never by scanning the members of the tree);
-// - for the candidates only: not blocked, not the author, may see the target (visibility.ts's one
-//   predicate), and the level rule of levels.ts on their effective settings (effective.ts);
+//   custom holders at the target and EVERY ancestor group — read from the target's subscriptions
+//   (subscriptions.ts: the list the database keeps of them, with their effective settings);
+// - for the candidates only: not blocked, not the author, the level rule of levels.ts on their
+//   effective settings (the list's, or effective.ts's for a named user not on it), and may see the
+//   target (visibility.ts's one predicate);
 // - one entry per user, the highest-priority reason kept (Base#notification_recipients).
 // A resolution is ONE statement whose cost follows the candidates, not the members of the tree.
 import { type RawBuilder, sql } from 'kysely';
@@ -16,11 +17,12 @@ import { DomainError } from '../errors';
 import { getProjectByPath } from '../namespaces';
 import { getUserByUsername } from '../users';
 import { visibleSql } from '../visibility';
+import { addressSql } from './address';
 import {
   decisiveSql,
   type EffectiveRow,
-  effectiveColumns,
   effectiveCtes,
+  effectiveLevelColumnsSql,
   type SettingSource,
   sourceOf,
   targetSourcesCte,
@@ -29,10 +31,8 @@ import {
   CANDIDATE_KINDS,
   type CandidateKind,
   flagSql,
-  HOLDER_LEVELS,
-  holdsSql,
-  INHERIT,
   levelAllowsSql,
+  packedFlagSql,
   type RecipientReason,
   reasonOf,
 } from './levels';
@@ -137,7 +137,7 @@ async function checkUsers(db: DbOrTrx, request: RecipientsRequest): Promise<void
 /** The visibility predicate for the candidate `u` on the target. */
 const targetVisibleSql = (target: RecipientTarget): RawBuilder<boolean> =>
   visibleSql(
-    { id: sql`u.id`, isAdmin: sql`u.is_admin` },
+    { id: sql`r.user_id`, isAdmin: sql`r.is_admin`, member: sql`r.member` },
     target.kind === 'project'
       ? {
           visibility: sql`${target.project.visibility}::text`,
@@ -147,52 +147,13 @@ const targetVisibleSql = (target: RecipientTarget): RawBuilder<boolean> =>
       : { visibility: sql`${target.group.visibility}::text`, groupId: sql`${target.group.id}::bigint` },
   );
 
-/**
- * After `sources`: `holders(user_id, source_type, source_id, full_path, depth, level_there, global_level)`,
- * one row per source where a user holds a setting (levels.ts's holdsSql). Found from the settings
- * side: the rows at the sources whose level may hold (index on source and level), and the users
- * whose global level holds (index on the global level) with a membership but no row at a source.
- */
-export const holdersCte = sql`
-  global_holders as (
-    select user_id, level from notification_settings
-     where group_id is null and project_id is null and level = any(${HOLDER_LEVELS}::text[])
-  ),
-  rows_there as (
-    select ns.user_id, s.source_type, s.source_id, s.full_path, s.depth, ns.level
-      from sources s join notification_settings ns on ns.group_id = s.source_id
-     where s.source_type = 'group' and ns.level = any(${[...HOLDER_LEVELS, INHERIT]}::text[])
-    union all
-    select ns.user_id, s.source_type, s.source_id, s.full_path, s.depth, ns.level
-      from sources s join notification_settings ns on ns.project_id = s.source_id
-     where s.source_type = 'project' and ns.level = any(${[...HOLDER_LEVELS, INHERIT]}::text[])
-  ),
-  holders as (
-    select r.user_id, r.source_type, r.source_id, r.full_path, r.depth, r.level as level_there, gh.level as global_level
-      from rows_there r left join global_holders gh on gh.user_id = r.user_id
-     where ${holdsSql(sql`r.level`, sql`gh.level`)}
-    union all
-    -- From each global holder to their memberships at the sources (LATERAL: an index probe per
-    -- holder, never a scan of the tree's members), where they have no row.
-    select gh.user_id, s.source_type, s.source_id, s.full_path, s.depth, null, gh.level
-      from global_holders gh
-      cross join lateral (
-        select 'group'::text as source_type, m.group_id as source_id from members m
-         where m.user_id = gh.user_id and m.group_id in (select source_id from sources where source_type = 'group')
-           and not exists (select 1 from notification_settings x where x.user_id = m.user_id and x.group_id = m.group_id)
-        union all
-        select 'project', m.project_id from members m
-         where m.user_id = gh.user_id and m.project_id in (select source_id from sources where source_type = 'project')
-           and not exists (select 1 from notification_settings x where x.user_id = m.user_id and x.project_id = m.project_id)
-      ) ms
-      join sources s on s.source_type = ms.source_type and s.source_id = ms.source_id
-     where ${holdsSql(sql`null::text`, sql`gh.level`)}
-  )`;
-
 type ResolvedRow = EffectiveRow & { user_id: string | number; username: string; kind: CandidateKind };
 
 /** `has_<kind>` for each candidate kind: whether the user is a candidate of that kind. */
 const hasKind = (kind: CandidateKind) => sql.ref(`has_${kind}`);
+
+/** The kinds a caller names (every kind but the watchers, which the subscriptions give). */
+const NAMED_KINDS = CANDIDATE_KINDS.filter((k) => k !== 'watch');
 
 /** The resolution statement itself. */
 function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
@@ -204,33 +165,62 @@ function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
     ),
     sql` `,
   )} end`;
+  const listed =
+    target.kind === 'project'
+      ? sql`s.project_id = ${target.project.id}::bigint and s.project_id is not null`
+      : sql`s.group_id = ${target.group.id}::bigint and s.group_id is not null`;
+  const ids: Record<(typeof NAMED_KINDS)[number], number[]> = {
+    mention: request.mentionedIds,
+    participating: request.participantIds,
+  };
   return sql<ResolvedRow>`
-    with recursive ${targetSourcesCte(target)}, ${holdersCte},
-    ${effectiveCtes(undefined, [sql`${flagSql('ns', event)} as flag`], ['flag'])},
-    -- One row per candidate with a flag per kind (plain aggregates: no per-user arrays).
-    cand as (
-      select user_id, ${sql.join(CANDIDATE_KINDS.map((k) => sql`bool_or(kind = ${k}) as ${hasKind(k)}`))}
-        from (
-          select unnest(${request.mentionedIds}::bigint[]) as user_id, 'mention'::text as kind
-          union all select unnest(${request.participantIds}::bigint[]), 'participating'
-          union all select user_id, 'watch' from holders
-        ) k
+    with recursive ${targetSourcesCte(target)},
+    -- The named users (mentioned, participants), one row each with a flag per kind.
+    named as (
+      select user_id, ${sql.join(NAMED_KINDS.map((k) => sql`bool_or(kind = ${k}) as ${hasKind(k)}`))}
+        from (${sql.join(
+          NAMED_KINDS.map((k) => sql`select unnest(${ids[k]}::bigint[]) as user_id, ${k}::text as kind`),
+          sql` union all `,
+        )}) k
        group by user_id
     ),
+    -- The watchers and custom holders, with their effective settings: the target's subscriptions.
+    listed as (
+      select s.user_id, s.level, s.source_type, s.source_id, s.flags, s.group_email, s.global_email, s.member
+        from notification_subscriptions s where ${listed}
+    ),
+    -- The effective settings of the named users who are not listed.
+    ${effectiveCtes(sql`select user_id from named`, [sql`${flagSql('ns', event)} as flag`], ['flag'])},
+    cand as (
+      select l.user_id, ${sql.join(NAMED_KINDS.map((k) => sql`coalesce(nm.${hasKind(k)}, false) as ${hasKind(k)}`))},
+             true as ${hasKind('watch')}, l.level, l.source_type, l.source_id,
+             ${packedFlagSql(sql`l.flags`, event)} as flag, l.group_email, l.global_email, l.member
+        from listed l left join named nm on nm.user_id = l.user_id
+      union all
+      select nm.user_id, ${sql.join(NAMED_KINDS.map((k) => sql`nm.${hasKind(k)}`))}, false, ${effectiveLevelColumnsSql},
+             ${decisiveSql(sql`n.flag`, flagSql('g', event))}, n.group_email, g.notification_email, null
+        from named nm
+        left join nearest n on n.user_id = nm.user_id
+        left join lateral (
+          select * from notification_settings g where g.user_id = nm.user_id and g.group_id is null and g.project_id is null
+        ) g on true
+       where not exists (select 1 from listed l where l.user_id = nm.user_id)
+    ),
     eff as (
-      select u.id as user_id, u.username, ${sql.join(CANDIDATE_KINDS.map((k) => sql`c.${hasKind(k)}`))},
-             ${effectiveColumns}, ${decisiveSql(sql`n.flag`, flagSql('g', event))} as flag
+      select u.id as user_id, u.username, u.is_admin, ${sql.join(CANDIDATE_KINDS.map((k) => sql`c.${hasKind(k)}`))},
+             c.level, c.source_type, c.source_id, c.flag, c.member,
+             ${addressSql({ group: sql`c.group_email`, global: sql`c.global_email`, primary: sql`u.email` })} as email
         from cand c join users u on u.id = c.user_id
-        left join nearest n on n.user_id = u.id
-        left join notification_settings g on g.user_id = u.id and g.group_id is null and g.project_id is null
-       where u.state = 'active' and u.id is distinct from ${request.authorId}::bigint and ${targetVisibleSql(target)}
+       where u.state = 'active' and u.id is distinct from ${request.authorId}::bigint
     )
-    select * from (
-      select e.user_id, e.username, e.email, ${kept} as kind, e.level, e.source_type, e.source_id, e.full_path from eff e
-      offset 0 -- the reason computed once per candidate, not again for the filter below
+    select r.user_id, r.username, r.email, r.kind, r.level, r.source_type, r.source_id, src.full_path from (
+      select e.user_id, e.username, e.is_admin, e.member, e.email, ${kept} as kind, e.level, e.source_type, e.source_id
+        from eff e
+      offset 0 -- the reason computed once per candidate, and the visibility checked only where one was kept
     ) r
-     where kind is not null
-     order by user_id
+      left join sources src on src.source_type = r.source_type and src.source_id = r.source_id
+     where r.kind is not null and ${targetVisibleSql(target)}
+     order by r.user_id
   `;
 }
 

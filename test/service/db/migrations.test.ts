@@ -16,6 +16,7 @@ const TABLES = [
   'notification_event_recipients',
   'notification_events',
   'notification_settings',
+  'notification_subscriptions',
   'oauth_access_tokens',
   'oauth_applications',
   'oauth_authorization_codes',
