@@ -6,11 +6,11 @@
 //
 // The list is kept true by the database, in the transaction of every write that changes it
 // (migration 0030's triggers on notification_settings, members, groups and projects), so no write
-// path can forget it. The rule itself is not written there: the two SQL functions the triggers call
-// to compute rows, notification_subscription_rows and notification_subscription_rows_of_users,
-// have the bodies `subscriptionFunctionBodies()` generates from the fragments below, and a test
-// holds the installed functions to that text. Change a rule here, and that test fails until a
-// migration installs the new bodies (and refreshes the list with notification_subscriptions_rebuild()).
+// path can forget it. The rule itself is not written there: the function the triggers call,
+// notification_subscriptions_refresh, and notification_subscription_rows have the bodies
+// `subscriptionFunctionBodies()` generates from the fragments below, and
+// assertSubscriptionRulesCurrent holds the installed functions to that text. Change a rule here, and
+// a migration must install the new bodies (and rebuild the list: notification_subscriptions_rebuild()).
 import {
   DummyDriver,
   Kysely,
@@ -100,10 +100,60 @@ function subscriptionRowsSql(users?: RawBuilder<unknown>): RawBuilder<unknown> {
     left join notification_settings g on g.user_id = h.user_id and g.group_id is null and g.project_id is null`;
 }
 
-/** The rows for the groups `p_groups` and projects `p_projects` (arrays of ids), for `users`. */
-const rowsFunctionSql = (users?: RawBuilder<unknown>) => sql`
-  with recursive ${sourcesCte({ groups: sql`select unnest(p_groups)`, projects: sql`select unnest(p_projects)` })},
+/** The rows for the groups and projects of the arrays named `groups` and `projects`, for `users`. */
+const rowsSql = (groups: string, projects: string, users?: RawBuilder<unknown>) => sql`
+  with recursive ${sourcesCte({ groups: sql`select unnest(${sql.raw(groups)})`, projects: sql`select unnest(${sql.raw(projects)})` })},
   ${subscriptionRowsSql(users)}`;
+
+const COLUMNS = sql`user_id, group_id, project_id, level, source_type, source_id, flags, group_email, global_email, member`;
+
+/** Replace the rows of `users` (or every user's) on the targets t_groups/t_projects with the rule's. */
+const replaceSql = (users?: RawBuilder<unknown>) => sql`
+    delete from notification_subscriptions s
+     where ${users ? sql`s.user_id in (${users}) and ` : sql``}(s.group_id = any(t_groups) or s.project_id = any(t_projects));
+    insert into notification_subscriptions (${COLUMNS})
+    select r.user_id, case when r.target_type = 'group' then r.target_id end,
+           case when r.target_type = 'project' then r.target_id end,
+           r.level, r.source_type, r.source_id, r.flags, r.group_email, r.global_email, r.member
+      from (${rowsSql('t_groups', 't_projects', users)}) r;`;
+
+/**
+ * notification_subscriptions_refresh(p_users, p_groups, p_projects) (plpgsql): recompute the rows of
+ * the users `p_users` (null: every user) on the groups and projects given and everything below
+ * them. Concurrent refreshes of one user, or any refresh of every user (or of more than 64 at
+ * once), wait for each other (advisory locks 2103 and 2104), so each reads what the other
+ * committed. The statements carry the rule inline, so PostgreSQL plans them once per connection.
+ */
+const refreshSql = sql`
+  declare
+    t_groups bigint[];
+    t_projects bigint[];
+    v_user bigint;
+  begin
+    if p_users is null or cardinality(p_users) > 64 then
+      perform pg_advisory_xact_lock(2103, 0);
+    else
+      perform pg_advisory_xact_lock_shared(2103, 0);
+      for v_user in select distinct x from unnest(p_users) x order by 1 loop
+        perform pg_advisory_xact_lock(2104, (v_user % 2147483648)::integer);
+      end loop;
+    end if;
+    with recursive below (id) as (
+      select g.id from groups g where g.id = any(p_groups)
+      union
+      select g.id from groups g join below b on g.parent_id = b.id
+    )
+    select coalesce(array_agg(id), '{}') into t_groups from below;
+    select coalesce(array_agg(id), '{}') into t_projects from projects where id = any(p_projects) or group_id = any(t_groups);
+    if cardinality(t_groups) = 0 and cardinality(t_projects) = 0 then
+      return;
+    end if;
+    if p_users is null then
+      ${replaceSql()}
+    else
+      ${replaceSql(sql`select unnest(p_users)`)}
+    end if;
+  end`;
 
 const compiler = new Kysely<unknown>({
   dialect: {
@@ -133,13 +183,14 @@ function inline(query: RawBuilder<unknown>): string {
 }
 
 /**
- * The bodies of the two row functions the triggers call (language sql; arguments p_groups,
- * p_projects and, for the second, p_users): the rule, generated. Migration 0030 installs them;
+ * The generated function bodies, by name: notification_subscriptions_refresh (above; the triggers
+ * call it) and notification_subscription_rows(p_groups, p_projects) (language sql: the rows of
+ * those targets for every user, computed from scratch). Migration 0030 installs them;
  * assertSubscriptionRulesCurrent compares the installed bodies with these.
  */
 const subscriptionFunctionBodies = (): Record<string, string> => ({
-  notification_subscription_rows: inline(rowsFunctionSql()),
-  notification_subscription_rows_of_users: inline(rowsFunctionSql(sql`select unnest(p_users)`)),
+  notification_subscription_rows: inline(rowsSql('p_groups', 'p_projects')),
+  notification_subscriptions_refresh: inline(refreshSql),
 });
 
 /**
