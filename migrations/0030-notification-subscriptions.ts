@@ -415,23 +415,25 @@ export async function up(db: Kysely<any>): Promise<void> {
     end $$;
 
     create function notification_subscriptions_tree_changed() returns trigger language plpgsql as $$
+    declare
+      v_ids bigint[];
     begin
-      if TG_TABLE_NAME = 'groups' then
-        if TG_OP = 'INSERT' then
-          perform notification_subscriptions_refresh(null, array(select id from new_rows), '{}');
-        else
-          perform notification_subscriptions_refresh(null, array(
-            select n.id from new_rows n join old_rows o on o.id = n.id
-             where n.parent_id is distinct from o.parent_id), '{}');
-        end if;
+      -- New groups or projects, or those whose parent changed (not a rename or a visibility change:
+      -- the list holds neither).
+      if TG_OP = 'INSERT' then
+        v_ids := array(select id from new_rows);
+      elsif TG_TABLE_NAME = 'groups' then
+        v_ids := array(select n.id from new_rows n join old_rows o on o.id = n.id where n.parent_id is distinct from o.parent_id);
       else
-        if TG_OP = 'INSERT' then
-          perform notification_subscriptions_refresh(null, '{}', array(select id from new_rows));
-        else
-          perform notification_subscriptions_refresh(null, '{}', array(
-            select n.id from new_rows n join old_rows o on o.id = n.id
-             where n.group_id is distinct from o.group_id));
-        end if;
+        v_ids := array(select n.id from new_rows n join old_rows o on o.id = n.id where n.group_id is distinct from o.group_id);
+      end if;
+      if cardinality(v_ids) = 0 then
+        return null;
+      end if;
+      if TG_TABLE_NAME = 'groups' then
+        perform notification_subscriptions_refresh(null, v_ids, '{}');
+      else
+        perform notification_subscriptions_refresh(null, '{}', v_ids);
       end if;
       return null;
     end $$;
