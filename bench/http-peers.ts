@@ -168,8 +168,13 @@ async function main(): Promise<void> {
     async upsert(id: string, payload: Record<string, unknown>) {
       const key = this.key(id);
       store.set(key, payload);
-      if (typeof payload.grantId === 'string')
-        byGrant.set(payload.grantId, [...(byGrant.get(payload.grantId) ?? []), key]);
+      if (typeof payload.grantId === 'string') {
+        // Appended in place: copying the grant's list on every upsert made the peer's cost grow
+        // with the run (every pair of a round shares one grant).
+        const keys = byGrant.get(payload.grantId);
+        if (keys) keys.push(key);
+        else byGrant.set(payload.grantId, [key]);
+      }
       if (typeof payload.userCode === 'string') index.set(`userCode:${payload.userCode}`, id);
       if (typeof payload.uid === 'string') index.set(`uid:${payload.uid}`, id);
     }
