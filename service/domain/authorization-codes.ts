@@ -39,22 +39,60 @@ export interface NewAuthorizationCode {
   resources?: string[];
 }
 
-/** On every authorization, so written as one constant text: nothing for the query builder to compile. */
+type NewCodeSlot =
+  | 'applicationId'
+  | 'userId'
+  | 'codeDigest'
+  | 'redirectUri'
+  | 'scopes'
+  | 'codeChallenge'
+  | 'codeChallengeMethod'
+  | 'nonce'
+  | 'authTime'
+  | 'sid'
+  | 'amr'
+  | 'dpopJkt'
+  | 'resources'
+  | 'expiresAt';
+
+// On every authorization: built once, bound per call and run straight on the pool
+// (db/statement-templates.ts, db/hot-statements.ts).
+const inserts = statementTemplates<NewCodeSlot>(1);
+
 export async function createAuthorizationCode(
   db: DbOrTrx,
   input: NewAuthorizationCode,
 ): Promise<{ code: string; id: number }> {
   const code = randomHex();
-  const { rows } = await sql<{ id: number }>`
-    insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
-      code_challenge, code_challenge_method, nonce, auth_time, sid, amr, dpop_jkt, resources, expires_at)
-    values (${input.applicationId}, ${input.userId}, ${sha256Hex(code)}, ${input.redirectUri}, ${input.scopes},
-      ${input.codeChallenge ?? null}, ${input.codeChallenge ? (input.codeChallengeMethod ?? null) : null},
-      ${input.nonce ?? null}, ${input.authTime ?? null}, ${input.sid ?? null}, ${input.amr ?? null}::text[], ${input.dpopJkt ?? null},
-      ${input.resources ?? []}::text[],
-      ${new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000)})
-    returning id
-  `.execute(db);
+  const { rows } = await inserts.run<{ id: number }>(
+    db,
+    'insert',
+    {
+      applicationId: input.applicationId,
+      userId: input.userId,
+      codeDigest: sha256Hex(code),
+      redirectUri: input.redirectUri,
+      scopes: input.scopes,
+      codeChallenge: input.codeChallenge ?? null,
+      codeChallengeMethod: input.codeChallenge ? (input.codeChallengeMethod ?? null) : null,
+      nonce: input.nonce ?? null,
+      authTime: input.authTime ?? null,
+      sid: input.sid ?? null,
+      amr: input.amr ?? null,
+      dpopJkt: input.dpopJkt ?? null,
+      resources: input.resources ?? [],
+      expiresAt: new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000),
+    },
+    (slot) => sql`
+      insert into oauth_authorization_codes (application_id, user_id, code_digest, redirect_uri, scopes,
+        code_challenge, code_challenge_method, nonce, auth_time, sid, amr, dpop_jkt, resources, expires_at)
+      values (${slot('applicationId')}, ${slot('userId')}, ${slot('codeDigest')}, ${slot('redirectUri')},
+        ${slot('scopes')}, ${slot('codeChallenge')}, ${slot('codeChallengeMethod')}, ${slot('nonce')},
+        ${slot('authTime')}, ${slot('sid')}, ${slot('amr')}::text[], ${slot('dpopJkt')},
+        ${slot('resources')}::text[], ${slot('expiresAt')})
+      returning id
+    `,
+  );
   return { code, id: rows[0].id };
 }
 
@@ -260,7 +298,7 @@ export async function spendAuthorizationCode(
   const accessToken = randomHex();
   const refreshToken = randomHex();
   const secretCheck = input.clientSecret && secretCheckValues(input.clientSecret);
-  const query = spends.bind<SpendRow>(
+  const { rows } = await spends.run<SpendRow>(
     db,
     secretCheck ? 'with-secret' : 'spend',
     {
@@ -281,7 +319,6 @@ export async function spendAuthorizationCode(
     },
     (slot) => spendStatement(slot, secretCheck !== undefined),
   );
-  const { rows } = await db.executeQuery<SpendRow>(query);
   const row = rows[0];
   if (secretCheck) {
     const clientCheck = secretCheckOf(secretCheck, unprefixedClientCheck(row));

@@ -412,14 +412,14 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     retryBudget: REFRESH_RETRY_BUDGET,
   };
   const shape = secretCheck ? 'with-secret' : 'rotate';
-  const rotate = (conn: DbOrTrx) =>
-    conn.executeQuery<RotationRow>(
-      rotations.bind(conn, shape, { ...values, ...(secretCheck ?? NO_SECRET_CHECK), sentAt: new Date() }, (slot) =>
-        rotationStatement(slot, secretCheck !== undefined),
-      ),
-    );
-  // The stamp's clock is read once the statement holds its connection (not while it queues for one).
-  const { rows } = db.isTransaction ? await rotate(db) : await db.connection().execute(rotate);
+  // The stamp's clock is read once the statement holds its connection (not while it queues for
+  // one); run straight on the pool (db/hot-statements.ts) outside a transaction.
+  const { rows } = await rotations.runHolding<RotationRow>(
+    db,
+    shape,
+    () => ({ ...values, ...(secretCheck ?? NO_SECRET_CHECK), sentAt: new Date() }),
+    (slot) => rotationStatement(slot, secretCheck !== undefined),
+  );
   const row = rows[0];
   let clientApplicationId = input.clientApplicationId;
   if (secretCheck) {
