@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import {
-  CLIENT_CHECK_COLUMNS,
   clientCheckSql,
   NO_SECRET_CHECK,
   type SecretCheck,
@@ -330,32 +329,32 @@ export async function spendAuthorizationCode(
   return resultOf(row);
 
   function resultOf(row: (typeof rows)[number]): SpendAuthorizationCodeResult {
-    const {
-      token_id: tokenId,
-      token_created_at: tokenCreatedAt,
-      user_username: username,
-      user_name: name,
-      user_email: email,
-      user_avatar_url: avatarUrl,
-      user_confirmed_at: confirmedAt,
-      user_current_sign_in_at: currentSignInAt,
-      ...codeColumns
-    } = row;
-    // client_check's columns (with clientSecret) are not the code's.
-    for (const col of CLIENT_CHECK_COLUMNS) delete (codeColumns as Record<string, unknown>)[`client_${col}`];
+    const { token_id: tokenId, token_created_at: tokenCreatedAt } = row;
+    // Named one by one (db/row-picker.ts on why): client_check's columns are not the code's.
     const code: SpendableCode = {
-      ...codeColumns,
+      id: row.id,
+      application_id: row.application_id,
+      user_id: row.user_id,
+      scopes: row.scopes,
+      nonce: row.nonce,
+      auth_time: row.auth_time,
+      sid: row.sid,
+      amr: row.amr,
+      resources: row.resources,
+      used_at: row.used_at,
+      created_at: row.created_at,
+      spendable: row.spendable,
       user:
-        username === null || name === null || email === null
+        row.user_username === null || row.user_name === null || row.user_email === null
           ? null
           : {
-              id: codeColumns.user_id,
-              username,
-              name,
-              email,
-              avatar_url: avatarUrl,
-              confirmed_at: confirmedAt,
-              current_sign_in_at: currentSignInAt,
+              id: row.user_id,
+              username: row.user_username,
+              name: row.user_name,
+              email: row.user_email,
+              avatar_url: row.user_avatar_url,
+              confirmed_at: row.user_confirmed_at,
+              current_sign_in_at: row.user_current_sign_in_at,
             },
     };
     if (tokenId === null || tokenCreatedAt === null) return { code };

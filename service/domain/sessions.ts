@@ -8,6 +8,7 @@ import { endSessions, type SessionEndReason } from './backchannel-logout';
 import { recordAudit } from './audit';
 import { notFound } from './errors';
 import { type Page, windowPage } from './page';
+import { rowPicker } from '../db/row-picker';
 import { statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import { randomHex, sha256Hex } from './secrets';
@@ -176,17 +177,29 @@ export async function findApplicationAndSession(
   );
   const row = rows[0];
   const found: { application?: ApplicationRecord; session?: WebSession } = {};
-  if (row.app_id !== null) {
-    found.application = Object.fromEntries(
-      APPLICATION_COLUMNS.map((c) => [c, row[`app_${c}`]]),
-    ) as unknown as ApplicationRecord;
-  }
+  if (row.app_id !== null) found.application = pickers().application(row);
   if (sessionId !== undefined && row.session_expires_at !== null) {
-    const { session_user_id, session_data, session_expires_at } = row;
-    const user = Object.fromEntries(USER_COLUMNS.map((c) => [c, row[c]]));
-    found.session = sessionOf(sessionId, { session_user_id, session_data, session_expires_at, ...user });
+    const session: WebSession = {
+      id: sessionId,
+      userId: row.session_user_id,
+      data: (row.session_data ?? {}) as SessionData,
+      expiresAt: row.session_expires_at,
+    };
+    // The user's columns are all null when the join found no row (id is never null in a real one).
+    if (row.session_user_id !== null && row.id !== null && row.id !== undefined) session.user = pickers().user(row);
+    found.session = session;
   }
   return found;
+}
+
+let picked: { application: (row: object) => ApplicationRecord; user: (row: object) => User } | undefined;
+/** findApplicationAndSession's two pickers (db/row-picker.ts), made on first use (USER_COLUMNS: see above). */
+function pickers() {
+  picked ??= {
+    application: rowPicker<ApplicationRecord>(APPLICATION_COLUMNS, 'app_'),
+    user: rowPicker<User>(USER_COLUMNS),
+  };
+  return picked;
 }
 
 export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise<void> {
