@@ -334,11 +334,17 @@ export type SecretCheckSlot = 'uid' | 'digest' | 'key' | 'limit' | 'windowSecond
 /** The secret check of one request: the client id, its secret's digest and the address's limit. */
 export type SecretCheckValues = Record<SecretCheckSlot, unknown> & { digest: string; limit: number };
 
-export const secretCheckValues = (input: { uid: string; secret: string; address: string }): SecretCheckValues => ({
-  uid: input.uid,
-  digest: sha256Hex(input.secret),
-  ...addressLimit(input.address),
-});
+export function secretCheckValues(input: { uid: string; secret: string; address: string }): SecretCheckValues {
+  const limit = addressLimit(input.address);
+  // Named, not spread (db/row-picker.ts on Node 20's cost of copying properties).
+  return {
+    uid: input.uid,
+    digest: sha256Hex(input.secret),
+    key: limit.key,
+    limit: limit.limit,
+    windowSeconds: limit.windowSeconds,
+  };
+}
 
 /**
  * Client authentication with a secret, throttled per client address, as CTEs a statement starts
