@@ -210,6 +210,60 @@ export function runStatement<R>(db: AnyDb, query: CompiledQuery<R>): Promise<Sta
   });
 }
 
+/**
+ * runStatement, with the statement bound only once it holds its connection (`bind` is called
+ * then, not while the statement queues for one): for a value that must be read at that moment,
+ * such as the clock the refresh rotation stamps with. Outside the pool, on a connection of its
+ * own (or the caller's transaction).
+ */
+export function runStatementHolding<R>(db: AnyDb, bind: (on: AnyDb) => CompiledQuery<R>): Promise<StatementResult<R>> {
+  const pool = pools.get(db);
+  if (!pool) {
+    return db.isTransaction
+      ? db.executeQuery(bind(db))
+      : db.connection().execute((connection) => connection.executeQuery(bind(connection)));
+  }
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client, release) => {
+      if (err || !client) return reject(err);
+      let query: CompiledQuery<R>;
+      try {
+        query = bind(db);
+      } catch (failure) {
+        release();
+        return reject(failure);
+      }
+      const done = (failure: unknown, rows?: unknown[]) => (failure ? reject(failure) : resolve({ rows: rows as R[] }));
+      const name = PROCESS_NAMES.nameOf(query.sql);
+      if (name === undefined) {
+        // Beyond the cap of named texts: an unnamed statement, on the connection it holds.
+        client.query(query.sql, query.parameters as unknown[]).then(
+          (r) => {
+            release();
+            done(null, r.rows);
+          },
+          (failure) => {
+            release();
+            done(failure);
+          },
+        );
+        return;
+      }
+      client.query(
+        new DirectQuery(name, query.sql, query.parameters, (failure, rows) => {
+          release();
+          if (failure && isStalePlan(failure)) {
+            // Its result changed under it (a migration): parsed and described again under a new name.
+            PROCESS_NAMES.forget(query.sql);
+            return execute(pool, PROCESS_NAMES, query.sql, query.parameters, false, done);
+          }
+          done(failure, rows);
+        }) as never,
+      );
+    });
+  });
+}
+
 function execute(
   pool: pg.Pool,
   names: StatementNames,

@@ -10,7 +10,7 @@
 // into every later call, so it is refused when the template is first built (the caller's tests
 // fail at once). Constants go in the SQL text (sql`null`) or in a slot of their own.
 import type { CompiledQuery, Kysely } from 'kysely';
-import { runStatement, type StatementResult } from './hot-statements';
+import { runStatement, runStatementHolding, type StatementResult } from './hot-statements';
 
 // biome-ignore lint/suspicious/noExplicitAny: any database's Kysely (a transaction too).
 type AnyDb = Kysely<any>;
@@ -46,6 +46,16 @@ export interface StatementTemplates<N extends string> {
     values: Record<N, unknown>,
     build: (slot: SlotOf<N>) => Buildable<R>,
   ): Promise<StatementResult<R>>;
+  /**
+   * `run`, with the values read once the statement holds its connection (a clock that must not
+   * count the wait for one): hot-statements.ts's runStatementHolding.
+   */
+  runHolding<R>(
+    db: AnyDb,
+    key: string,
+    values: () => Record<N, unknown>,
+    build: (slot: SlotOf<N>) => Buildable<R>,
+  ): Promise<StatementResult<R>>;
   /** How many shapes are kept (tests). */
   readonly size: number;
 }
@@ -59,6 +69,7 @@ export function statementTemplates<N extends string>(max = 256): StatementTempla
   const shapes = new Map<string, { compiled: CompiledQuery; names: N[] }>();
   const templates: StatementTemplates<N> = {
     run: (db, key, values, build) => runStatement(db, templates.bind(db, key, values, build)),
+    runHolding: (db, key, values, build) => runStatementHolding(db, (on) => templates.bind(on, key, values(), build)),
     bind(db, key, values, build) {
       let shape = shapes.get(key);
       if (!shape) {

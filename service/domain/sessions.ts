@@ -8,6 +8,8 @@ import { endSessions, type SessionEndReason } from './backchannel-logout';
 import { recordAudit } from './audit';
 import { notFound } from './errors';
 import { type Page, windowPage } from './page';
+import { rowPicker } from '../db/row-picker';
+import { statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import { randomHex, sha256Hex } from './secrets';
 // users.ts imports this module too (deleteUserSessions): USER_COLUMNS is only read inside functions.
@@ -146,6 +148,10 @@ function applicationAndSessionColumns(): RawBuilder<unknown> {
   return selectList;
 }
 
+// Built once, bound per request and run straight on the pool (db/statement-templates.ts,
+// db/hot-statements.ts): every signed-in GET /oauth/authorize sends it.
+const applicationAndSession = statementTemplates<'uid' | 'sessionDigest' | 'now'>(1);
+
 /**
  * GET /oauth/authorize's one read: the client application by uid and the live session (with its
  * user) by id, each left-joined to a one-row relation so that either may be missing. The
@@ -156,27 +162,44 @@ export async function findApplicationAndSession(
   uid: string | undefined,
   sessionId: string | undefined,
 ): Promise<{ application?: ApplicationRecord; session?: WebSession }> {
-  const { rows } = await sql<SessionColumns & { [column: string]: unknown }>`
-    select ${applicationAndSessionColumns()}
-    from (select) as one
-    left join oauth_applications a on a.uid = ${uid ?? null}
-    left join web_sessions s on s.id_digest = ${sessionId === undefined ? null : sha256Hex(sessionId)}
-      and s.expires_at > ${new Date()}
-    left join users u on u.id = s.user_id
-  `.execute(db);
+  const { rows } = await applicationAndSession.run<SessionColumns & { [column: string]: unknown }>(
+    db,
+    'read',
+    { uid: uid ?? null, sessionDigest: sessionId === undefined ? null : sha256Hex(sessionId), now: new Date() },
+    (slot) => sql`
+      select ${applicationAndSessionColumns()}
+      from (select) as one
+      left join oauth_applications a on a.uid = ${slot('uid')}
+      left join web_sessions s on s.id_digest = ${slot('sessionDigest')}
+        and s.expires_at > ${slot('now')}
+      left join users u on u.id = s.user_id
+    `,
+  );
   const row = rows[0];
   const found: { application?: ApplicationRecord; session?: WebSession } = {};
-  if (row.app_id !== null) {
-    found.application = Object.fromEntries(
-      APPLICATION_COLUMNS.map((c) => [c, row[`app_${c}`]]),
-    ) as unknown as ApplicationRecord;
-  }
+  if (row.app_id !== null) found.application = pickers().application(row);
   if (sessionId !== undefined && row.session_expires_at !== null) {
-    const { session_user_id, session_data, session_expires_at } = row;
-    const user = Object.fromEntries(USER_COLUMNS.map((c) => [c, row[c]]));
-    found.session = sessionOf(sessionId, { session_user_id, session_data, session_expires_at, ...user });
+    const session: WebSession = {
+      id: sessionId,
+      userId: row.session_user_id,
+      data: (row.session_data ?? {}) as SessionData,
+      expiresAt: row.session_expires_at,
+    };
+    // The user's columns are all null when the join found no row (id is never null in a real one).
+    if (row.session_user_id !== null && row.id !== null && row.id !== undefined) session.user = pickers().user(row);
+    found.session = session;
   }
   return found;
+}
+
+let picked: { application: (row: object) => ApplicationRecord; user: (row: object) => User } | undefined;
+/** findApplicationAndSession's two pickers (db/row-picker.ts), made on first use (USER_COLUMNS: see above). */
+function pickers() {
+  picked ??= {
+    application: rowPicker<ApplicationRecord>(APPLICATION_COLUMNS, 'app_'),
+    user: rowPicker<User>(USER_COLUMNS),
+  };
+  return picked;
 }
 
 export async function saveSessionData(db: DbOrTrx, session: WebSession): Promise<void> {

@@ -2,11 +2,11 @@
 // recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize
 // costs 2 (the application with the session and its user, then the code), the exchange 1 (the
 // grant's one statement, which checks the client's secret and its address's throttle too: 2 before
-// issue 30, no transaction), and a code holding `openid` 2: that statement declines it (reading its
-// user), the ID token is signed, the same statement spends it; a signing failure comes before the
-// spend and leaves the code redeemable.
-// The signed-in /oauth/device page reads its user with the session (1 for the GET, once a second
-// look-up of the user: issue 21).
+// issue 30, no transaction), with or without `openid`: the signing key is loaded first, the
+// statement spends the code and returns its user, the ID token is signed from that row (2 before:
+// the statement declined the code, the token was signed, the same statement spent it). Without a
+// usable key the statement declines the code and it stays redeemable; a failure after the spend
+// revokes what the statement issued.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app';
@@ -21,6 +21,8 @@ const f = useFixture();
 let counter: CountingDb;
 let app: FastifyInstance;
 let failSigning = false;
+/** How many more key loads succeed (a failure after the spend: the second load, the signing's). */
+let loadsBeforeFailure = Number.POSITIVE_INFINITY;
 let web: WebClient;
 let c: Awaited<ReturnType<typeof makeApp>>;
 
@@ -31,7 +33,9 @@ beforeAll(async () => {
     db: counter.db,
     config: f.config,
     logger: false,
-    signingKeys: { load: () => (failSigning ? Promise.reject(new Error('no usable key')) : keys.load()) },
+    signingKeys: {
+      load: () => (failSigning || loadsBeforeFailure-- <= 0 ? Promise.reject(new Error('no usable key')) : keys.load()),
+    },
   });
   return () => app.close();
 });
@@ -39,6 +43,7 @@ beforeAll(async () => {
 beforeEach(async () => {
   await resetDatabase(f.db, ['service_keys']);
   failSigning = false;
+  loadsBeforeFailure = Number.POSITIVE_INFINITY;
   await makeUser(f.db, 'alice');
   c = await makeApp(f.db, { name: 'Trusted', trusted: true, scopes: 'api openid' });
   web = new WebClient(app);
@@ -162,19 +167,38 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     });
   });
 
-  it('with openid: the statement declines the code with its user, the ID token is signed, the same statement spends it', async () => {
+  it('with openid: one statement spends the code and returns its user, the ID token is signed from it', async () => {
     const { code } = await authorize('openid api');
     const { result: res, sent } = await exchange(code);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ token_type: 'bearer', scope: 'openid api' });
     expect(res.json().id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     const grant = grantStatements(sent);
-    // The first statement declines the code (openid) and reads its user; the second spends it.
-    expect(grant).toHaveLength(2);
+    expect(grant).toHaveLength(1);
     expect(grant[0]).toMatch(SPEND);
-    expect(grant[1]).toMatch(SPEND);
     expect((await codeRow()).used_at).toBeInstanceOf(Date);
     expect(await tokenCount()).toBe(1);
+  });
+
+  it('with openid, a failure after the spend revokes what the statement issued; a retry is a replay', async () => {
+    const { code } = await authorize('openid api');
+    // The key loads before the statement, and fails when the token is signed.
+    loadsBeforeFailure = 1;
+    const { result: failed, sent } = await exchange(code);
+    expect(failed.statusCode).toBe(500);
+    const grant = grantStatements(sent);
+    expect(grant).toHaveLength(2);
+    expect(grant[0]).toMatch(SPEND);
+    expect(grant[1]).toMatch(
+      /^update "oauth_access_tokens" set "revoked_at" = \$1 where "authorization_code_id" = \$2/,
+    );
+    expect((await codeRow()).used_at).toBeInstanceOf(Date);
+    const tokens = await f.db.selectFrom('oauth_access_tokens').select(['revoked_at']).execute();
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0].revoked_at).toBeInstanceOf(Date);
+    loadsBeforeFailure = Number.POSITIVE_INFINITY;
+    const retried = (await exchange(code)).result;
+    expect({ status: retried.statusCode, body: retried.json() }).toEqual({ status: 400, body: INVALID_GRANT });
   });
 
   it('with openid, a signing failure comes before the code is spent: it stays unused and redeemable', async () => {

@@ -1,12 +1,14 @@
 // grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.5). One statement does the exchange
 // (spendAuthorizationCode): the code's row locked, every check made, the code marked used and the
 // token pair inserted, so of concurrent exchanges exactly one finds it unused. A replay revokes
-// what the code issued (RFC 6749 §4.1.2). A code holding `openid` is declined by that statement
-// alone: its ID token must be signed before the code is spent (GrantContext.signIdToken). The
-// declined row says whether every other check passed and carries the user, so the token is
-// signed from it and the same statement runs again to spend the code: two statements, no
-// transaction, and a signing failure leaves the code redeemable. A confidential client's secret is
-// checked by the first of those statements (withClientSecret): 1 round trip, or 2 with openid.
+// what the code issued (RFC 6749 §4.1.2). A code holding `openid` is spent by that statement only
+// once the signing key is loaded (GrantContext.idTokenKeyReady); the row it returns carries the
+// user, and the ID token is signed from it. Without a usable key the statement declines such a
+// code (changing nothing), the signing fails and the code stays redeemable. Should anything fail
+// after the spend (the profile claims' read, the signature), the tokens the statement issued are
+// revoked before the error answers: the client holds nothing, and a retry is a replay. A
+// confidential client's secret is checked by the same statement (withClientSecret): 1 round trip,
+// with or without openid.
 import type { DbOrTrx } from '../../db/schema';
 import type { ApplicationRecord, SecretCheck } from '../../domain/applications';
 import { type SpendAuthorizationCodeResult, spendAuthorizationCode } from '../../domain/authorization-codes';
@@ -51,6 +53,7 @@ export async function handler({
   client,
   resources,
   signIdToken,
+  idTokenKeyReady,
   dpopJkt,
 }: GrantContext): Promise<GrantResult> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
@@ -68,13 +71,13 @@ export async function handler({
       now: new Date(),
       dpopJkt: dpopJkt ?? null,
     });
-  // The common case, without openid: one statement, no transaction.
-  return exchange(db, await spend(db, false), { application, spend, signIdToken, resources });
+  // One statement, no transaction; a code holding openid is spent only with the key loaded.
+  const first = await spend(db, await idTokenKeyReady());
+  return exchange(db, first, { application, spend, signIdToken, resources });
 }
 
 /**
- * The client's secret checked by the spending statement itself: one statement for a code without
- * openid, two with it. Declined (undefined, nothing spent) for an application that requires DPoP
+ * The client's secret checked by the spending statement itself: one statement. Declined (undefined, nothing spent) for an application that requires DPoP
  * proofs (the statement refuses to spend for it), and without a code or redirect URI (the general
  * way authenticates the client first).
  */
@@ -84,6 +87,7 @@ export async function withClientSecret({
   credentials,
   address,
   signIdToken,
+  idTokenKeyReady,
 }: ClientSecretGrantContext): Promise<GrantResult | undefined> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code || !redirectUri) return undefined;
@@ -93,7 +97,7 @@ export async function withClientSecret({
     ...input,
     applicationId: null,
     clientSecret: { uid: credentials.clientId, secret: credentials.clientSecret, address },
-    allowOpenid: false,
+    allowOpenid: await idTokenKeyReady(),
     now: new Date(),
   });
   const application = acceptClientCheck(credentials, first.clientCheck as SecretCheck);
@@ -105,7 +109,11 @@ export async function withClientSecret({
 
 type Spend = (on: DbOrTrx, allowOpenid: boolean) => Promise<SpendAuthorizationCodeResult>;
 
-/** The exchange after the first spending statement: issued, refused, or openid's second statement. */
+/**
+ * The exchange after the spending statement: issued (with its ID token when the code holds
+ * openid), refused, or, a code holding openid declined for want of a signing key, the signing
+ * tried first (it fails without spending) and the same statement run again.
+ */
 async function exchange(
   db: DbOrTrx,
   first: SpendAuthorizationCodeResult,
@@ -116,27 +124,45 @@ async function exchange(
     resources,
   }: { application: ApplicationRecord; spend: Spend; signIdToken: GrantContext['signIdToken']; resources: string[] },
 ): Promise<GrantResult> {
-  if (first.issued) return first.issued;
   const row = first.code;
+  if (first.issued) {
+    if (!row?.user || !first.issued.scopes.includes('openid')) return first.issued;
+    // Spent with openid: the ID token from the row the statement returned. A failure from here
+    // leaves nothing usable: what the statement issued is revoked, then the error answers.
+    try {
+      return { ...first.issued, idToken: await signIdToken(db, idTokenRequest(application, row, row.user)) };
+    } catch (err) {
+      await revokeTokensFromAuthorizationCode(db, row.id);
+      throw err;
+    }
+  }
   // Declined only for holding openid: every other check passed, and the row carries the user.
   if (!row?.spendable || !row.scopes.includes('openid') || !row.user)
     throw refused(await refusal(db, first, application.id, resources));
 
-  // openid: the ID token is signed from that row first (a signing failure spends nothing), then the
-  // same statement spends the code, still checking everything (a concurrent exchange, a user
-  // blocked meanwhile: refused as above, and the token thrown away).
-  const { user } = row;
-  // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
-  const idToken = await signIdToken(db, {
+  // openid without a loaded key: signing first (a failure spends nothing), then the same statement
+  // spends the code, still checking everything (a concurrent exchange, a user blocked meanwhile:
+  // refused as above, and the token thrown away).
+  const idToken = await signIdToken(db, idTokenRequest(application, row, row.user));
+  const second = await spend(db, true);
+  if (!second.issued) throw refused(await refusal(db, second, application.id, resources));
+  return { ...second.issued, idToken };
+}
+
+/** The ID token of a code, from its row. */
+function idTokenRequest(
+  application: ApplicationRecord,
+  row: NonNullable<SpendAuthorizationCodeResult['code']>,
+  user: NonNullable<NonNullable<SpendAuthorizationCodeResult['code']>['user']>,
+) {
+  return {
     clientId: application.uid,
     user,
+    // Codes from before auth_time was recorded: the user's latest sign-in is the best answer.
     authTime: row.auth_time ?? user.current_sign_in_at ?? row.created_at,
     nonce: row.nonce ?? undefined,
     sid: row.sid ?? undefined,
     amr: row.amr ?? undefined,
     scopes: row.scopes,
-  });
-  const second = await spend(db, true);
-  if (!second.issued) throw refused(await refusal(db, second, application.id, resources));
-  return { ...second.issued, idToken };
+  };
 }

@@ -23,12 +23,19 @@ export interface GrantContext {
   /** RFC 9449: the thumbprint of the key of the request's accepted DPoP proof; the token is bound to it. */
   dpopJkt: string | undefined;
   /**
-   * Signs the ID token of a grant holding `openid`. Called before the grant spends what it
-   * exchanges (before its transaction commits, or before the code exchange's spending statement):
-   * if signing fails (no usable key, a claims read), the code, device code or refresh token is not
-   * spent and the client can simply retry.
+   * Signs the ID token of a grant holding `openid`. The device and refresh grants call it before
+   * they spend what they exchange (before their transaction commits): if signing fails (no usable
+   * key, a claims read), the device code or refresh token is not spent and the client can simply
+   * retry. The code exchange's one statement spends the code once the key is loaded
+   * (idTokenKeyReady) and calls it after; a failure then revokes what the statement issued.
    */
   signIdToken(db: DbOrTrx, input: IdTokenRequest): Promise<string>;
+  /**
+   * Whether an ID token can be signed now: the signing key loaded (cached), false when none can
+   * be. The code exchange asks before its one statement, which spends a code holding `openid` only
+   * then; signIdToken loads the same key again.
+   */
+  idTokenKeyReady(): Promise<boolean>;
 }
 
 export interface IdTokenRequest {

@@ -35,6 +35,11 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
       issuer: config.publicUrl,
       lifetimeSeconds: config.idTokenLifetimeSeconds,
     });
+  const idTokenKeyReady = () =>
+    signingKeys.load().then(
+      () => true,
+      () => false,
+    );
   app.post('/oauth/token', { schema: { response: { 200: tokenResponseSchema } } }, async (request, reply) => {
     const receivedAt = new Date();
     const params = mergedParams(request);
@@ -64,6 +69,7 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
         receivedAt,
         refreshReuseLeeway: config.refreshReuseLeeway,
         signIdToken,
+        idTokenKeyReady,
       });
       if (issued) return sendTokens(reply, issued, false);
     }
@@ -91,6 +97,7 @@ export async function tokenRoutes(app: FastifyInstance, { db, config, signingKey
         refreshReuseLeeway: config.refreshReuseLeeway,
         dpopJkt: proof?.jkt,
         signIdToken,
+        idTokenKeyReady,
       }),
     );
     return sendTokens(reply, issued, proof !== undefined);

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createDb, type DbHandle } from '../../../service/db/create-db';
-import { runStatement } from '../../../service/db/hot-statements';
+import { runStatement, runStatementHolding } from '../../../service/db/hot-statements';
 import type { Db } from '../../../service/db/schema';
 import { createTestDatabase } from '../../support/db';
 
@@ -181,6 +181,45 @@ describe('hot statements', () => {
       expect(await preparedCount(handle.db)).toBe(0);
     } finally {
       await handle.destroy();
+    }
+  });
+  it('bind a holding statement once it has its connection, not while it queues for one', async () => {
+    for (const preparedStatements of [true, false]) {
+      const t = await createTestDatabase();
+      const handle = createDb({ connectionString: t.url, max: 1, preparedStatements });
+      try {
+        const stamps: string[] = [];
+        const holding = (label: string) =>
+          runStatementHolding(handle.db, (on) => {
+            stamps.push(label);
+            return sql<{ label: string }>`select ${label}::text as label`.compile(on);
+          });
+        // The one connection is held elsewhere: the statement waits for it, unbound.
+        const other = await handle.pool.connect();
+        const waiting = holding('once released');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(stamps).toEqual([]);
+        other.release();
+        expect((await waiting).rows).toEqual([{ label: 'once released' }]);
+        expect(stamps).toEqual(['once released']);
+        // Inside a transaction it runs there, on the transaction's connection.
+        const inside = await handle.db.transaction().execute(async (trx) => {
+          await sql`create temporary table holding_seen (n int) on commit drop`.execute(trx);
+          return (
+            await runStatementHolding(trx, (on) =>
+              sql<{ n: number }>`select count(*)::int as n from holding_seen`.compile(on),
+            )
+          ).rows;
+        });
+        expect(inside).toEqual([{ n: 0 }]);
+        // A named prepared statement on the pool's connection, unless they are off (RDS Proxy).
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_prepared_statements where statement like '%as label'
+        `.execute(handle.db);
+        expect(rows).toEqual([{ n: preparedStatements ? 1 : 0 }]);
+      } finally {
+        await handle.destroy();
+      }
     }
   });
 });
