@@ -31,6 +31,7 @@ import * as m0027 from './0027-notification-events-retention';
 import * as m0028 from './0028-device-grant-sign-in';
 import * as m0029 from './0029-logout-deliveries-queue-index';
 import * as m0030 from './0030-notification-subscriptions';
+import * as m0031 from './0031-mail-outbox-hot-claim';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '0028-device-grant-sign-in': m0028,
   '0029-logout-deliveries-queue-index': m0029,
   '0030-notification-subscriptions': m0030,
+  '0031-mail-outbox-hot-claim': m0031,
 };

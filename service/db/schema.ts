@@ -1,5 +1,5 @@
 // The one typed view of the database that every module (service, CLI, tests) uses.
-import type { ColumnType, Generated, Kysely, Selectable, Transaction } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Kysely, Selectable, Transaction } from 'kysely';
 
 /** Insert may omit it where the column has a default. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -324,6 +324,8 @@ export interface MailOutboxTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   sent_at: NullableTimestamp;
+  /** Computed (migration 0031): updated_at once sent or failed, null while still to do. */
+  finished_at: GeneratedAlways<Date | null>;
 }
 
 /** An event posted to the notification intake (migration 0017), unique per caller, scope and key. */

@@ -194,8 +194,8 @@ export const PURGE_RULES: readonly PurgeRule[] = [
     table: 'mail_outbox',
     rule: 'sent or failed, past the mail retention',
     key: 'id',
-    expired: (s) =>
-      sql`t.status in ('sent', 'failed') and t.updated_at < now() - make_interval(days => ${s.mailRetentionDays})`,
+    // finished_at: updated_at once sent or failed, null before (migration 0031; its index).
+    expired: (s) => sql`t.finished_at < now() - make_interval(days => ${s.mailRetentionDays})`,
   },
 ];
 

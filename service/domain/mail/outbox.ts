@@ -149,8 +149,10 @@ export interface ClaimedMail {
  * Claim up to `limit` due messages for `leaseSeconds`: pending ones whose time has come, and ones a
  * sender claimed and never finished (it crashed: its lease lapsed; a claim never moves
  * next_attempt_at, so those were due too). One ordered walk of the index of messages still to do
- * (mail_outbox_queue, migration 0025) that stops at `limit`, however many sent ones the table keeps. FOR UPDATE SKIP LOCKED: two
- * senders never claim the same row, and neither waits for the other. The claim commits before any
+ * (mail_outbox_queue, migrations 0025 and 0031) that stops at `limit`, however many sent ones the
+ * table keeps. The claim changes no indexed column, so its new row version stays on its page (a HOT
+ * update, migration 0031). FOR UPDATE SKIP LOCKED: two senders never claim the same row, and
+ * neither waits for the other. The claim commits before any
  * send, so `attempts` counts every try, a crashed one included; a lapsed claim that was already the
  * last attempt is marked failed instead of being tried again (a message that kills its sender
  * cannot keep killing it). A message to a suppressed address (suppressions.ts) is marked failed
@@ -166,7 +168,7 @@ export async function claimDueMail(
   const { rows } = await sql<ClaimedMail & { status: string; held: boolean }>`
     with due as (
       select id, not ${addressNotSuppressed(sql.ref('to_address'))} as held from mail_outbox
-       where status in ('pending', 'sending') and next_attempt_at <= now()
+       where finished_at is null and next_attempt_at <= now()
          and (status = 'pending' or locked_until < now()) ${only}
        order by next_attempt_at, id
        limit ${options.limit}

@@ -31,6 +31,24 @@ export function quotedPrintable(text: string): string {
   let col = 0;
   for (let i = 0; i < n; i++) {
     const b = src[i];
+    if (b >= 33 && b <= 126 && b !== EQUALS) {
+      // Printable (most bytes): one column. The 76th only for the last byte of a line; else a
+      // soft break first. Only near the end of a line does it matter what follows (written out
+      // here and below rather than called: this loop is the renderer's hottest).
+      if (col >= MAX_LINE - 1) {
+        const j = i + 1;
+        const lineEnds = j >= n || src[j] === LF || (src[j] === CR && j + 1 < n && src[j + 1] === LF);
+        if (col >= MAX_LINE || !lineEnds) {
+          out[pos++] = EQUALS;
+          out[pos++] = CR;
+          out[pos++] = LF;
+          col = 0;
+        }
+      }
+      out[pos++] = b;
+      col++;
+      continue;
+    }
     if (b === LF || (b === CR && i + 1 < n && src[i + 1] === LF)) {
       if (b === CR) i++;
       out[pos++] = CR;
@@ -38,9 +56,10 @@ export function quotedPrintable(text: string): string {
       col = 0;
       continue;
     }
-    const next = i + 1 < n ? src[i + 1] : LF;
-    const lineEnds = next === LF || (next === CR && i + 2 < n && src[i + 2] === LF);
-    const plain = (b >= 33 && b <= 126 && b !== EQUALS) || ((b === 32 || b === 9) && !lineEnds);
+    // A space or tab (escaped at the end of a line), or a byte that is always escaped.
+    const j = i + 1;
+    const lineEnds = j >= n || src[j] === LF || (src[j] === CR && j + 1 < n && src[j + 1] === LF);
+    const plain = (b === 32 || b === 9) && !lineEnds;
     const width = plain ? 1 : 3;
     // Room for this token and, unless the line ends with it, the soft break after it.
     if (col + width > (lineEnds ? MAX_LINE : MAX_LINE - 1)) {

@@ -7,7 +7,7 @@
 // 2047 words and quoting from nodemailer's MIME primitives, quoted-printable.ts for the bodies)
 // rather than with nodemailer's stream-based MailComposer, which costs ~3 ms of CPU per message on
 // a loaded machine, more than the rest of a send.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { encodeWords, quoteString } from 'nodemailer/lib/mime-funcs';
 import { quotedPrintable } from './quoted-printable';
 
@@ -49,6 +49,8 @@ const rfc5322Date = (d: Date): string => d.toUTCString().replace(/GMT$/, '+0000'
 
 /** `Name: value`, folded before a space so no line passes 76 characters where it can be helped (RFC 5322 §2.2.3). */
 function header(name: string, value: string): string {
+  // What fits on one line is one line as it is (most headers): the loop below would not break it.
+  if (name.length + 2 + value.length <= 76) return `${name}: ${value}`;
   const lines: string[] = [];
   let line = `${name}:`;
   for (const word of value.split(' ')) {
@@ -90,7 +92,7 @@ const part = (which: 'text' | 'html', body: string): string =>
 function boundaryOf(mail: RenderableMail): string {
   let seed = mail.message_id;
   for (;;) {
-    const boundary = `--_lanyard_${createHash('sha256').update(seed).digest('hex').slice(0, 24)}`;
+    const boundary = `--_lanyard_${hash('sha256', seed, 'hex').slice(0, 24)}`;
     if (!mail.text_body.includes(boundary) && !mail.html_body.includes(boundary)) return boundary;
     seed = boundary;
   }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../../service/db/schema';
 import { buildMessage } from '../../../service/domain/mail/message';
 import { enqueueMail } from '../../../service/domain/mail/outbox';
+import { renderMail } from '../../../service/domain/mail/render';
 import { drainOnce, type SendResult, type SenderOptions } from '../../../service/mail/sender';
 import { smtpTransport } from '../../../service/mail/smtp-transport';
 import { createTestDatabase, resetDatabase } from '../../support/db';
@@ -128,6 +129,27 @@ describe('delivery through SMTP', () => {
       ['sent', 2],
       ['sent', 2],
     ]);
+  });
+
+  it('an address nodemailer would rewrite (upper-case or non-ASCII host) goes through sendMail: normalised, same bytes', async () => {
+    await queue(1, 'Ada@Example.COM');
+    await queue(1, 'ada@jõgeva.example');
+    await queue(1, 'grace@example.com');
+    const s = sender(sink.url());
+    expect(await drainOnce(s.options)).toEqual({ claimed: 3, sent: 3, retried: 0, failed: 0 });
+    await s.close();
+
+    // The envelope as nodemailer's sendMail writes it (the host lower-cased: the other path was
+    // taken), and the IDN host's mailbox reached (this server reads it back in Unicode).
+    expect(sink.received.map((m) => m.to[0]).sort()).toEqual([
+      'Ada@example.com',
+      'ada@jõgeva.example',
+      'grace@example.com',
+    ]);
+    // The bytes are the rendered row's, whichever way the message went.
+    const stored = await db.selectFrom('mail_outbox').selectAll().execute();
+    const rendered = await Promise.all(stored.map((row) => renderMail(row, 'Fallback <fallback@id.example.org>')));
+    expect(sink.received.map((m) => m.raw).sort()).toEqual(rendered.sort());
   });
 
   it('non-ASCII names, subjects and bodies, quoted display names and long lines arrive intact', async () => {
