@@ -435,3 +435,25 @@ export type User = Selectable<UsersTable>;
 export type OAuthApplication = Selectable<OAuthApplicationsTable>;
 export type Group = Selectable<GroupsTable>;
 export type Project = Selectable<ProjectsTable>;
+
+/** Every column, named (never selectAll): an added column does not change a prepared statement's result. */
+export const GROUP_COLUMNS = [
+  'id',
+  'parent_id',
+  'path',
+  'name',
+  'full_path',
+  'visibility',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof Group>;
+export const PROJECT_COLUMNS = [
+  'id',
+  'group_id',
+  'path',
+  'name',
+  'path_with_namespace',
+  'visibility',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof Project>;

@@ -1,6 +1,6 @@
 // Groups (nested), projects (in a group) and memberships with GitLab's access levels.
 import { withTransaction } from '../db/transaction';
-import type { DbOrTrx, Group, Project, Visibility } from '../db/schema';
+import { type DbOrTrx, GROUP_COLUMNS, type Group, PROJECT_COLUMNS, type Project, type Visibility } from '../db/schema';
 import { recordAudit } from './audit';
 import { conflict, invalid, notFound, uniqueViolation } from './errors';
 import { getUserByUsername } from './users';
@@ -149,28 +149,6 @@ function requirePath(path: string, what: string): string {
   }
   return path;
 }
-
-/** Every column, named (never selectAll): an added column does not change a prepared statement's result. */
-export const GROUP_COLUMNS = [
-  'id',
-  'parent_id',
-  'path',
-  'name',
-  'full_path',
-  'visibility',
-  'created_at',
-  'updated_at',
-] as const satisfies ReadonlyArray<keyof Group>;
-export const PROJECT_COLUMNS = [
-  'id',
-  'group_id',
-  'path',
-  'name',
-  'path_with_namespace',
-  'visibility',
-  'created_at',
-  'updated_at',
-] as const satisfies ReadonlyArray<keyof Project>;
 
 export const findGroupByFullPath = (db: DbOrTrx, fullPath: string): Promise<Group | undefined> =>
   db

@@ -4,8 +4,7 @@
 // in GitLab without Admin Mode. Callers answer "not visible" exactly like "missing", so the
 // existence of a private group or project never leaks.
 import { type RawBuilder, sql } from 'kysely';
-import type { DbOrTrx, Group, Project, User } from '../db/schema';
-import { GROUP_COLUMNS, PROJECT_COLUMNS } from './namespaces';
+import { type DbOrTrx, GROUP_COLUMNS, type Group, PROJECT_COLUMNS, type Project, type User } from '../db/schema';
 import { sourcesCte } from './notifications/sources';
 
 /** The parts of a user that decide visibility. */

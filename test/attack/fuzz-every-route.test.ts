@@ -395,8 +395,13 @@ describe('every route, fuzzed', () => {
       payload: { level: 'watch' },
     });
     expect(accepted.statusCode).toBe(200);
-    // The change and its audit event (every notification settings change is audited, issue 23).
-    expect(changedTables(before, await digest())).toEqual(['audit_events', 'notification_settings']);
+    // The change and its audit event (every notification settings change is audited, issue 23);
+    // a member now watching everything is on the subscriptions list of what they belong to.
+    expect(changedTables(before, await digest())).toEqual([
+      'audit_events',
+      'notification_settings',
+      'notification_subscriptions',
+    ]);
   });
 
   it('answers every random request below 500, and a rejected one changes no row', async () => {
