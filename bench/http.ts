@@ -180,13 +180,21 @@ function fromAutocannon(r: autocannon.Result, rssMb: number, cpu: number): Sampl
   };
 }
 
-async function startProcess(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-  nodeArgs: string[] = [],
-): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], {
+/**
+ * How `npm start` runs the server (package.json's start script, `exec node <node args> <script>`),
+ * so the bench measures the process a self-hosted installation runs, flags and loader included.
+ */
+function npmStart(): { nodeArgs: string[]; script: string } {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const m = /^exec node ((?:\S+ )*)(\S+\.ts)$/.exec(pkg.scripts.start);
+  if (!m) throw new Error(`package.json's start script is not "exec node <node args> <script>": ${pkg.scripts.start}`);
+  return { nodeArgs: m[1].split(' ').filter(Boolean), script: m[2] };
+}
+
+/** The server as `npm start` runs it, with `extraNodeArgs` (profiling) before its own. */
+async function startServer(env: NodeJS.ProcessEnv, extraNodeArgs: string[] = []): Promise<ChildProcess> {
+  const { nodeArgs, script } = npmStart();
+  const child = spawn(process.execPath, [...extraNodeArgs, ...nodeArgs, script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -195,13 +203,13 @@ async function startProcess(
     let seen = '';
     const onData = (chunk: Buffer) => {
       seen += chunk.toString();
-      if (ready.test(seen)) {
+      if (/Lanyard is listening/.test(seen)) {
         child.stdout!.off('data', onData);
         resolve();
       }
     };
     child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited (${code}) before it was ready: ${seen}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready: ${seen}`)));
   });
   return child;
 }
@@ -295,10 +303,8 @@ async function main(): Promise<void> {
     // --- the servers ------------------------------------------------------------------------
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const server = await startProcess(
-      ['service/server.ts'],
+    const server = await startServer(
       { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent', LANYARD_HOME: home },
-      /Lanyard is listening/,
       // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server alone.
       process.env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean),
     );

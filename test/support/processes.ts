@@ -19,8 +19,8 @@ export interface Running {
 }
 
 /**
- * `direct`: run node itself with tsx as a loader (as `npm start` does), not the tsx wrapper, whose
- * own process would stand between a signal (SIGKILL) and the program.
+ * `direct`: run node itself with tsx's CommonJS loader (as `npm start` does), not the tsx wrapper,
+ * whose own process would stand between a signal (SIGKILL) and the program.
  */
 export function start(
   script: string,
@@ -29,7 +29,7 @@ export function start(
   options: { direct?: boolean } = {},
 ): Running {
   const [command, argv] = options.direct
-    ? [process.execPath, ['--import', 'tsx', script, ...args]]
+    ? [process.execPath, ['--require', 'tsx/cjs', script, ...args]]
     : [TSX, [script, ...args]];
   const child = spawn(command, argv, {
     cwd: ROOT,
