@@ -404,9 +404,14 @@ export async function up(db: Kysely<any>): Promise<void> {
         perform notification_subscriptions_touched(array(
           select row(user_id, group_id, project_id)::notification_settings_touch from new_rows));
       elsif TG_OP = 'UPDATE' then
+        -- Only the rows that changed in more than their updated_at: an upsert that writes what was
+        -- there (a settings form saved again, a re-applied configuration) recomputes nothing.
         perform notification_subscriptions_touched(array(
-          select row(user_id, group_id, project_id)::notification_settings_touch from old_rows
-          union select row(user_id, group_id, project_id)::notification_settings_touch from new_rows));
+          select row(x.user_id, x.group_id, x.project_id)::notification_settings_touch
+            from old_rows o join new_rows n on n.id = o.id,
+                 lateral (values (o.user_id, o.group_id, o.project_id), (n.user_id, n.group_id, n.project_id))
+                   x (user_id, group_id, project_id)
+           where to_jsonb(o) - 'updated_at' is distinct from to_jsonb(n) - 'updated_at'));
       else
         perform notification_subscriptions_touched(array(
           select row(user_id, group_id, project_id)::notification_settings_touch from old_rows));

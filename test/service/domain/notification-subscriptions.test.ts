@@ -250,6 +250,35 @@ describe('the notification subscriptions list', () => {
     ]);
   });
 
+  it('is recomputed by a write that changes a setting, and left alone by one that writes it again', async () => {
+    await seedWorld();
+    const [root] = await ids('groups');
+    const [project] = await ids('projects');
+    const [user] = await ids('users');
+    await sql`insert into members (user_id, group_id, access_level) values (${user}, ${root}, 30)`.execute(db);
+    const upsert = (level: string) =>
+      sql`insert into notification_settings (user_id, project_id, level) values (${user}, ${project}, ${level})
+        on conflict (user_id, project_id) where project_id is not null
+        do update set level = excluded.level, updated_at = now()`.execute(db);
+    // The row's version (xmin) tells whether the refresh deleted and wrote it again.
+    const version = async () =>
+      (
+        await sql<{ xmin: string; level: string }>`
+          select xmin::text, level from notification_subscriptions where user_id = ${user} and project_id = ${project}`.execute(
+          db,
+        )
+      ).rows[0];
+    await upsert('watch');
+    const first = await version();
+    expect(first?.level).toBe('watch');
+    await upsert('watch');
+    expect(await version()).toEqual(first);
+    await upsert('custom');
+    const changed = await version();
+    expect(changed?.level).toBe('custom');
+    expect(changed?.xmin).not.toBe(first?.xmin);
+  });
+
   it("holds under concurrent writes to one user's settings: the second waits and sees the first", async () => {
     await seedWorld();
     const [root] = await ids('groups');
