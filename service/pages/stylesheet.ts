@@ -122,6 +122,7 @@ summary{cursor:pointer;color:var(--link)}
 .overview dt{font-weight:600;color:var(--muted)}
 .overview dd{margin:0}
 .overview ul.links{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.5rem}
+.overview ul.links li{display:grid}
 .overview ul.links a{display:block;padding:.6rem .75rem;border:1px solid var(--border);border-radius:var(--radius);text-decoration:none;background:var(--surface)}
 .overview ul.links a:hover{background:var(--code-bg)}
 @media print{.topbar,.side-nav,.skip-link,.lead,.flash,form,button,.button,.panel:not(#recovery-codes){display:none!important}
