@@ -13,6 +13,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx, Group, NotificationLevel, Project } from '../../db/schema';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../../db/schema';
+import { runStatement } from '../../db/hot-statements';
 import { DomainError } from '../errors';
 import { getProjectByPath } from '../namespaces';
 import { getUserByUsername } from '../users';
@@ -113,6 +114,10 @@ export function parseRecipientsRequest(params: Record<string, unknown>): Recipie
   };
 }
 
+/** The state of the named users (one statement; on the pool's direct path like the resolution). */
+const usersStateQuery = (db: DbOrTrx, ids: number[]) =>
+  db.selectFrom('users').select(['id', 'state']).where('id', '=', sql<number>`any(${ids}::bigint[])`).compile();
+
 /** Every named user must exist and be active: one query for all of them. */
 async function checkUsers(db: DbOrTrx, request: RecipientsRequest): Promise<void> {
   const named: [string, number[]][] = [
@@ -122,7 +127,7 @@ async function checkUsers(db: DbOrTrx, request: RecipientsRequest): Promise<void
   ];
   const all = [...new Set(named.flatMap(([, ids]) => ids))];
   if (all.length === 0) return;
-  const rows = await db.selectFrom('users').select(['id', 'state']).where('id', 'in', all).execute();
+  const { rows } = await runStatement(db, usersStateQuery(db, all));
   const state = new Map(rows.map((r) => [Number(r.id), r.state]));
   for (const [name, ids] of named) {
     for (const id of ids) {
@@ -225,17 +230,23 @@ function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
 }
 
 /**
- * Resolve the recipients of `request.event` on the target. Validates the named users (one
- * query), then resolves in one statement. Sorted by user id.
+ * Resolve the recipients of `request.event` on the target, in one statement, beside one query that
+ * validates the named users. Sorted by user id.
  */
 export async function resolveRecipients(
   db: DbOrTrx,
   target: RecipientTarget,
   request: RecipientsRequest,
 ): Promise<Recipient[]> {
-  await checkUsers(db, request);
-  const { rows } = await recipientsQuery(target, request).execute(db);
-  return rows.map((r) => ({
+  // The check and the resolution go out together (on two of the pool's connections, or one after
+  // the other in a transaction): the resolution only reads, and a failed check discards its rows.
+  const [checked, resolved] = await Promise.allSettled([
+    checkUsers(db, request),
+    runStatement(db, recipientsQuery(target, request).compile(db)),
+  ]);
+  if (checked.status === 'rejected') throw checked.reason;
+  if (resolved.status === 'rejected') throw resolved.reason;
+  return resolved.value.rows.map((r) => ({
     user_id: Number(r.user_id),
     username: r.username,
     email: r.email,

@@ -1,6 +1,7 @@
 // The notification recipient rules on real PostgreSQL: every level × candidate kind × event, the
 // regression tests for GitLab's bugs (gitlab#19102, #367418, #222840), effective settings, and
 // the refusal of bad input.
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Group, NotificationLevel, Project, User } from '../../../service/db/schema';
 import { NOTIFICATION_EVENTS } from '../../../service/db/schema';
@@ -138,6 +139,71 @@ describe('level × kind × event (the issue text, as a table)', () => {
       [both.username, 'mentioned'],
       [partWatch.username, 'participating'],
     ]);
+  });
+
+  it('hundreds of recipients come back whole, once each, sorted by id, with their reasons and sources', async () => {
+    // 700 watchers at two sources and a named participant: every one once, in id order, exact.
+    const group = await createGroup(db, { path: 'crowd', visibility: 'public' });
+    const project = await createProject(db, { path: 'crowd/p', visibility: 'public' });
+    const first = await makeUser(db, `t${++n}`);
+    await db
+      .insertInto('users')
+      .columns(['username', 'email', 'name'])
+      .expression((eb) =>
+        eb
+          .selectFrom(sql<{ i: number }>`generate_series(1, 700)`.as('g'))
+          .select([
+            sql<string>`'crowd' || g`.as('username'),
+            sql<string>`'crowd' || g || '@example.com'`.as('email'),
+            sql<string>`'Crowd ' || g`.as('name'),
+          ]),
+      )
+      .execute();
+    const crowd = await db
+      .selectFrom('users')
+      .select(['id', 'username', 'email'])
+      .where('username', 'like', 'crowd%')
+      .orderBy('id')
+      .execute();
+    // Alternate group and project watchers, so both sources appear all through the list.
+    for (const [i, u] of crowd.entries())
+      await db
+        .insertInto('notification_settings')
+        .values({
+          user_id: u.id,
+          level: 'watch',
+          group_id: i % 2 ? group.id : null,
+          project_id: i % 2 ? null : project.id,
+        })
+        .execute();
+    const got = await resolveRecipients(db, projectTarget(project), {
+      event: 'new_issue',
+      authorId: null,
+      participantIds: [first.id],
+      mentionedIds: [crowd[350]!.id],
+    });
+    expect(got).toHaveLength(701);
+    expect(got[0]).toEqual({
+      user_id: first.id,
+      username: first.username,
+      email: first.email,
+      reason: 'participating',
+      level: 'participating',
+      source: { type: 'global', id: null, full_path: null },
+    });
+    expect(got.slice(1)).toEqual(
+      crowd.map((u, i) => ({
+        user_id: u.id,
+        username: u.username,
+        email: u.email,
+        reason: i === 350 ? 'mentioned' : 'watching',
+        level: 'watch',
+        source:
+          i % 2
+            ? { type: 'group', id: group.id, full_path: 'crowd' }
+            : { type: 'project', id: project.id, full_path: 'crowd/p' },
+      })),
+    );
   });
 
   it('excludes the author (own activity), blocked users and users who cannot see a private project', async () => {
