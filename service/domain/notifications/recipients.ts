@@ -209,7 +209,8 @@ function recipientsQuery(target: RecipientTarget, request: RecipientsRequest) {
         left join lateral (
           select * from notification_settings g where g.user_id = nm.user_id and g.group_id is null and g.project_id is null
         ) g on true
-       where not exists (select 1 from listed l where l.user_id = nm.user_id)
+       -- Not listed: asked of the list's index, so that \`listed\` is read once and never materialized.
+       where not exists (select 1 from notification_subscriptions s where s.user_id = nm.user_id and ${listed})
     ),
     eff as (
       select u.id as user_id, u.username, u.is_admin, ${sql.join(CANDIDATE_KINDS.map((k) => sql`c.${hasKind(k)}`))},
