@@ -475,6 +475,36 @@ describe('the built functions against PostgreSQL', () => {
     }
   });
 
+  // HEAD twins carry no table entries of their own (their GET's code is the same): they validate
+  // and answer exactly as the unbundled app's.
+  it("API function: HEAD requests validate and answer as the unbundled app's, from their GET's build-time code", async () => {
+    const { handler } = loadBundle('api', env());
+    const app = await buildTestApp(t.db, { publicUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
+    const auth = { authorization: `Bearer ${accessToken}` };
+    const cases: Array<[string, string, Record<string, string>, number]> = [
+      ['/-/health', '', {}, 200],
+      ['/api/v4/notification_settings', '', auth, 200],
+      ['/api/v4/groups', 'per_page=abc', auth, 400],
+      ['/api/v4/projects', 'per_page=0', auth, 400],
+    ];
+    for (const [path, query, headers, status] of cases) {
+      const bundled = await handler(
+        {
+          ...httpApiEvent({ method: 'HEAD', path, query, headers }),
+          queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : undefined,
+        },
+        lambdaContext,
+      );
+      const injected = await app.inject({ method: 'HEAD', url: query ? `${path}?${query}` : path, headers });
+      expect([path, bundled.statusCode, bundled.body]).toEqual([path, status, '']);
+      expect(injected.statusCode).toBe(status);
+      for (const name of ['content-type', 'content-length']) {
+        expect([path, name, bundled.headers[name]]).toEqual([path, name, injected.headers[name]]);
+      }
+    }
+    await app.close();
+  });
+
   it('OpenID Connect with the signing key in a stand-in Secrets Manager: the migration function writes it, the API serves discovery, JWKS and an ID token', async () => {
     const SIGNING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf';
     const sm = await startFakeSecretsManager({ [SIGNING]: undefined });
