@@ -37,6 +37,12 @@ export interface BuildAppOptions {
    * The API bundle restores code generated at build time instead (precompiled-schemas.ts).
    */
   schemaController?: FastifyServerOptions['schemaController'];
+  /**
+   * Awaited between the registration steps (none by default). The Lambda handler lets the event
+   * loop turn there, so that the database connection it opened first completes its handshake
+   * while the routes register, instead of after.
+   */
+  betweenSteps?: () => Promise<void>;
 }
 
 export async function buildApp({
@@ -47,6 +53,7 @@ export async function buildApp({
   signingKeys,
   genReqId: requestId,
   schemaController,
+  betweenSteps = async () => {},
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
@@ -87,17 +94,22 @@ export async function buildApp({
   rejectNulBytes(app);
   await app.register(formbody);
   await app.register(cookie);
+  await betweenSteps();
   await app.register(sessionPlugin, { db, config, keyRing: keyRing ?? fileKeyRingSource(config.home) });
 
   const ctx: AppContext = { db, config };
   await app.register(healthRoutes, { db });
+  await betweenSteps();
   await app.register(oauthRoutes, {
     ...ctx,
     // Created on first use, not at boot: only OpenID Connect requests need a key.
     signingKeys: signingKeys ?? fileSigningKeySource(config.home, signingKeyPolicy(config)),
   });
+  await betweenSteps();
   await app.register(webRoutes, ctx);
+  await betweenSteps();
   await app.register(apiRoutes, { ...ctx, prefix: '/api/v4' });
+  await betweenSteps();
   return app;
 }
 

