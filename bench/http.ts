@@ -34,6 +34,7 @@ import {
 } from '../service/domain/notifications/settings';
 import { createUser } from '../service/domain/users';
 import { startTestPostgres } from '../test/support/postgres-server';
+import { type PostgresCpu, postgresCpu } from './support/postgres-cpu';
 
 const ROOT = path.resolve(__dirname, '..');
 const RESULTS = path.join(__dirname, 'results');
@@ -102,6 +103,9 @@ class CookieJar {
   }
 }
 
+/** PostgreSQL's CPU meter (embedded PostgreSQL only): the informational PG column. */
+let pgMeter: PostgresCpu | undefined;
+
 interface Sample {
   rps: number;
   p50: number;
@@ -109,6 +113,11 @@ interface Sample {
   rssMb: number;
   /** CPU time (user + system) the serving process spent per request answered, in ms. */
   cpuMs: number;
+  /**
+   * CPU time PostgreSQL's processes spent per request answered, in ms (informational: embedded
+   * PostgreSQL only, else NaN; the in-memory peer's is its idle servers').
+   */
+  pgMs: number;
   failures: number;
 }
 
@@ -147,8 +156,9 @@ async function quiesce(pid: number): Promise<void> {
 async function withPeakRss<T>(
   pid: number,
   work: () => Promise<T>,
-): Promise<{ value: T; rssMb: number; cpuSeconds: number }> {
+): Promise<{ value: T; rssMb: number; cpuSeconds: number; pgSeconds: number }> {
   const cpuBefore = cpuSeconds(pid);
+  const pgBefore = pgMeter?.now() ?? Number.NaN;
   const read = () => {
     try {
       const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -163,15 +173,21 @@ async function withPeakRss<T>(
   }, 100);
   try {
     const value = await work();
-    return { value, rssMb: Math.max(peak, read()), cpuSeconds: cpuSeconds(pid) - cpuBefore };
+    return {
+      value,
+      rssMb: Math.max(peak, read()),
+      cpuSeconds: cpuSeconds(pid) - cpuBefore,
+      pgSeconds: ((pgMeter?.now() ?? Number.NaN) - pgBefore) / 1000,
+    };
   } finally {
     clearInterval(timer);
   }
 }
 
-function fromAutocannon(r: autocannon.Result, rssMb: number, cpu: number): Sample {
+function fromAutocannon(r: autocannon.Result, rssMb: number, cpu: number, pg: number): Sample {
   return {
     cpuMs: r['2xx'] > 0 ? (cpu * 1000) / r['2xx'] : 0,
+    pgMs: r['2xx'] > 0 ? (pg * 1000) / r['2xx'] : 0,
     rps: r['2xx'] / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -231,6 +247,7 @@ async function main(): Promise<void> {
     // --- fixtures, at the service's real password cost --------------------------------------
     await migrateToLatest(handle.db);
     const db = handle.db;
+    if (postgres.kind === 'embedded') pgMeter = await postgresCpu(db);
     const user = await createUser(db, { username: 'bench', email: 'bench@example.com', password: PASSWORD });
     const pat = `glpat-${randomBytes(32).toString('base64url')}`;
     await db
@@ -378,7 +395,7 @@ async function main(): Promise<void> {
       // autocannon takes the path from the URL (a `path` option only applies inside `requests`).
       withPeakRss(pid, () =>
         autocannon({ ...options, url: target + (options.path ?? ''), connections, duration: SECONDS }),
-      ).then(({ value, rssMb, cpuSeconds: cpu }) => fromAutocannon(value, rssMb, cpu));
+      ).then(({ value, rssMb, cpuSeconds: cpu, pgSeconds }) => fromAutocannon(value, rssMb, cpu, pgSeconds));
 
     /**
      * authorize (trusted: straight to the redirect) + code exchange, CONNECTIONS loops at once,
@@ -400,6 +417,7 @@ async function main(): Promise<void> {
         value,
         rssMb,
         cpuSeconds: cpu,
+        pgSeconds,
       } = await withPeakRss(pid, () =>
         autocannon({
           url: target,
@@ -459,6 +477,7 @@ async function main(): Promise<void> {
         p99: at(0.99),
         rssMb,
         cpuMs: latencies.length > 0 ? (cpu * 1000) / latencies.length : 0,
+        pgMs: latencies.length > 0 ? (pgSeconds * 1000) / latencies.length : 0,
         failures: failures + value.errors + value.timeouts,
       };
     }
@@ -647,6 +666,7 @@ async function main(): Promise<void> {
           p99: median(xs.map((x) => x.p99)),
           rssMb: median(xs.map((x) => x.rssMb)),
           cpuMs: median(xs.map((x) => x.cpuMs)),
+          pgMs: median(xs.map((x) => x.pgMs)),
           failures: xs.reduce((n, x) => n + x.failures, 0),
         },
       ]),
@@ -679,7 +699,7 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
     `\nHTTP, ${CONNECTIONS} connections (probe ${PROBE_CONNECTIONS}), medians of ${ROUNDS} interleaved ${SECONDS} s rounds, ${os.cpus().length} cores, Node ${process.version}; ${seconds.toFixed(0)} s in all`,
   );
   line(
-    `${'scenario'.padEnd(42)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(7)} ${'CPU ms/req'.padStart(10)}  ratio`,
+    `${'scenario'.padEnd(42)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(7)} ${'CPU ms/req'.padStart(10)} ${'PG ms/req'.padStart(9)}  ratio`,
   );
   for (const [name, s] of Object.entries(r)) {
     const against = RATIO_TO[name];
@@ -690,7 +710,7 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
           : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]} (CPU/req ×${(s.cpuMs / r[against].cpuMs).toFixed(2)})`
         : '';
     line(
-      `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)} ${s.cpuMs.toFixed(3).padStart(10)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
+      `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)} ${s.cpuMs.toFixed(3).padStart(10)} ${s.pgMs.toFixed(3).padStart(9)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
     );
   }
 }
