@@ -115,7 +115,8 @@ interface Sample {
   cpuMs: number;
   /**
    * CPU time PostgreSQL's processes spent per request answered, in ms (informational: embedded
-   * PostgreSQL only, else NaN; the in-memory peer's is its idle servers').
+   * PostgreSQL only, else NaN; the in-memory peer's is its idle servers'). Processes that exit
+   * during a run take their CPU with them (the count can fall: printed as —).
    */
   pgMs: number;
   failures: number;
@@ -710,7 +711,7 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
           : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]} (CPU/req ×${(s.cpuMs / r[against].cpuMs).toFixed(2)})`
         : '';
     line(
-      `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)} ${s.cpuMs.toFixed(3).padStart(10)} ${s.pgMs.toFixed(3).padStart(9)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
+      `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)} ${s.cpuMs.toFixed(3).padStart(10)} ${(s.pgMs >= 0 ? s.pgMs.toFixed(3) : '—').padStart(9)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
     );
   }
 }
