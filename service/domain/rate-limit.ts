@@ -157,25 +157,84 @@ export const checkedAttemptThrottle = (limit: WindowLimit, row: CheckedAttemptCo
   row.admitted ? undefined : throttleOf(limit, row);
 
 /**
- * Reserve one attempt on an account; undefined while it is locked (10 failures, or reservations
- * still in flight, within the lock's 10 minutes). The tenth reservation sets the lock at once, so
+ * The account reservation's update (reserveAccountAttempt, admissionCtes): one more attempt on the
+ * account `userId` names, unless it is locked (10 failures, or reservations still in flight, within
+ * the lock's 10 minutes) or `admitted` is false. The tenth reservation sets the lock at once, so
  * attempts in flight cannot push past it; a lock that has run out starts the count over.
  */
-export async function reserveAccountAttempt(db: DbOrTrx, userId: number): Promise<AccountTicket | undefined> {
+function accountReservation(
+  userId: unknown,
+  admitted: RawBuilder<boolean>,
+  accountLimit: unknown,
+  lockSeconds: unknown,
+) {
   const expired = sql`locked_until is not null and locked_until <= now()`;
   const next = sql`case when ${expired} then 1 else failed_attempts + 1 end`;
-  const row = await sql<{ seq: number }>`
-    update users set
+  return sql`update users set
       failed_attempts = ${next},
       attempts_cleared_seq = case when ${expired} then attempt_seq else attempts_cleared_seq end,
-      locked_until = case when ${next} >= ${ACCOUNT_FAILURE_LIMIT}
-        then now() + make_interval(secs => ${ACCOUNT_LOCK_SECONDS}) when ${expired} then null else locked_until end,
+      locked_until = case when ${next} >= ${accountLimit}
+        then now() + make_interval(secs => ${lockSeconds}) when ${expired} then null else locked_until end,
       attempt_seq = attempt_seq + 1
-    where id = ${userId} and (locked_until is null or locked_until <= now())
-    returning attempt_seq as seq
-  `.execute(db);
+    where id = ${userId} and (locked_until is null or locked_until <= now()) and ${admitted}
+    returning attempt_seq as seq`;
+}
+
+/** Reserve one attempt on an account; undefined while it is locked (accountReservation). */
+export async function reserveAccountAttempt(db: DbOrTrx, userId: number): Promise<AccountTicket | undefined> {
+  const row = await accountReservation(userId, sql<boolean>`true`, ACCOUNT_FAILURE_LIMIT, ACCOUNT_LOCK_SECONDS)
+    .$castTo<{ seq: number }>()
+    .execute(db);
   const seq = row.rows[0]?.seq;
   return seq === undefined ? undefined : { userId, seq: Number(seq) };
+}
+
+/** The slots of admissionCtes: the window's limit and the account lock's, bound by admissionValues. */
+export type AdmissionSlot = 'key' | 'limit' | 'windowSeconds' | 'accountLimit' | 'lockSeconds';
+
+export const admissionValues = (limit: WindowLimit): Record<AdmissionSlot, unknown> => ({
+  key: limit.key,
+  limit: limit.limit,
+  windowSeconds: limit.windowSeconds,
+  accountLimit: ACCOUNT_FAILURE_LIMIT,
+  lockSeconds: ACCOUNT_LOCK_SECONDS,
+});
+
+/**
+ * reserveAttempt on one window and reserveAccountAttempt on the account that `userId` (a scalar
+ * expression of the statement, e.g. a subquery of an earlier CTE; null: no account) names, as the
+ * CTEs of one statement: the account is reserved only when the window admitted the attempt (a
+ * refused attempt holds nothing). `columns` read both back for admissionOf.
+ */
+export function admissionCtes(slot: <T = unknown>(name: AdmissionSlot) => T, userId: RawBuilder<number | null>) {
+  const limit = {
+    key: slot<string>('key'),
+    limit: slot<number>('limit'),
+    windowSeconds: slot<number>('windowSeconds'),
+  };
+  return {
+    ctes: sql`${admitCte('admitted', limit, sql<number>`1`)},
+    account_ticket as (${accountReservation(userId, sql<boolean>`exists (select from admitted)`, slot('accountLimit'), slot('lockSeconds'))})`,
+    columns: sql`(select counted_window from admitted) as counted_window, ${snapshotColumns(limit)},
+      (select seq from account_ticket) as account_seq`,
+  };
+}
+
+/** What admissionCtes' columns read. */
+export interface AdmissionColumns extends SnapshotRow {
+  counted_window: number | string | null;
+  account_seq: number | string | null;
+}
+
+/**
+ * The admission an admissionCtes statement made: refused (the window's throttle), or admitted with
+ * the account's ticket when the account `userId` was found and is not locked.
+ */
+export function admissionOf(limit: WindowLimit, row: AdmissionColumns, userId: number | undefined): Admission {
+  if (row.counted_window === null) return { ok: false, throttle: throttleOf(limit, row) };
+  const reservation: Reservation = { windows: [{ key: limit.key, window: Number(row.counted_window) }] };
+  if (userId !== undefined && row.account_seq !== null) reservation.account = { userId, seq: Number(row.account_seq) };
+  return { ok: true, reservation };
 }
 
 /**
