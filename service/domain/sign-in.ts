@@ -11,7 +11,7 @@ import {
   type AdmissionColumns,
   type AdmissionSlot,
   addressLimit,
-  admissionCtes,
+  admissionCte,
   admissionOf,
   admissionValues,
   type Reservation,
@@ -71,17 +71,18 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
   return { ok: true, user: await afterGoodPassword(db, clearAccount ? clearedView(user) : user, input.password) };
 }
 
-// One statement (db/statement-templates.ts), where there were three round trips (the address's
-// reservation, the user, the account's reservation): each cost the event loop and PostgreSQL more
-// than the statement's own work, and the password grant ran beside the API's requests
-// (docs/benchmarks.md).
+// One statement (db/statement-templates.ts) where there were two round trips (the address's
+// reservation, then the user): each cost the event loop and PostgreSQL more than the statement's
+// own work, and the password grant runs beside the API's requests (docs/benchmarks.md). The
+// account's reservation stays a statement of its own (rate-limit.ts admissionCte: one statement
+// locking the counter and the user's row could deadlock with a settlement).
 const admissions = statementTemplates<AdmissionSlot | 'login'>(1);
 const userOfAdmission = rowPicker<User>(USER_COLUMNS);
 
 /**
- * Reserve the attempt on the address and, when admitted, on the account the login names, and read
- * that user, in one statement (rate-limit.ts's admissionCtes): the account is reserved before its
- * password is checked, and not at all when the address is refused.
+ * Reserve the attempt on the address and read the user the login names, in one statement; then,
+ * when admitted, reserve the attempt on that account: both before the password is checked, and
+ * nothing held when the address is refused.
  */
 async function admitPasswordAttempt(
   db: DbOrTrx,
@@ -92,14 +93,16 @@ async function admitPasswordAttempt(
   // No login: no user (a key no username or address has).
   values.login = input.login ? loginKey(input.login) : null;
   const { rows } = await admissions.run<User & AdmissionColumns>(db, 'password', values, (slot) => {
-    const { ctes, columns } = admissionCtes(slot, sql<number | null>`(select id from found)`);
-    return sql`with found as ${userByLoginKey(db, slot('login'))}, ${ctes}
+    const { cte, columns } = admissionCte(slot);
+    return sql`with found as ${userByLoginKey(db, slot('login'))}, ${cte}
       select ${sql.join(USER_COLUMNS.map((c) => sql.ref(`f.${c}`)))}, ${columns}
       from (select) as one left join found f on true`;
   });
   const row = rows[0];
   const user = row.id === null ? undefined : userOfAdmission(row);
-  return { admission: admissionOf(limit, row, user?.id), user };
+  const admission = admissionOf(limit, row);
+  if (admission.ok && user) admission.reservation.account = await reserveAccountAttempt(db, user.id);
+  return { admission, user };
 }
 
 /** Where the TOTP sealing keys come from; `refresh` reloads after a rotation made elsewhere. */
