@@ -163,21 +163,28 @@ export const checkedAttemptThrottle = (limit: WindowLimit, row: CheckedAttemptCo
  * attempts in flight cannot push past it; a lock that has run out starts the count over.
  */
 export async function reserveAccountAttempt(db: DbOrTrx, userId: number): Promise<AccountTicket | undefined> {
-  const expired = sql`locked_until is not null and locked_until <= now()`;
-  const next = sql`case when ${expired} then 1 else failed_attempts + 1 end`;
-  const row = await sql<{ seq: number }>`
+  const values = { userId, accountLimit: ACCOUNT_FAILURE_LIMIT, lockSeconds: ACCOUNT_LOCK_SECONDS };
+  const row = await accountReservations.run<{ seq: number }>(db, 'reserve', values, (slot) => {
+    const expired = sql`locked_until is not null and locked_until <= now()`;
+    const next = sql`case when ${expired} then 1 else failed_attempts + 1 end`;
+    return sql`
     update users set
       failed_attempts = ${next},
       attempts_cleared_seq = case when ${expired} then attempt_seq else attempts_cleared_seq end,
-      locked_until = case when ${next} >= ${ACCOUNT_FAILURE_LIMIT}
-        then now() + make_interval(secs => ${ACCOUNT_LOCK_SECONDS}) when ${expired} then null else locked_until end,
+      locked_until = case when ${next} >= ${slot('accountLimit')}
+        then now() + make_interval(secs => ${slot('lockSeconds')}) when ${expired} then null else locked_until end,
       attempt_seq = attempt_seq + 1
-    where id = ${userId} and (locked_until is null or locked_until <= now())
+    where id = ${slot('userId')} and (locked_until is null or locked_until <= now())
     returning attempt_seq as seq
-  `.execute(db);
+  `;
+  });
   const seq = row.rows[0]?.seq;
   return seq === undefined ? undefined : { userId, seq: Number(seq) };
 }
+
+// Built once (db/statement-templates.ts) and run straight on the pool: every password check that
+// names an account sends it.
+const accountReservations = statementTemplates<'userId' | 'accountLimit' | 'lockSeconds'>(1);
 
 /** The slots of admissionCte: the window's key, limit and length, bound by admissionValues. */
 export type AdmissionSlot = 'key' | 'limit' | 'windowSeconds';
