@@ -146,7 +146,8 @@ async function main(): Promise<void> {
     );
   }
 
-  // POST /verify: the raw argon2id rate, through the same libuv pool the service's grants use.
+  // POST /verify: the raw argon2id rate, on libuv's pool (4 threads at nice 0; the service hashes
+  // on its own threads, one per core, at nice 19: service/domain/passwords.ts).
   const passwordHash = process.env.BENCH_PASSWORD_HASH ?? '';
   baseline.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
     done(null, new URLSearchParams(body as string)),

@@ -86,28 +86,62 @@ export interface IssuedToken {
   audience: string[];
 }
 
+/** The slots of issueAccessToken's insert, one per column value. */
+type IssueSlot =
+  | 'applicationId'
+  | 'userId'
+  | 'tokenDigest'
+  | 'refreshDigest'
+  | 'scopes'
+  | 'lifetime'
+  | 'parentId'
+  | 'familyId'
+  | 'codeId'
+  | 'dpopJkt'
+  | 'resources'
+  | 'audience';
+// Built and compiled once (db/statement-templates.ts) and run straight on the pool: every grant
+// that issues a token without rotating one (the password grant's third statement) sends it.
+const issues = statementTemplates<IssueSlot>(1);
+
 export async function issueAccessToken(db: DbOrTrx, input: IssueTokenInput): Promise<IssuedToken> {
   const accessToken = randomHex();
   const refreshToken = input.withRefreshToken ? randomHex() : undefined;
   const audience = input.audience ?? input.resources ?? [];
-  const row = await db
-    .insertInto('oauth_access_tokens')
-    .values({
-      application_id: input.applicationId,
-      user_id: input.userId,
-      token_digest: sha256Hex(accessToken),
-      refresh_token_digest: refreshToken ? sha256Hex(refreshToken) : null,
-      scopes: input.scopes,
-      expires_at: sql<Date>`now() + make_interval(secs => ${ACCESS_TOKEN_LIFETIME_SECONDS})`,
-      parent_id: input.parentId ?? null,
-      family_id: input.familyId ?? null,
-      authorization_code_id: input.authorizationCodeId ?? null,
-      dpop_jkt: input.dpopJkt ?? null,
-      resources: input.resources ?? [],
-      audience: audience,
-    })
-    .returning(['id', 'created_at'])
-    .executeTakeFirstOrThrow();
+  const values: Record<IssueSlot, unknown> = {
+    applicationId: input.applicationId,
+    userId: input.userId,
+    tokenDigest: sha256Hex(accessToken),
+    refreshDigest: refreshToken ? sha256Hex(refreshToken) : null,
+    scopes: input.scopes,
+    lifetime: ACCESS_TOKEN_LIFETIME_SECONDS,
+    parentId: input.parentId ?? null,
+    familyId: input.familyId ?? null,
+    codeId: input.authorizationCodeId ?? null,
+    dpopJkt: input.dpopJkt ?? null,
+    resources: input.resources ?? [],
+    audience,
+  };
+  const { rows } = await issues.run<{ id: number; created_at: Date }>(db, 'issue', values, (slot) =>
+    db
+      .insertInto('oauth_access_tokens')
+      .values({
+        application_id: slot('applicationId'),
+        user_id: slot('userId'),
+        token_digest: slot('tokenDigest'),
+        refresh_token_digest: slot('refreshDigest'),
+        scopes: slot('scopes'),
+        expires_at: sql<Date>`now() + make_interval(secs => ${slot('lifetime')})`,
+        parent_id: slot('parentId'),
+        family_id: slot('familyId'),
+        authorization_code_id: slot('codeId'),
+        dpop_jkt: slot('dpopJkt'),
+        resources: slot('resources'),
+        audience: slot('audience'),
+      })
+      .returning(['id', 'created_at']),
+  );
+  const row = rows[0];
   return {
     id: row.id,
     accessToken,

@@ -12,6 +12,7 @@
 // its own ticket (users.attempt_seq), never a failure that started after it.
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
+import { statementTemplates } from '../db/statement-templates';
 
 export const ADDRESS_FAILURE_LIMIT = 60;
 export const ADDRESS_WINDOW_SECONDS = 60;
@@ -162,20 +163,65 @@ export const checkedAttemptThrottle = (limit: WindowLimit, row: CheckedAttemptCo
  * attempts in flight cannot push past it; a lock that has run out starts the count over.
  */
 export async function reserveAccountAttempt(db: DbOrTrx, userId: number): Promise<AccountTicket | undefined> {
-  const expired = sql`locked_until is not null and locked_until <= now()`;
-  const next = sql`case when ${expired} then 1 else failed_attempts + 1 end`;
-  const row = await sql<{ seq: number }>`
+  const values = { userId, accountLimit: ACCOUNT_FAILURE_LIMIT, lockSeconds: ACCOUNT_LOCK_SECONDS };
+  const row = await accountReservations.run<{ seq: number }>(db, 'reserve', values, (slot) => {
+    const expired = sql`locked_until is not null and locked_until <= now()`;
+    const next = sql`case when ${expired} then 1 else failed_attempts + 1 end`;
+    return sql`
     update users set
       failed_attempts = ${next},
       attempts_cleared_seq = case when ${expired} then attempt_seq else attempts_cleared_seq end,
-      locked_until = case when ${next} >= ${ACCOUNT_FAILURE_LIMIT}
-        then now() + make_interval(secs => ${ACCOUNT_LOCK_SECONDS}) when ${expired} then null else locked_until end,
+      locked_until = case when ${next} >= ${slot('accountLimit')}
+        then now() + make_interval(secs => ${slot('lockSeconds')}) when ${expired} then null else locked_until end,
       attempt_seq = attempt_seq + 1
-    where id = ${userId} and (locked_until is null or locked_until <= now())
+    where id = ${slot('userId')} and (locked_until is null or locked_until <= now())
     returning attempt_seq as seq
-  `.execute(db);
+  `;
+  });
   const seq = row.rows[0]?.seq;
   return seq === undefined ? undefined : { userId, seq: Number(seq) };
+}
+
+// Built once (db/statement-templates.ts) and run straight on the pool: every password check that
+// names an account sends it.
+const accountReservations = statementTemplates<'userId' | 'accountLimit' | 'lockSeconds'>(1);
+
+/** The slots of admissionCte: the window's key, limit and length, bound by admissionValues. */
+export type AdmissionSlot = 'key' | 'limit' | 'windowSeconds';
+
+export const admissionValues = (limit: WindowLimit): Record<AdmissionSlot, unknown> => ({
+  key: limit.key,
+  limit: limit.limit,
+  windowSeconds: limit.windowSeconds,
+});
+
+/**
+ * reserveAttempt on one window as a CTE (`admitted`) of a statement that reads something else
+ * beside it (the sign-in's user); `columns` read it back for admissionOf. The statement must lock
+ * nothing else: a statement that locks the window's counter and another row can deadlock with
+ * settleSuccess, which locks the account's row and then the counter.
+ */
+export function admissionCte(slot: <T = unknown>(name: AdmissionSlot) => T) {
+  const limit = {
+    key: slot<string>('key'),
+    limit: slot<number>('limit'),
+    windowSeconds: slot<number>('windowSeconds'),
+  };
+  return {
+    cte: admitCte('admitted', limit, sql<number>`1`),
+    columns: sql`(select counted_window from admitted) as counted_window, ${snapshotColumns(limit)}`,
+  };
+}
+
+/** What admissionCte's columns read. */
+export interface AdmissionColumns extends SnapshotRow {
+  counted_window: number | string | null;
+}
+
+/** The admission an admissionCte statement made: refused (the window's throttle) or admitted. */
+export function admissionOf(limit: WindowLimit, row: AdmissionColumns): Admission {
+  if (row.counted_window === null) return { ok: false, throttle: throttleOf(limit, row) };
+  return { ok: true, reservation: { windows: [{ key: limit.key, window: Number(row.counted_window) }] } };
 }
 
 /**
@@ -191,14 +237,25 @@ export async function settleSuccess(
 ): Promise<void> {
   const { windows, account } = reservation;
   if (windows.length === 0 && !account) return;
-  const mine = sql<boolean>`${account?.seq ?? 0}::bigint > attempts_cleared_seq`;
-  const remaining = options.clearAccount
-    ? sql<number>`greatest(0, least(failed_attempts - 1, attempt_seq - ${account?.seq ?? 0}::bigint))`
-    : sql<number>`greatest(0, failed_attempts - 1)`;
-  const after = sql<number>`case when ${mine} then ${remaining} else failed_attempts end`;
-  await sql`
+  const values: Record<SettleSlot, unknown> = {
+    keys: windows.map((w) => w.key),
+    windows: windows.map((w) => w.window),
+    seq: account?.seq ?? 0,
+    userId: account?.userId ?? null,
+    clearAccount: options.clearAccount,
+    accountLimit: ACCOUNT_FAILURE_LIMIT,
+  };
+  // Two shapes: what an account keeps of its failures depends on clearAccount.
+  await settlements.run(db, options.clearAccount ? 'clear' : 'keep', values, (slot) => {
+    const seq = slot('seq');
+    const mine = sql<boolean>`${seq}::bigint > attempts_cleared_seq`;
+    const remaining = options.clearAccount
+      ? sql<number>`greatest(0, least(failed_attempts - 1, attempt_seq - ${seq}::bigint))`
+      : sql<number>`greatest(0, failed_attempts - 1)`;
+    const after = sql<number>`case when ${mine} then ${remaining} else failed_attempts end`;
+    return sql`
     with mine as (
-      select * from unnest(${windows.map((w) => w.key)}::text[], ${windows.map((w) => w.window)}::bigint[])
+      select * from unnest(${slot('keys')}::text[], ${slot('windows')}::bigint[])
         as r(key, counted_window)
     ),
     -- The last failure of its window gone: no row left behind (a success leaves no trace).
@@ -215,12 +272,18 @@ export async function settleSuccess(
     )
     update users set
       failed_attempts = ${after},
-      locked_until = case when ${after} < ${ACCOUNT_FAILURE_LIMIT} then null else locked_until end,
-      attempts_cleared_seq = case when ${options.clearAccount} and ${mine}
-        then ${account?.seq ?? 0}::bigint else attempts_cleared_seq end
-    where id = ${account?.userId ?? null}::bigint
-  `.execute(db);
+      locked_until = case when ${after} < ${slot('accountLimit')} then null else locked_until end,
+      attempts_cleared_seq = case when ${slot('clearAccount')} and ${mine}
+        then ${seq}::bigint else attempts_cleared_seq end
+    where id = ${slot('userId')}::bigint
+  `;
+  });
 }
+
+type SettleSlot = 'keys' | 'windows' | 'seq' | 'userId' | 'clearAccount' | 'accountLimit';
+// Built once per shape (db/statement-templates.ts) and run straight on the pool: every successful
+// credential check ends with it.
+const settlements = statementTemplates<SettleSlot>(2);
 
 /** Release reservations that checked nothing (a refusal for another reason). */
 export const releaseReservation = (db: DbOrTrx, reservation: Reservation): Promise<void> =>

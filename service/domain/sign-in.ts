@@ -4,8 +4,16 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, User } from '../db/schema';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
+import { rowPicker } from '../db/row-picker';
+import { statementTemplates } from '../db/statement-templates';
 import {
+  type Admission,
+  type AdmissionColumns,
+  type AdmissionSlot,
   addressLimit,
+  admissionCte,
+  admissionOf,
+  admissionValues,
   type Reservation,
   reserveAccountAttempt,
   reserveAttempt,
@@ -16,7 +24,7 @@ import type { KeyRing } from './service-keys';
 import { verifyTotp } from './totp';
 import { consumeRecoveryCode, looksLikeRecoveryCode } from './two-factor';
 import { openTotpSecret, sealTotpSecret } from './totp-secrets';
-import { findUserById, findUserByLogin, twoFactorEnabled } from './users';
+import { findUserById, loginKey, twoFactorEnabled, USER_COLUMNS, userByLoginKey } from './users';
 
 export type CredentialResult =
   | { ok: true; user: User }
@@ -43,11 +51,9 @@ const rateLimited = (throttle: Throttle): CredentialResult => ({
  * (rate-limit.ts): a refusal or a wrong password leaves the reservations standing as the failure.
  */
 export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Promise<CredentialResult> {
-  const admission = await reserveAttempt(db, [addressLimit(input.address)]);
+  const { admission, user } = await admitPasswordAttempt(db, input);
   if (!admission.ok) return rateLimited(admission.throttle);
   const reservation: Reservation = admission.reservation;
-  const user = input.login ? await findUserByLogin(db, input.login) : undefined;
-  reservation.account = user ? await reserveAccountAttempt(db, user.id) : undefined;
   // A locked account (or no such user) is checked against a dummy hash, so every refusal costs
   // the same time; a correct password fails too while locked, with the same generic error.
   const passwordOk = await verifyPassword(input.password, reservation.account ? user?.password_hash : undefined);
@@ -63,6 +69,40 @@ export async function checkPassword(db: DbOrTrx, input: PasswordCheckInput): Pro
   const clearAccount = !twoFactorEnabled(user);
   await settleSuccess(db, reservation, { clearAccount });
   return { ok: true, user: await afterGoodPassword(db, clearAccount ? clearedView(user) : user, input.password) };
+}
+
+// One statement (db/statement-templates.ts) where there were two round trips (the address's
+// reservation, then the user): each cost the event loop and PostgreSQL more than the statement's
+// own work, and the password grant runs beside the API's requests (docs/benchmarks.md). The
+// account's reservation stays a statement of its own (rate-limit.ts admissionCte: one statement
+// locking the counter and the user's row could deadlock with a settlement).
+const admissions = statementTemplates<AdmissionSlot | 'login'>(1);
+const userOfAdmission = rowPicker<User>(USER_COLUMNS);
+
+/**
+ * Reserve the attempt on the address and read the user the login names, in one statement; then,
+ * when admitted, reserve the attempt on that account: both before the password is checked, and
+ * nothing held when the address is refused.
+ */
+async function admitPasswordAttempt(
+  db: DbOrTrx,
+  input: PasswordCheckInput,
+): Promise<{ admission: Admission; user: User | undefined }> {
+  const limit = addressLimit(input.address);
+  const values = admissionValues(limit) as Record<AdmissionSlot | 'login', unknown>;
+  // No login: no user (a key no username or address has).
+  values.login = input.login ? loginKey(input.login) : null;
+  const { rows } = await admissions.run<User & AdmissionColumns>(db, 'password', values, (slot) => {
+    const { cte, columns } = admissionCte(slot);
+    return sql`with found as ${userByLoginKey(db, slot('login'))}, ${cte}
+      select ${sql.join(USER_COLUMNS.map((c) => sql.ref(`f.${c}`)))}, ${columns}
+      from (select) as one left join found f on true`;
+  });
+  const row = rows[0];
+  const user = row.id === null ? undefined : userOfAdmission(row);
+  const admission = admissionOf(limit, row);
+  if (admission.ok && user) admission.reservation.account = await reserveAccountAttempt(db, user.id);
+  return { admission, user };
 }
 
 /** Where the TOTP sealing keys come from; `refresh` reloads after a rotation made elsewhere. */

@@ -135,15 +135,20 @@ export const findUserByUsername = (db: DbOrTrx, username: string): Promise<User 
     .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
     .executeTakeFirst();
 
-/** Sign-in identifier: a username or the primary e-mail, case-insensitively. */
-export const findUserByLogin = (db: DbOrTrx, login: string): Promise<User | undefined> => {
-  const key = login.trim().toLowerCase();
-  return db
+/** Sign-in identifier: a username or the primary e-mail, case-insensitively (spaces around ignored). */
+export const loginKey = (login: string): string => login.trim().toLowerCase();
+
+/**
+ * The user a login key (loginKey) names by its username or its e-mail address, as a query to
+ * embed: the sign-in's admission statement (sign-in.ts) reads it with the attempt's reservations.
+ */
+export const userByLoginKey = (db: DbOrTrx, key: unknown) =>
+  db
     .selectFrom('users')
     .select(USER_COLUMNS)
     .where((eb) => eb.or([eb(eb.fn('lower', ['username']), '=', key), eb(eb.fn('lower', ['email']), '=', key)]))
-    .executeTakeFirst();
-};
+    // A literal: the admission statement's template takes no parameter but its slots.
+    .limit(sql<number>`1`);
 
 export async function getUserByUsername(db: DbOrTrx, username: string): Promise<User> {
   const user = await findUserByUsername(db, username);
