@@ -359,6 +359,7 @@ function rotationStatement(slot: SlotOf<RotationSlot>, withSecret: boolean) {
             select s from unnest(l.scopes) with ordinality as given(s, n)
             order by array_position(p.scope_order, s) nulls first, n
           )) as granted
+        offset 0 -- computed once: inlined, each of granted's four uses ran the sorting subquery again
       ) v
     ),
     issued as (
