@@ -1,6 +1,7 @@
 // OAuth access/refresh tokens: issuing, rotation, revocation and look-up (stored as digests).
 // One row holds an access token and the refresh token issued with it (Doorkeeper's model), so
-// revoking either revokes both. A refresh chain shares family_id (its first token's id).
+// revoking either revokes both. A refresh chain shares family_id (its first token's id); only that
+// first token names the authorization code the chain came from.
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/schema';
 import { type SlotOf, statementTemplates } from '../db/statement-templates';
@@ -294,7 +295,7 @@ function rotationStatement(slot: SlotOf<RotationSlot>, withSecret: boolean) {
     with
     locked as materialized (
       select t.id, t.application_id, t.user_id, t.scopes, t.revoked_at, t.refreshed_at, t.family_id,
-        t.parent_id, t.refresh_retries, t.successor_used_at, t.authorization_code_id, t.created_at, t.dpop_jkt, a.uid as client_uid, a.confidential, u.state as user_state,
+        t.parent_id, t.refresh_retries, t.successor_used_at, root.authorization_code_id, t.created_at, t.dpop_jkt, a.uid as client_uid, a.confidential, u.state as user_state,
         u.current_sign_in_at, t.resources, t.audience, a.allowed_resources
       from oauth_access_tokens t
       join oauth_access_tokens root on root.id = coalesce(t.family_id, t.id)
@@ -363,48 +364,40 @@ function rotationStatement(slot: SlotOf<RotationSlot>, withSecret: boolean) {
       ) v
     ),
     issued as (
+      -- No authorization_code_id: the chain's first row holds it (see revokeTokensFromAuthorizationCode).
       insert into oauth_access_tokens (application_id, user_id, token_digest, refresh_token_digest, scopes,
-        expires_at, parent_id, family_id, authorization_code_id, dpop_jkt, resources, audience)
+        expires_at, parent_id, family_id, dpop_jkt, resources, audience)
       select d.application_id, d.user_id, ${slot('accessDigest')}, ${slot('refreshDigest')}, d.granted,
         now() + make_interval(secs => ${slot('lifetime')}::integer), d.id, coalesce(d.family_id, d.id),
-        d.authorization_code_id, p.dpop_jkt, d.resources, d.audience
+        p.dpop_jkt, d.resources, d.audience
       from decided d cross join params p
       where d.outcome in ('rotated', 'retried')
       returning id, scopes, created_at, audience
     ),
+    -- The row stamped refreshed unless the pair is a retry's, and the token it was rotated from
+    -- told that its successor was presented (it may no longer be retried: its client has this
+    -- one). One update for both rows: each plan node costs PostgreSQL its set-up per statement.
+    -- The parent's stamp is serialised with that token's retries by the chain's lock.
     stamped as (
       update oauth_access_tokens t set
-        refreshed_at = case when d.outcome = 'rotated'
+        refreshed_at = case when t.id = d.id and d.outcome = 'rotated'
           then d.sent_at + (clock_timestamp() - statement_timestamp()) else t.refreshed_at end,
-        refresh_retries = t.refresh_retries + case when d.outcome = 'retried' then 1 else 0 end
+        refresh_retries = t.refresh_retries + case when t.id = d.id and d.outcome = 'retried' then 1 else 0 end,
+        successor_used_at = case when t.id = d.parent_id then coalesce(t.successor_used_at, now())
+          else t.successor_used_at end
       from decided d
-      where t.id = d.id and d.outcome in ('rotated', 'retried')
-      returning t.id
-    ),
-    -- This token was presented: the token it was rotated from may no longer be retried (its
-    -- client has the successor). Serialised with that token's retries by the chain's lock.
-    handed_on as (
-      update oauth_access_tokens t set successor_used_at = now()
-      from decided d
-      where t.id = d.parent_id and d.outcome in ('rotated', 'retried') and t.successor_used_at is null
+      where t.id in (d.id, d.parent_id) and d.outcome in ('rotated', 'retried')
       returning t.id
     )
     select d.outcome, d.id, d.scopes, d.client_uid, d.user_id,
       i.id as issued_id, i.scopes as issued_scopes, i.created_at as issued_created_at, i.audience as issued_audience,
       -- OIDC Core section 12.2: auth_time stays the original sign-in's.
-      case when 'openid' = any(i.scopes) then coalesce(
-        (select c.auth_time from oauth_authorization_codes c where c.id = d.authorization_code_id),
-        d.current_sign_in_at, d.created_at
-      ) end as auth_time,
+      case when 'openid' = any(i.scopes) then coalesce(c.auth_time, d.current_sign_in_at, d.created_at) end as auth_time,
       -- The browser session of the original sign-in (the ID token's sid), when it was recorded.
-      case when 'openid' = any(i.scopes) then
-        (select c.sid from oauth_authorization_codes c where c.id = d.authorization_code_id)
-      end as sid,
-      case when 'openid' = any(i.scopes) then
-        (select c.amr from oauth_authorization_codes c where c.id = d.authorization_code_id)
-      end as amr
+      c.sid, c.amr
       ${client.columns}
     ${client.from} left join issued i on true
+      left join oauth_authorization_codes c on c.id = d.authorization_code_id and 'openid' = any(i.scopes)
   `;
 }
 
@@ -576,12 +569,29 @@ export async function revokeTokenFamily(
   });
 }
 
-/** RFC 6749 §4.1.2: a replayed code revokes every token issued from it (and their refreshes). */
+/**
+ * RFC 6749 §4.1.2: a replayed code revokes every token issued from it (and their refreshes). The
+ * token the code was exchanged for names it; the rows refreshed from that token name the token
+ * (family_id), not the code: a rotation's insert then checks two keys, not three, and adds no
+ * entry to the code's index.
+ */
 export async function revokeTokensFromAuthorizationCode(db: DbOrTrx, codeId: number): Promise<number> {
   const result = await db
     .updateTable('oauth_access_tokens')
     .set({ revoked_at: new Date() })
-    .where('authorization_code_id', '=', codeId)
+    .where((eb) =>
+      eb.or([
+        eb('authorization_code_id', '=', codeId),
+        eb(
+          'family_id',
+          'in',
+          eb
+            .selectFrom('oauth_access_tokens as first')
+            .select('first.id')
+            .where('first.authorization_code_id', '=', codeId),
+        ),
+      ]),
+    )
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);

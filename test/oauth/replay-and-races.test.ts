@@ -66,13 +66,14 @@ describe('authorization code replay', () => {
     const code = await obtainCode(web, c.clientId);
     const first = (await exchange(code)).json();
     const second = (await refresh(first.refresh_token)).json();
-    expect((await info(second.access_token)).statusCode).toBe(200);
+    const third = (await refresh(second.refresh_token)).json();
+    expect((await info(third.access_token)).statusCode).toBe(200);
 
     const replay = await exchange(code);
     expect(replay.statusCode).toBe(400);
     expect(replay.json()).toEqual(errorBody('invalid_grant'));
-    for (const t of [first.access_token, second.access_token]) await expectDead(t);
-    expect((await refresh(second.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+    for (const t of [first.access_token, second.access_token, third.access_token]) await expectDead(t);
+    expect((await refresh(third.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
   });
 
   it('concurrent exchanges of one code: exactly one succeeds', async () => {

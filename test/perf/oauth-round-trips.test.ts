@@ -155,7 +155,7 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     expect(grant).toHaveLength(2);
     expect(grant[0]).toMatch(SPEND);
     expect(grant[1]).toMatch(
-      /^update "oauth_access_tokens" set "revoked_at" = \$1 where "authorization_code_id" = \$2/,
+      /^update "oauth_access_tokens" set "revoked_at" = \$1 where \("authorization_code_id" = \$2 or "family_id" in \(select "first"."id" from "oauth_access_tokens" as "first" where "first"."authorization_code_id" = \$3\)\)/,
     );
     const info = await app.inject({
       url: '/oauth/token/info',
@@ -190,7 +190,7 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     expect(grant).toHaveLength(2);
     expect(grant[0]).toMatch(SPEND);
     expect(grant[1]).toMatch(
-      /^update "oauth_access_tokens" set "revoked_at" = \$1 where "authorization_code_id" = \$2/,
+      /^update "oauth_access_tokens" set "revoked_at" = \$1 where \("authorization_code_id" = \$2 or "family_id" in \(select "first"."id" from "oauth_access_tokens" as "first" where "first"."authorization_code_id" = \$3\)\)/,
     );
     expect((await codeRow()).used_at).toBeInstanceOf(Date);
     const tokens = await f.db.selectFrom('oauth_access_tokens').select(['revoked_at']).execute();
