@@ -16,6 +16,7 @@ import {
   checkedAttempt,
   checkedAttemptThrottle,
   type Throttle,
+  unwrittenAdmission,
 } from './rate-limit';
 import { requireBackchannelLogoutUri, requirePostLogoutRedirectUris, requireRedirectUris } from './redirect-uris';
 import { requireAllowedResources } from './resources';
@@ -371,6 +372,31 @@ export function secretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
       left join app a on true
     )`;
 }
+
+/**
+ * secretCheckCtes without the failure count, for the first try of a statement that spends a grant:
+ * `client_check` admits a right secret from an address with no counter (unwrittenAdmission) and
+ * leaves every other case undecided (admitted false, failures and window_remaining null); the
+ * caller then runs the statement again with secretCheckCtes (secretCheckDecided says which). A
+ * right secret from a quiet address costs one statement without the counter's insert; a wrong one,
+ * or one from an address with failures in its window, costs two.
+ */
+export function quickSecretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
+  const right = sql<boolean>`a.secret_digest = ${slot('digest')}`;
+  return sql`
+    app as (select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(c)))} from oauth_applications where uid = ${slot('uid')}),
+    client_check as materialized (
+      select ${sql.join(SECRET_COLUMNS.map((c) => sql.ref(`a.${c}`)))},
+        coalesce(${unwrittenAdmission({ key: slot('key') }, right)}, false) as admitted,
+        null::integer as failures, null::numeric as window_remaining
+      from (select) as one
+      left join app a on true
+    )`;
+}
+
+/** Whether a quickSecretCheckCtes statement decided (admitted); false: run it with secretCheckCtes. */
+export const secretCheckDecided = (row: Pick<SecretCheckRow, 'admitted'> | undefined): boolean =>
+  row?.admitted === true;
 
 /** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;

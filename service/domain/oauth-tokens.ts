@@ -11,7 +11,9 @@ import {
   NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
+  quickSecretCheckCtes,
   secretCheckCtes,
+  secretCheckDecided,
   secretCheckOf,
   secretCheckValues,
   unprefixedClientCheck,
@@ -265,30 +267,32 @@ type RotationSlot =
   | 'lifetime'
   | 'retryBudget';
 
-// Built and compiled once per shape (db/statement-templates.ts), as the secret check is: with or
-// without the client's secret checked in it.
-const rotations = statementTemplates<RotationSlot>(2);
+// Built and compiled once per shape (db/statement-templates.ts), as the secret check is: without
+// the client's secret checked in it, or with its quick or its counting check (applications.ts).
+const rotations = statementTemplates<RotationSlot>(3);
+type RotationShape = 'rotate' | 'quick-secret' | 'with-secret';
 
-/** The rotation statement; with `withSecret`, the client secret check (secretCheckCtes) rides along. */
-function rotationStatement(slot: SlotOf<RotationSlot>, withSecret: boolean) {
+/** The rotation statement; with a secret shape, the client secret check rides along. */
+function rotationStatement(slot: SlotOf<RotationSlot>, shape: RotationShape) {
   // The client: authenticated before (a slot), or by this statement's client_check.
-  const client = withSecret
-    ? {
-        ctes: sql`${secretCheckCtes(slot)},`,
-        applicationId: clientCheckSql.authenticatedId(slot),
-        refused: sql`${clientCheckSql.authenticatedId(slot)} is null`,
-        dpopRequired: clientCheckSql.dpopRequired,
-        from: clientCheckSql.from('decided d'),
-        columns: sql`, ${clientCheckSql.columns}`,
-      }
-    : {
-        ctes: sql``,
-        applicationId: sql`${slot('clientApplicationId')}::bigint`,
-        refused: sql`false`,
-        dpopRequired: sql`false`,
-        from: sql`from decided d`,
-        columns: sql``,
-      };
+  const client =
+    shape !== 'rotate'
+      ? {
+          ctes: sql`${shape === 'quick-secret' ? quickSecretCheckCtes(slot) : secretCheckCtes(slot)},`,
+          applicationId: clientCheckSql.authenticatedId(slot),
+          refused: sql`${clientCheckSql.authenticatedId(slot)} is null`,
+          dpopRequired: clientCheckSql.dpopRequired,
+          from: clientCheckSql.from('decided d'),
+          columns: sql`, ${clientCheckSql.columns}`,
+        }
+      : {
+          ctes: sql``,
+          applicationId: sql`${slot('clientApplicationId')}::bigint`,
+          refused: sql`false`,
+          dpopRequired: sql`false`,
+          from: sql`from decided d`,
+          columns: sql``,
+        };
   // The token's lock first: pg_stat_activity keeps the first 1024 bytes, and tests look for the
   // statement waiting on it there.
   return sql<RotationRow>`
@@ -428,36 +432,40 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
   const presentedDigest = sha256Hex(input.refreshToken);
   const accessDigest = sha256Hex(accessToken);
   const refreshDigest = sha256Hex(refreshToken);
-  const shape = secretCheck ? 'with-secret' : 'rotate';
   // The stamp's clock is read once the statement holds its connection (not while it queues for
   // one); run straight on the pool (db/hot-statements.ts) outside a transaction. The values are
   // named, not spread (db/row-picker.ts on Node 20's cost of copying properties).
-  const { rows } = await rotations.runHolding<RotationRow>(
-    db,
-    shape,
-    (): Record<RotationSlot, unknown> => ({
-      uid: check.uid,
-      digest: check.digest,
-      key: check.key,
-      limit: check.limit,
-      windowSeconds: check.windowSeconds,
-      clientApplicationId: input.clientApplicationId,
-      receivedAt: input.receivedAt,
-      leeway: input.leeway,
-      narrowTo: input.narrowTo ?? null,
-      resources: input.resources,
-      withOpenid: input.withOpenid,
-      scopeOrder: SCOPE_ORDER,
-      dpopJkt: input.dpopJkt,
-      presentedDigest,
-      accessDigest,
-      refreshDigest,
-      lifetime: ACCESS_TOKEN_LIFETIME_SECONDS,
-      retryBudget: REFRESH_RETRY_BUDGET,
-      sentAt: new Date(),
-    }),
-    (slot) => rotationStatement(slot, secretCheck !== undefined),
-  );
+  const rotate = (shape: RotationShape) =>
+    rotations.runHolding<RotationRow>(
+      db,
+      shape,
+      (): Record<RotationSlot, unknown> => ({
+        uid: check.uid,
+        digest: check.digest,
+        key: check.key,
+        limit: check.limit,
+        windowSeconds: check.windowSeconds,
+        clientApplicationId: input.clientApplicationId,
+        receivedAt: input.receivedAt,
+        leeway: input.leeway,
+        narrowTo: input.narrowTo ?? null,
+        resources: input.resources,
+        withOpenid: input.withOpenid,
+        scopeOrder: SCOPE_ORDER,
+        dpopJkt: input.dpopJkt,
+        presentedDigest,
+        accessDigest,
+        refreshDigest,
+        lifetime: ACCESS_TOKEN_LIFETIME_SECONDS,
+        retryBudget: REFRESH_RETRY_BUDGET,
+        sentAt: new Date(),
+      }),
+      (slot) => rotationStatement(slot, shape),
+    );
+  // A secret: the quick check first; when it did not decide (a wrong secret, an address with
+  // failures in its window), the statement again with the check that counts (nothing was changed).
+  let { rows } = await rotate(secretCheck ? 'quick-secret' : 'rotate');
+  if (secretCheck && !secretCheckDecided(unprefixedClientCheck(rows[0]))) ({ rows } = await rotate('with-secret'));
   const row = rows[0];
   let clientApplicationId = input.clientApplicationId;
   if (secretCheck) {

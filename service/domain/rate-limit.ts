@@ -148,6 +148,17 @@ export function checkedAttempt(limit: WindowLimit, failed: RawBuilder<boolean>) 
   };
 }
 
+/**
+ * checkedAttempt's answer for the one case that writes nothing, decided without its insert: an
+ * attempt whose credential the statement found right (`right`), from an address with no counter in
+ * the statement's snapshot, is admitted (checkedAttempt admits it the same way, counting nothing).
+ * False means "not decided here", never "refused": the caller runs checkedAttempt's statement, which
+ * counts a failure or reads the window. A statement without the insert's plan nodes costs
+ * PostgreSQL less, and a right credential from a quiet address is nearly every request.
+ */
+export const unwrittenAdmission = (limit: Pick<WindowLimit, 'key'>, right: RawBuilder<boolean>) =>
+  sql<boolean>`(${right} and not exists (select from rate_limit_counters where key = ${limit.key}))`;
+
 /** What checkedAttempt's columns read. */
 export interface CheckedAttemptColumns extends SnapshotRow {
   admitted: boolean;

@@ -3,7 +3,8 @@
 // the guarantees the one-statement rotation must keep.
 // A confidential client's refresh without openid is 1 statement: the rotation checks the client's
 // secret and the address's rate-limit counter itself (2 before issue 30: the client, then the
-// rotation); with openid the rotation stays inside a transaction, so the ID token is signed before
+// rotation); a wrong secret, or any from an address with failures in its window, takes the
+// rotation a second time with the check that counts; with openid the rotation stays inside a transaction, so the ID token is signed before
 // it commits.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -277,7 +278,7 @@ describe('what the one statement keeps', () => {
     });
   }
 
-  it('a wrong secret with a live refresh token: 401, nothing rotated, one failure counted, in 1 statement', async () => {
+  it('a wrong secret with a live refresh token: 401, nothing rotated, one failure counted, in 2 statements', async () => {
     const t0 = await firstPair('read_user');
     const before = await rows();
     const ip = '203.0.113.10';
@@ -297,14 +298,35 @@ describe('what the one statement keeps', () => {
       error_description:
         'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
     });
-    expect(counter.statements).toHaveLength(1);
+    // The quick check, which decides only a right secret from an address with no counter (and
+    // writes nothing), then the rotation again with the check that counts the failure.
+    expect(counter.statements).toHaveLength(2);
+    expect(counter.statements[0]).not.toMatch(/insert into rate_limit_counters/);
+    expect(counter.statements[1]).toMatch(/insert into rate_limit_counters/);
     expect(await rows()).toEqual(before);
     expect(await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute()).toEqual([
       { key: `failures:addr:${ip}`, count: 1 },
     ]);
-    // The right secret then rotates the same token: the refusal spent nothing.
-    const { res: ok } = await countedRefresh(t0.refresh_token);
+    // The right secret then rotates the same token: the refusal spent nothing. From that address
+    // (a failure in its window) it takes the counting check too, and counts nothing.
+    counter.reset();
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress: ip,
+      headers: { ...FORM, authorization: basic(client.clientId, client.secret) },
+      payload: form({ grant_type: 'refresh_token', refresh_token: t0.refresh_token }),
+    });
     expect(ok.statusCode).toBe(200);
+    expect(counter.statements).toHaveLength(2);
+    expect(await f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute()).toEqual([
+      { key: `failures:addr:${ip}`, count: 1 },
+    ]);
+    // From an address without failures: the quick check alone.
+    const { res: again, statements } = await countedRefresh(ok.json().refresh_token);
+    expect(again.statusCode).toBe(200);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toMatch(/insert into rate_limit_counters/);
   });
 
   it("another application's right secret with this application's token: invalid_grant, nothing changes or counts", async () => {
