@@ -337,6 +337,56 @@ const FIND_MY_WAY_EAGER_COMPILES: ReadonlyArray<[string, string]> = [
   ],
 ];
 
+/**
+ * Code the API function carries but never runs, left out of its index.js (less for V8 to parse at
+ * every cold start), each replaced by a stand-in that fails loudly if it is ever reached:
+ * - find-my-way's route compiler (lib/compiler.js, 11 KB): used only when Fastify's
+ *   `routerOptions.compile` is true, which the app never sets.
+ * - Kysely's schema module (`db.schema`'s CREATE/ALTER/DROP builders, 19 KB with what only they
+ *   import): the API function runs queries only; the schema is changed by the migrate function,
+ *   whose bundle keeps the real module.
+ * - Kysely's MERGE builders (17 KB before minifying): the service writes no MERGE statement.
+ * - pino's transports (lib/transport.js, which would start worker threads): the functions log JSON
+ *   lines to stdout, and thread-stream is already left out (STUBBED_MODULES).
+ */
+export const API_UNUSED_MODULES: ReadonlyArray<{ filter: RegExp; contents: string }> = [
+  {
+    filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]compiler\.js$/,
+    contents: `module.exports = { compileTree () { throw new Error('find-my-way route compilation is not included in the API bundle (infra/build/bundle.ts)') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]schema[\\/]schema\.js$/,
+    contents: `export class SchemaModule { constructor () { throw new Error('Kysely schema builders are not included in the API bundle (infra/build/bundle.ts): migrations run in the migrate function') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]query-builder[\\/]merge-query-builder\.js$/,
+    contents: [
+      'MergeQueryBuilder',
+      'WheneableMergeQueryBuilder',
+      'MatchedThenableMergeQueryBuilder',
+      'NotMatchedThenableMergeQueryBuilder',
+    ]
+      .map(
+        (name) =>
+          `export class ${name} { constructor () { throw new Error('Kysely MERGE builders are not included in the API bundle (infra/build/bundle.ts)') } }`,
+      )
+      .join('\n'),
+  },
+  {
+    filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
+    contents: `module.exports = function transport () { throw new Error('pino transports are not included in the API bundle (infra/build/bundle.ts)') }`,
+  },
+];
+
+const apiUnusedModulesPlugin: esbuild.Plugin = {
+  name: 'lanyard-api-unused-modules',
+  setup(build) {
+    for (const { filter, contents } of API_UNUSED_MODULES) {
+      build.onLoad({ filter }, () => ({ contents, loader: 'js' }));
+    }
+  },
+};
+
 const findMyWayLazyCompilePlugin: esbuild.Plugin = {
   name: 'lanyard-find-my-way-lazy-compile',
   setup(build) {
@@ -514,7 +564,9 @@ export async function bundleLambdas(
         findMyWayPrefixPlugin,
         findMyWayLazyCompilePlugin,
         fastifyRoutePreReadyPlugin,
-        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
+        ...(entry.name === 'api' && schemaCode
+          ? [precompiledSchemasPlugin(schemaCode.module), apiUnusedModulesPlugin]
+          : []),
       ],
       metafile: true,
     });
