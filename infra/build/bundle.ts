@@ -346,8 +346,11 @@ const FIND_MY_WAY_EAGER_COMPILES: ReadonlyArray<[string, string]> = [
  *   import): the API function runs queries only; the schema is changed by the migrate function,
  *   whose bundle keeps the real module.
  * - Kysely's MERGE builders (17 KB before minifying): the service writes no MERGE statement.
- * - pino's transports (lib/transport.js, which would start worker threads): the functions log JSON
- *   lines to stdout, and thread-stream is already left out (STUBBED_MODULES).
+ * - pino's transports (lib/transport.js, which would start worker threads) and multistream: the
+ *   functions log JSON lines to stdout, and thread-stream is already left out (STUBBED_MODULES).
+ * - Kysely's introspection (`db.introspection`) and `withSchema()`'s transformer: unused.
+ * - find-my-way's route tree printer (`printRoutes()`, and a "this is likely a fastify bug" log
+ *   line): its stand-in prints a one-line note instead of the tree.
  */
 export const API_UNUSED_MODULES: ReadonlyArray<{ filter: RegExp; contents: string }> = [
   {
@@ -371,6 +374,22 @@ export const API_UNUSED_MODULES: ReadonlyArray<{ filter: RegExp; contents: strin
           `export class ${name} { constructor () { throw new Error('Kysely MERGE builders are not included in the API bundle (infra/build/bundle.ts)') } }`,
       )
       .join('\n'),
+  },
+  {
+    filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]multistream\.js$/,
+    contents: `module.exports = function multistream () { throw new Error('pino multistream is not included in the API bundle (infra/build/bundle.ts)') }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]dialect[\\/]postgres[\\/]postgres-introspector\.js$/,
+    contents: `export class PostgresIntrospector { constructor () { throw new Error('Kysely introspection is not included in the API bundle (infra/build/bundle.ts)') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]plugin[\\/]with-schema[\\/]with-schema-transformer\.js$/,
+    contents: `export class WithSchemaTransformer { constructor () { throw new Error('Kysely withSchema() is not included in the API bundle (infra/build/bundle.ts)') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]pretty-print\.js$/,
+    contents: `module.exports = { prettyPrintTree: () => '(the route tree printer is not included in the API bundle: infra/build/bundle.ts)' }`,
   },
   {
     filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
