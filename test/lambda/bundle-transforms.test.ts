@@ -182,6 +182,10 @@ describe("Fastify's route set-up in the bundle (one avvio `after` for a run of r
     const handlerNamed = (name: string) => async (err: Error, _req: unknown, reply: any) =>
       reply.code(500).send({ by: name, err: err.message });
     const schema = { querystring: { type: 'object', properties: { n: { type: 'integer' } } } };
+    // A HEAD route of its own before its GET: no twin for that GET (Fastify looks it up).
+    app.head('/h1', async (_req, reply) => reply.header('x-own-head', 'yes').send());
+    app.get('/h1', async () => ({ get: true }));
+    app.post('/h1', async () => ({ post: true }));
     app.get('/r1', boom('r1'));
     app.get('/r2', { schema }, boom('r2'));
     app.register(
@@ -218,12 +222,14 @@ describe("Fastify's route set-up in the bundle (one avvio `after` for a run of r
     const { fastify, fp } = await bundledFastify();
     const stock = await build((await import('fastify')).default, (await import('fastify-plugin')).default);
     const bundled = await build(fastify, fp);
-    const urls = ['/r1', '/r2', '/r3', '/c1', '/c2', '/g1', '/c3', '/c4', '/f1', '/r4', '/c3?n=x', '/c4?n=x'];
+    const urls = ['/h1', '/r1', '/r2', '/r3', '/c1', '/c2', '/g1', '/c3', '/c4', '/f1', '/r4', '/c3?n=x', '/c4?n=x'];
     const answers = async (app: typeof stock) =>
       Promise.all(
         [...urls, '/r2?n=x'].flatMap((url) => [
           app.inject({ url }).then((r) => `GET ${url} ${r.statusCode} ${r.body}`),
-          app.inject({ method: 'HEAD', url }).then((r) => `HEAD ${url} ${r.statusCode} ${r.headers['content-length']}`),
+          app
+            .inject({ method: 'HEAD', url })
+            .then((r) => `HEAD ${url} ${r.statusCode} ${r.headers['content-length']} ${r.headers['x-own-head']}`),
         ]),
       );
     const expected = await answers(stock);
@@ -237,6 +243,8 @@ describe("Fastify's route set-up in the bundle (one avvio `after` for a run of r
         'GET /c4 500 {"by":"child after","err":"c4"}',
         'GET /c3?n=x 500 {"by":"child","err":"child formatter: 1"}',
         'GET /r4 500 {"by":"fp later","err":"r4"}',
+        'HEAD /h1 200 undefined yes',
+        'HEAD /r1 418 56 undefined',
       ]),
     );
     // And the runs are batched: fewer avvio `after` plugins than routes.
