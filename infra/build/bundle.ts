@@ -337,6 +337,75 @@ const FIND_MY_WAY_EAGER_COMPILES: ReadonlyArray<[string, string]> = [
   ],
 ];
 
+/**
+ * Code the API function carries but never runs, left out of its index.js (less for V8 to parse at
+ * every cold start), each replaced by a stand-in that fails loudly if it is ever reached:
+ * - find-my-way's route compiler (lib/compiler.js, 11 KB): used only when Fastify's
+ *   `routerOptions.compile` is true, which the app never sets.
+ * - Kysely's schema module (`db.schema`'s CREATE/ALTER/DROP builders, 19 KB with what only they
+ *   import): the API function runs queries only; the schema is changed by the migrate function,
+ *   whose bundle keeps the real module.
+ * - Kysely's MERGE builders (17 KB before minifying): the service writes no MERGE statement.
+ * - pino's transports (lib/transport.js, which would start worker threads) and multistream: the
+ *   functions log JSON lines to stdout, and thread-stream is already left out (STUBBED_MODULES).
+ * - Kysely's introspection (`db.introspection`) and `withSchema()`'s transformer: unused.
+ * - find-my-way's route tree printer (`printRoutes()`, and a "this is likely a fastify bug" log
+ *   line): its stand-in prints a one-line note instead of the tree.
+ */
+export const API_UNUSED_MODULES: ReadonlyArray<{ filter: RegExp; contents: string }> = [
+  {
+    filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]compiler\.js$/,
+    contents: `module.exports = { compileTree () { throw new Error('find-my-way route compilation is not included in the API bundle (infra/build/bundle.ts)') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]schema[\\/]schema\.js$/,
+    contents: `export class SchemaModule { constructor () { throw new Error('Kysely schema builders are not included in the API bundle (infra/build/bundle.ts): migrations run in the migrate function') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]query-builder[\\/]merge-query-builder\.js$/,
+    contents: [
+      'MergeQueryBuilder',
+      'WheneableMergeQueryBuilder',
+      'MatchedThenableMergeQueryBuilder',
+      'NotMatchedThenableMergeQueryBuilder',
+    ]
+      .map(
+        (name) =>
+          `export class ${name} { constructor () { throw new Error('Kysely MERGE builders are not included in the API bundle (infra/build/bundle.ts)') } }`,
+      )
+      .join('\n'),
+  },
+  {
+    filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]multistream\.js$/,
+    contents: `module.exports = function multistream () { throw new Error('pino multistream is not included in the API bundle (infra/build/bundle.ts)') }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]dialect[\\/]postgres[\\/]postgres-introspector\.js$/,
+    contents: `export class PostgresIntrospector { constructor () { throw new Error('Kysely introspection is not included in the API bundle (infra/build/bundle.ts)') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]kysely[\\/]dist[\\/]esm[\\/]plugin[\\/]with-schema[\\/]with-schema-transformer\.js$/,
+    contents: `export class WithSchemaTransformer { constructor () { throw new Error('Kysely withSchema() is not included in the API bundle (infra/build/bundle.ts)') } }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]pretty-print\.js$/,
+    contents: `module.exports = { prettyPrintTree: () => '(the route tree printer is not included in the API bundle: infra/build/bundle.ts)' }`,
+  },
+  {
+    filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
+    contents: `module.exports = function transport () { throw new Error('pino transports are not included in the API bundle (infra/build/bundle.ts)') }`,
+  },
+];
+
+const apiUnusedModulesPlugin: esbuild.Plugin = {
+  name: 'lanyard-api-unused-modules',
+  setup(build) {
+    for (const { filter, contents } of API_UNUSED_MODULES) {
+      build.onLoad({ filter }, () => ({ contents, loader: 'js' }));
+    }
+  },
+};
+
 const findMyWayLazyCompilePlugin: esbuild.Plugin = {
   name: 'lanyard-find-my-way-lazy-compile',
   setup(build) {
@@ -365,17 +434,104 @@ const findMyWayLazyCompilePlugin: esbuild.Plugin = {
  */
 const FASTIFY_ROUTE_PRE_READY = "avvio.once('preReady', () => {";
 
-const fastifyRoutePreReadyPlugin: esbuild.Plugin = {
+/**
+ * Fastify also queues each route's context set-up (its error handler, body limit, … then the
+ * `preReady` listener above) with `this.after(cb)`: one avvio plugin per route — its own fastq
+ * queue, Plugin object, timeout timer and a few process.nextTick hops — ~4 % of a cold start
+ * (callgrind) for the API function's ~200 routes. The bundle queues one `after` for a run of
+ * consecutive routes of the same instance instead, with their callbacks in order: a route joins
+ * the run only while the same avvio plugin is loading, nothing else has been queued with avvio
+ * since the run's `after` (no `register`, `after` or `ready`: each of those is an `_addPlugin`,
+ * counted) and the run has not started, so every callback still runs at the same point of the
+ * boot, after the same plugins, seeing the same instance state, as its own `after` would (a child
+ * instance inherits its parent's run through its prototype: the plugin check keeps them apart). If Fastify's source changes, the
+ * build fails here.
+ */
+const FASTIFY_ROUTE_AFTER: ReadonlyArray<[string, string]> = [
+  [
+    `      avvio = fastifyArgs.avvio
+`,
+    `      avvio = fastifyArgs.avvio
+      const addPlugin = avvio._addPlugin
+      avvio._addPlugin = function (...args) {
+        avvioQueued++
+        return addPlugin.apply(this, args)
+      }
+`,
+  ],
+  [
+    `  let closing = false
+`,
+    `  let closing = false
+  let avvioQueued = 0
+  const kRouteAfterRun = Symbol('lanyard.route-after-run')
+
+  function routeAfter (instance, callback) {
+    const run = instance[kRouteAfterRun]
+    const plugin = avvio._current[0]
+    if (run !== undefined && !run.started && run.queued === avvioQueued && run.plugin === plugin) {
+      run.callbacks.push(callback)
+      return
+    }
+    const next = { started: false, queued: 0, plugin, callbacks: [callback] }
+    instance[kRouteAfterRun] = next
+    instance.after((notHandledErr, done) => {
+      next.started = true
+      for (const cb of next.callbacks) cb(notHandledErr, noopDone)
+      done(notHandledErr)
+    })
+    next.queued = avvioQueued
+  }
+  function noopDone () {}
+`,
+  ],
+  [
+    `      this.after((notHandledErr, done) => {
+        // Send context async`,
+    `      routeAfter(this, (notHandledErr, done) => {
+        // Send context async`,
+  ],
+];
+
+/**
+ * Fastify also looks up, for every route it adds, whether a HEAD route already exists at its path
+ * (find-my-way parses the path again), but reads the answer only for a GET route that gets a HEAD
+ * twin. The bundle looks it up only then, at the same point: ~60 % of the API function's look-ups
+ * (its POST, PUT, DELETE and HEAD routes) are skipped. If Fastify's source changes, the build
+ * fails here.
+ */
+const FASTIFY_ROUTE_HEAD_LOOKUP: ReadonlyArray<[string, string]> = [
+  [
+    `      const headHandler = router.findRoute('HEAD', opts.url, constraints)
+      const hasHEADHandler = headHandler !== null
+`,
+    `      const hasHEADHandler = shouldExposeHead && isGetRoute && !isHeadRoute
+        ? router.findRoute('HEAD', opts.url, constraints) !== null
+        : false
+`,
+  ],
+  [
+    `      if (shouldExposeHead && isGetRoute && !isHeadRoute && !hasHEADHandler) {`,
+    `      if (shouldExposeHead && isGetRoute && !isHeadRoute && !hasHEADHandler) {`,
+  ],
+];
+
+export const fastifyRoutePreReadyPlugin: esbuild.Plugin = {
   name: 'lanyard-fastify-route-pre-ready',
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]route\.js$/ }, (args) => {
-      const source = fs.readFileSync(args.path, 'utf8');
-      if (source.split(FASTIFY_ROUTE_PRE_READY).length !== 2) {
-        throw new Error(
-          `${args.path}: the route set-up listener changed; review fastifyRoutePreReadyPlugin (infra/build/bundle.ts)`,
-        );
+      let source = fs.readFileSync(args.path, 'utf8').replace(/\r\n/g, '\n');
+      for (const [from] of [[FASTIFY_ROUTE_PRE_READY], ...FASTIFY_ROUTE_AFTER, ...FASTIFY_ROUTE_HEAD_LOOKUP]) {
+        if (source.split(from).length !== 2) {
+          throw new Error(
+            `${args.path}: the route set-up changed; review fastifyRoutePreReadyPlugin (infra/build/bundle.ts)`,
+          );
+        }
       }
-      return { contents: source.replace(FASTIFY_ROUTE_PRE_READY, "avvio.on('preReady', () => {"), loader: 'js' };
+      source = source.replace(FASTIFY_ROUTE_PRE_READY, "avvio.on('preReady', () => {");
+      for (const [from, to] of [...FASTIFY_ROUTE_AFTER, ...FASTIFY_ROUTE_HEAD_LOOKUP])
+        source = source.replace(from, to);
+      return { contents: source, loader: 'js' };
     });
   },
 };
@@ -451,7 +607,9 @@ export async function bundleLambdas(
         findMyWayPrefixPlugin,
         findMyWayLazyCompilePlugin,
         fastifyRoutePreReadyPlugin,
-        ...(entry.name === 'api' && schemaCode ? [precompiledSchemasPlugin(schemaCode.module)] : []),
+        ...(entry.name === 'api' && schemaCode
+          ? [precompiledSchemasPlugin(schemaCode.module), apiUnusedModulesPlugin]
+          : []),
       ],
       metafile: true,
     });

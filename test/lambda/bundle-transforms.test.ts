@@ -1,12 +1,14 @@
-// Two of the API bundle's build-time changes, on their own: pg's SCRAM helpers over node:crypto
-// (the same bytes as pg's Web Crypto ones) and the module wrappers V8 compiles once instead of twice
-// (the same behaviour as esbuild's arrows). The built bundle itself is tested in bundle.test.ts.
+// Three of the API bundle's build-time changes, on their own: pg's SCRAM helpers over node:crypto
+// (the same bytes as pg's Web Crypto ones), the module wrappers V8 compiles once instead of twice
+// (the same behaviour as esbuild's arrows), and Fastify's route set-up queued once for a run of
+// routes (the same contexts as stock Fastify's). The built bundle itself is tested in bundle.test.ts.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import vm from 'node:vm';
 import * as esbuild from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { PG_NODE_CRYPTO } from '../../infra/build/bundle';
+import { fastifyRoutePreReadyPlugin, PG_NODE_CRYPTO } from '../../infra/build/bundle';
 import { eagerModuleWrappers } from '../../infra/build/eager-wrappers';
 
 const nodeRequire = createRequire(__filename);
@@ -128,5 +130,130 @@ describe('eagerModuleWrappers', () => {
   it('leaves code without esbuild wrappers as it is', () => {
     const code = 'var x=(a,b)=>{return a+b};module.exports=x(1,2);';
     expect(eagerModuleWrappers(code)).toEqual({ code, rewritten: 0, kept: 0 });
+  });
+});
+
+describe("Fastify's route set-up in the bundle (one avvio `after` for a run of routes)", () => {
+  type Fastify = typeof import('fastify').default;
+  type Fp = typeof import('fastify-plugin').default;
+
+  /** Fastify and fastify-plugin bundled with the API function's route.js changes. */
+  async function bundledFastify(): Promise<{ fastify: Fastify; fp: Fp }> {
+    const result = await esbuild.build({
+      stdin: {
+        contents: "module.exports = { fastify: require('fastify'), fp: require('fastify-plugin') };",
+        loader: 'js',
+        resolveDir: path.resolve(__dirname, '..', '..'),
+      },
+      bundle: true,
+      write: false,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'silent',
+      plugins: [fastifyRoutePreReadyPlugin],
+    });
+    const exports = run(result.outputFiles[0].text) as { fastify: Fastify; fp: Fp };
+    return exports;
+  }
+
+  const run = (code: string) => {
+    const module = { exports: {} as Record<string, unknown> };
+    vm.runInThisContext(`(function (module, exports, require, __filename, __dirname) {${code}\n})`)(
+      module,
+      module.exports,
+      nodeRequire,
+      __filename,
+      __dirname,
+    );
+    return module.exports;
+  };
+
+  /**
+   * Routes between which the instance's error handler, reply serializer and schema error formatter
+   * change, with plugins (encapsulated and not), `after` and awaited registrations between them:
+   * each route must get what its own `after` would have given it.
+   */
+  async function build(fastify: Fastify, fp: Fp) {
+    const app = fastify();
+    const boom = (name: string) => async () => {
+      throw Object.assign(new Error(name), { statusCode: 418 });
+    };
+    const handlerNamed = (name: string) => async (err: Error, _req: unknown, reply: any) =>
+      reply.code(500).send({ by: name, err: err.message });
+    const schema = { querystring: { type: 'object', properties: { n: { type: 'integer' } } } };
+    // A HEAD route of its own before its GET: no twin for that GET (Fastify looks it up).
+    app.head('/h1', async (_req, reply) => reply.header('x-own-head', 'yes').send());
+    app.get('/h1', async () => ({ get: true }));
+    app.post('/h1', async () => ({ post: true }));
+    app.get('/r1', boom('r1'));
+    app.get('/r2', { schema }, boom('r2'));
+    app.register(
+      fp(async (instance) => {
+        instance.setErrorHandler(handlerNamed('fp'));
+      }),
+    );
+    app.get('/r3', boom('r3'));
+    app.register(async (child) => {
+      child.get('/c1', boom('c1'));
+      child.setErrorHandler(handlerNamed('child'));
+      child.get('/c2', boom('c2'));
+      await child.register(async (grandchild) => {
+        grandchild.get('/g1', boom('g1'));
+      });
+      child.get('/c3', { schema }, boom('c3'));
+      child.setSchemaErrorFormatter((errors) => new Error(`child formatter: ${errors.length}`));
+      child.after(() => child.setErrorHandler(handlerNamed('child after')));
+      child.get('/c4', { schema }, boom('c4'));
+    });
+    app.after(() => app.setErrorHandler(handlerNamed('root after')));
+    app.register(
+      fp(async (instance) => {
+        instance.get('/f1', boom('f1'));
+        instance.setErrorHandler(handlerNamed('fp later'));
+      }),
+    );
+    app.get('/r4', boom('r4'));
+    await app.ready();
+    return app;
+  }
+
+  it('gives every route the same error handler, formatter and answers as stock Fastify', async () => {
+    const { fastify, fp } = await bundledFastify();
+    const stock = await build((await import('fastify')).default, (await import('fastify-plugin')).default);
+    const bundled = await build(fastify, fp);
+    const urls = ['/h1', '/r1', '/r2', '/r3', '/c1', '/c2', '/g1', '/c3', '/c4', '/f1', '/r4', '/c3?n=x', '/c4?n=x'];
+    const answers = async (app: typeof stock) =>
+      Promise.all(
+        [...urls, '/r2?n=x'].flatMap((url) => [
+          app.inject({ url }).then((r) => `GET ${url} ${r.statusCode} ${r.body}`),
+          app
+            .inject({ method: 'HEAD', url })
+            .then((r) => `HEAD ${url} ${r.statusCode} ${r.headers['content-length']} ${r.headers['x-own-head']}`),
+        ]),
+      );
+    const expected = await answers(stock);
+    expect(await answers(bundled)).toEqual(expected);
+    // Not vacuous: the handlers differ from route to route.
+    expect(expected).toEqual(
+      expect.arrayContaining([
+        `GET /r1 418 {"statusCode":418,"error":"I'm a Teapot","message":"r1"}`,
+        'GET /r3 500 {"by":"fp","err":"r3"}',
+        'GET /c2 500 {"by":"child","err":"c2"}',
+        'GET /c4 500 {"by":"child after","err":"c4"}',
+        'GET /c3?n=x 500 {"by":"child","err":"child formatter: 1"}',
+        'GET /r4 500 {"by":"fp later","err":"r4"}',
+        'HEAD /h1 200 undefined yes',
+        'HEAD /r1 418 56 undefined',
+      ]),
+    );
+    // And the runs are batched: fewer avvio `after` plugins than routes.
+    const afters = (app: typeof stock) =>
+      app
+        .printPlugins()
+        .split('\n')
+        .filter((l) => l.includes('_after')).length;
+    expect(afters(bundled)).toBeLessThan(afters(stock));
+    await Promise.all([stock.close(), bundled.close()]);
   });
 });
