@@ -83,7 +83,7 @@ describe('oauth_authorization_codes', () => {
   });
 
   it('stores no method without a challenge (the one writer pairs them)', async () => {
-    const { id } = await createAuthorizationCode(db, {
+    const { code } = await createAuthorizationCode(db, {
       applicationId,
       userId,
       redirectUri: 'https://app.example/cb',
@@ -93,7 +93,7 @@ describe('oauth_authorization_codes', () => {
     const row = await db
       .selectFrom('oauth_authorization_codes')
       .select(['code_challenge', 'code_challenge_method'])
-      .where('id', '=', id)
+      .where('code_digest', '=', sha256Hex(code))
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ code_challenge: null, code_challenge_method: null });
   });
