@@ -6,7 +6,8 @@
 // backend CPU and 6 % of the exchange's. The same rules as column types, checked only where a value
 // is written: varchar(n) for the lengths (the same limits, in characters), an enum for the method.
 // The method is written by one statement (domain/authorization-codes.ts), null exactly when the
-// challenge is; the exchange refuses a challenge without a known method.
+// challenge is; the exchange refuses a challenge without a known method. The type changes rewrite
+// the table under its lock: a small one (codes live ten minutes, and retention purges them).
 // Frozen in time: never import application code.
 import { type Kysely, sql } from 'kysely';
 
