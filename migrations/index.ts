@@ -33,6 +33,7 @@ import * as m0029 from './0029-logout-deliveries-queue-index';
 import * as m0030 from './0030-notification-subscriptions';
 import * as m0031 from './0031-mail-outbox-hot-claim';
 import * as m0032 from './0032-token-code-on-chain-root';
+import * as m0033 from './0033-authorization-code-types';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0030-notification-subscriptions': m0030,
   '0031-mail-outbox-hot-claim': m0031,
   '0032-token-code-on-chain-root': m0032,
+  '0033-authorization-code-types': m0033,
 };

@@ -58,12 +58,11 @@ type NewCodeSlot =
 // (db/statement-templates.ts, db/hot-statements.ts).
 const inserts = statementTemplates<NewCodeSlot>(1);
 
-export async function createAuthorizationCode(
-  db: DbOrTrx,
-  input: NewAuthorizationCode,
-): Promise<{ code: string; id: number }> {
+export async function createAuthorizationCode(db: DbOrTrx, input: NewAuthorizationCode): Promise<{ code: string }> {
   const code = randomHex();
-  const { rows } = await inserts.run<{ id: number }>(
+  // Nothing returned: the redirect needs only the code (a RETURNING is a projection built per
+  // execution and a row to send and parse).
+  await inserts.run(
     db,
     'insert',
     {
@@ -89,10 +88,9 @@ export async function createAuthorizationCode(
         ${slot('scopes')}, ${slot('codeChallenge')}, ${slot('codeChallengeMethod')}, ${slot('nonce')},
         ${slot('authTime')}, ${slot('sid')}, ${slot('amr')}::text[], ${slot('dpopJkt')},
         ${slot('resources')}::text[], ${slot('expiresAt')})
-      returning id
     `,
   );
-  return { code, id: rows[0].id };
+  return { code };
 }
 
 /**
