@@ -7,7 +7,9 @@ import {
   NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
+  quickSecretCheckCtes,
   secretCheckCtes,
+  secretCheckDecided,
   secretCheckOf,
   secretCheckValues,
   unprefixedClientCheck,
@@ -200,25 +202,28 @@ type SpendRow = Omit<SpendableCode, 'user'> & {
 // Built and compiled once per shape (db/statement-templates.ts): with the client's secret check
 // in it, building and compiling it per call took about 87 µs of CPU; bound from its template,
 // about 31 (a stubbed driver, no I/O).
-const spends = statementTemplates<SpendSlot>(2);
+const spends = statementTemplates<SpendSlot>(3);
+type SpendShape = 'spend' | 'quick-secret' | 'with-secret';
 
-function spendStatement(slot: SlotOf<SpendSlot>, withSecret: boolean) {
-  // The client: authenticated before (a slot), or by this statement's client_check (secretCheckCtes).
-  const client = withSecret
-    ? {
-        ctes: sql`${secretCheckCtes(slot)},`,
-        applicationId: clientCheckSql.authenticatedId(slot),
-        dpopRequired: clientCheckSql.dpopRequired,
-        from: clientCheckSql.from('code'),
-        columns: sql`, ${clientCheckSql.columns}`,
-      }
-    : {
-        ctes: sql``,
-        applicationId: sql`${slot('applicationId')}::bigint`,
-        dpopRequired: sql`false`,
-        from: sql`from code`,
-        columns: sql``,
-      };
+function spendStatement(slot: SlotOf<SpendSlot>, shape: SpendShape) {
+  // The client: authenticated before (a slot), or by this statement's client_check (the quick
+  // check, or the one that counts: applications.ts).
+  const client =
+    shape !== 'spend'
+      ? {
+          ctes: sql`${shape === 'quick-secret' ? quickSecretCheckCtes(slot) : secretCheckCtes(slot)},`,
+          applicationId: clientCheckSql.authenticatedId(slot),
+          dpopRequired: clientCheckSql.dpopRequired,
+          from: clientCheckSql.from('code'),
+          columns: sql`, ${clientCheckSql.columns}`,
+        }
+      : {
+          ctes: sql``,
+          applicationId: sql`${slot('applicationId')}::bigint`,
+          dpopRequired: sql`false`,
+          from: sql`from code`,
+          columns: sql``,
+        };
   return sql<SpendRow>`
     with locked as (
       select id, application_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, nonce,
@@ -297,31 +302,31 @@ export async function spendAuthorizationCode(
   const secretCheck = input.clientSecret && secretCheckValues(input.clientSecret);
   // Named, not spread (db/row-picker.ts on Node 20's cost of copying properties).
   const check = secretCheck ?? NO_SECRET_CHECK;
-  const { rows } = await spends.run<SpendRow>(
-    db,
-    secretCheck ? 'with-secret' : 'spend',
-    {
-      uid: check.uid,
-      digest: check.digest,
-      key: check.key,
-      limit: check.limit,
-      windowSeconds: check.windowSeconds,
-      applicationId: input.applicationId,
-      codeDigest: sha256Hex(input.code),
-      now: input.now,
-      redirectUri: input.redirectUri,
-      verifierGiven: input.verifier.given,
-      s256: input.verifier.s256,
-      plain: input.verifier.plain,
-      dpopJkt: input.dpopJkt,
-      resources: input.resources,
-      allowOpenid: input.allowOpenid,
-      accessDigest: sha256Hex(accessToken),
-      refreshDigest: sha256Hex(refreshToken),
-      lifetime: ACCESS_TOKEN_LIFETIME_SECONDS,
-    },
-    (slot) => spendStatement(slot, secretCheck !== undefined),
-  );
+  const values: Record<SpendSlot, unknown> = {
+    uid: check.uid,
+    digest: check.digest,
+    key: check.key,
+    limit: check.limit,
+    windowSeconds: check.windowSeconds,
+    applicationId: input.applicationId,
+    codeDigest: sha256Hex(input.code),
+    now: input.now,
+    redirectUri: input.redirectUri,
+    verifierGiven: input.verifier.given,
+    s256: input.verifier.s256,
+    plain: input.verifier.plain,
+    dpopJkt: input.dpopJkt,
+    resources: input.resources,
+    allowOpenid: input.allowOpenid,
+    accessDigest: sha256Hex(accessToken),
+    refreshDigest: sha256Hex(refreshToken),
+    lifetime: ACCESS_TOKEN_LIFETIME_SECONDS,
+  };
+  const spend = (shape: SpendShape) => spends.run<SpendRow>(db, shape, values, (slot) => spendStatement(slot, shape));
+  // A secret: the quick check first; when it did not decide (a wrong secret, an address with
+  // failures in its window: nothing was spent), the statement again with the check that counts.
+  let { rows } = await spend(secretCheck ? 'quick-secret' : 'spend');
+  if (secretCheck && !secretCheckDecided(unprefixedClientCheck(rows[0]))) ({ rows } = await spend('with-secret'));
   const row = rows[0];
   if (secretCheck) {
     const clientCheck = secretCheckOf(secretCheck, unprefixedClientCheck(row));

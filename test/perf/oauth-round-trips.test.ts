@@ -2,7 +2,8 @@
 // recording database handle (test/support/statement-counter.ts): a signed-in GET /oauth/authorize
 // costs 2 (the application with the session and its user, then the code), the exchange 1 (the
 // grant's one statement, which checks the client's secret and its address's throttle too: 2 before
-// issue 30, no transaction), with or without `openid`: the signing key is loaded first, the
+// issue 30, no transaction; a wrong secret, or one from an address with failures in its window,
+// takes the statement twice, the second time with the check that counts), with or without `openid`: the signing key is loaded first, the
 // statement spends the code and returns its user, the ID token is signed from that row (2 before:
 // the statement declined the code, the token was signed, the same statement spent it). Without a
 // usable key the statement declines the code and it stays redeemable; a failure after the spend
@@ -262,11 +263,15 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     });
   const counters = () => f.db.selectFrom('rate_limit_counters').select(['key', 'count']).execute();
 
-  it('a wrong secret with a live code: 401 in one statement, the code unspent, one failure counted', async () => {
+  it('a wrong secret with a live code: 401 in two statements, the code unspent, one failure counted', async () => {
     const { code } = await authorize('api');
     counter.reset();
     const res = await post(code, basic(c.clientId, 'wrong'), '203.0.113.20');
-    expect(counter.statements).toHaveLength(1);
+    // The quick check (a right secret from an address without failures only; it writes nothing),
+    // then the statement again with the check that counts the failure.
+    expect(counter.statements).toHaveLength(2);
+    expect(counter.statements[0]).not.toMatch(/insert into rate_limit_counters/);
+    expect(counter.statements[1]).toMatch(/insert into rate_limit_counters/);
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Basic realm="Doorkeeper"');
     expect(res.json()).toEqual({
@@ -277,7 +282,13 @@ describe('POST /oauth/token, grant_type=authorization_code', () => {
     expect((await codeRow()).used_at).toBeNull();
     expect(await tokenCount()).toBe(0);
     expect(await counters()).toEqual([{ key: 'failures:addr:203.0.113.20', count: 1 }]);
-    expect((await exchange(code)).result.statusCode).toBe(200);
+    // The right secret from that address: the quick check does not decide (a failure in the
+    // window), the counting check admits it and counts nothing.
+    counter.reset();
+    const ok = await post(code, basic(c.clientId, c.secret), '203.0.113.20');
+    expect(ok.statusCode).toBe(200);
+    expect(counter.statements).toHaveLength(2);
+    expect(await counters()).toEqual([{ key: 'failures:addr:203.0.113.20', count: 1 }]);
   });
 
   it("another application's right secret with this application's code: invalid_grant, unspent, nothing counted", async () => {
