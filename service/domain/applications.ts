@@ -400,6 +400,8 @@ export const secretCheckDecided = (row: Pick<SecretCheckRow, 'admitted'> | undef
 
 /** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;
+/** Of those, what decides the check and names the client (clientIdCheckOf). */
+const CLIENT_ID_CHECK_COLUMNS = ['id', 'secret_digest', 'admitted', 'failures', 'window_remaining'] as const;
 
 /** The secret check's slots for a statement shape without it (that shape binds no such slot). */
 export const NO_SECRET_CHECK: Record<SecretCheckSlot, null> = {
@@ -422,17 +424,34 @@ export const clientCheckSql = {
     sql`(select cc.id from client_check cc where cc.admitted and cc.secret_digest = ${slot('digest')})`,
   dpopRequired: sql`coalesce((select cc.dpop_bound_access_tokens from client_check cc), false)`,
   columns: sql`${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+  idColumns: sql`${sql.join(CLIENT_ID_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
   from: (rest: string) => sql`from client_check cc left join ${sql.raw(rest)} on true`,
 };
 
 /** client_check's columns as a statement returned them beside its own (`client_` + name). */
 export const unprefixedClientCheck = rowPicker<SecretCheckRow>(CLIENT_CHECK_COLUMNS, 'client_');
+/** The same for clientCheckSql.idColumns. */
+export const unprefixedClientIdCheck = rowPicker<ClientIdCheckRow>(CLIENT_ID_CHECK_COLUMNS, 'client_');
 
 /** The application of a secret check's row: its public columns (no digest, no attempt's). */
 const applicationOfCheck = rowPicker<ApplicationRecord>(PUBLIC_COLUMNS);
 
 /** The secret check's answer, from the row of `client_check`. */
 export function secretCheckOf(values: SecretCheckValues, row: SecretCheckRow): SecretCheck {
+  const check = clientIdCheckOf(values, row);
+  return check.ok ? { ok: true, application: applicationOfCheck(row) } : check;
+}
+
+/** client_check's columns that decide the check and name the client (CLIENT_ID_CHECK_COLUMNS). */
+type ClientIdCheckRow = Pick<SecretCheckRow, (typeof CLIENT_ID_CHECK_COLUMNS)[number]>;
+export type ClientIdCheck = { ok: true; applicationId: number } | Exclude<SecretCheck, { ok: true }>;
+
+/**
+ * secretCheckOf for a statement that needs only the client's id (the refresh rotation): it returns
+ * clientCheckSql.idColumns, not the application's every column (four arrays and two timestamps
+ * PostgreSQL formats and pg parses per request), read back with unprefixedClientIdCheck.
+ */
+export function clientIdCheckOf(values: SecretCheckValues, row: ClientIdCheckRow): ClientIdCheck {
   const throttle = checkedAttemptThrottle(
     { key: values.key as string, limit: values.limit, windowSeconds: values.windowSeconds as number },
     row,
@@ -441,7 +460,7 @@ export function secretCheckOf(values: SecretCheckValues, row: SecretCheckRow): S
   // The statement decided; the constant-time compare agrees with it (and with digest-less rows).
   const ok = safeEqual(row.secret_digest ?? '0'.repeat(64), values.digest);
   if (row.id === null || !ok) return { ok: false, reason: 'invalid' };
-  return { ok: true, application: applicationOfCheck(row) };
+  return { ok: true, applicationId: row.id };
 }
 
 // Built and compiled once (db/statement-templates.ts): building it cost more than a third of the

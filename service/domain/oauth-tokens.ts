@@ -8,15 +8,15 @@ import { type SlotOf, statementTemplates } from '../db/statement-templates';
 import { withTransaction } from '../db/transaction';
 import {
   clientCheckSql,
+  clientIdCheckOf,
   NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
   quickSecretCheckCtes,
   secretCheckCtes,
   secretCheckDecided,
-  secretCheckOf,
   secretCheckValues,
-  unprefixedClientCheck,
+  unprefixedClientIdCheck,
 } from './applications';
 import { SCOPE_ORDER } from './scopes';
 import { randomHex, sha256Hex } from './secrets';
@@ -283,7 +283,7 @@ function rotationStatement(slot: SlotOf<RotationSlot>, shape: RotationShape) {
           refused: sql`${clientCheckSql.authenticatedId(slot)} is null`,
           dpopRequired: clientCheckSql.dpopRequired,
           from: clientCheckSql.from('decided d'),
-          columns: sql`, ${clientCheckSql.columns}`,
+          columns: sql`, ${clientCheckSql.idColumns}`,
         }
       : {
           ctes: sql``,
@@ -465,13 +465,13 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
   // A secret: the quick check first; when it did not decide (a wrong secret, an address with
   // failures in its window), the statement again with the check that counts (nothing was changed).
   let { rows } = await rotate(secretCheck ? 'quick-secret' : 'rotate');
-  if (secretCheck && !secretCheckDecided(unprefixedClientCheck(rows[0]))) ({ rows } = await rotate('with-secret'));
+  if (secretCheck && !secretCheckDecided(unprefixedClientIdCheck(rows[0]))) ({ rows } = await rotate('with-secret'));
   const row = rows[0];
   let clientApplicationId = input.clientApplicationId;
   if (secretCheck) {
-    const check = secretCheckOf(secretCheck, unprefixedClientCheck(row));
+    const check = clientIdCheckOf(secretCheck, unprefixedClientIdCheck(row));
     if (!check.ok) return { outcome: 'client_refused', check };
-    clientApplicationId = check.application.id;
+    clientApplicationId = check.applicationId;
   }
   if (!row?.outcome) return { outcome: 'invalid_grant' };
   switch (row.outcome) {
@@ -502,7 +502,7 @@ export async function rotateRefreshToken(db: DbOrTrx, input: RotationInput): Pro
     case 'openid':
       return { outcome: 'openid', clientApplicationId };
     case 'client_refused':
-      // secretCheckOf agreed with the statement above, or this is a statement bug: refuse.
+      // clientIdCheckOf agreed with the statement above, or this is a statement bug: refuse.
       return { outcome: 'invalid_client' };
     default:
       return { outcome: row.outcome };
