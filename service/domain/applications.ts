@@ -394,6 +394,12 @@ export function quickSecretCheckCtes(slot: SlotOf<SecretCheckSlot>) {
     )`;
 }
 
+/** A grant statement's two tries with a secret: the quick check, then (undecided) the counting one. */
+export type SecretCheckTry = 'quick-secret' | 'with-secret';
+/** The CTEs of a secret check's try (quickSecretCheckCtes or secretCheckCtes). */
+export const secretCheckCtesOf = (slot: SlotOf<SecretCheckSlot>, attempt: SecretCheckTry) =>
+  attempt === 'quick-secret' ? quickSecretCheckCtes(slot) : secretCheckCtes(slot);
+
 /** Whether a quickSecretCheckCtes statement decided (admitted); false: run it with secretCheckCtes. */
 export const secretCheckDecided = (row: Pick<SecretCheckRow, 'admitted'> | undefined): boolean =>
   row?.admitted === true;

@@ -7,8 +7,8 @@ import {
   NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
-  quickSecretCheckCtes,
-  secretCheckCtes,
+  type SecretCheckTry,
+  secretCheckCtesOf,
   secretCheckDecided,
   secretCheckOf,
   secretCheckValues,
@@ -203,7 +203,7 @@ type SpendRow = Omit<SpendableCode, 'user'> & {
 // in it, building and compiling it per call took about 87 µs of CPU; bound from its template,
 // about 31 (a stubbed driver, no I/O).
 const spends = statementTemplates<SpendSlot>(3);
-type SpendShape = 'spend' | 'quick-secret' | 'with-secret';
+type SpendShape = 'spend' | SecretCheckTry;
 
 function spendStatement(slot: SlotOf<SpendSlot>, shape: SpendShape) {
   // The client: authenticated before (a slot), or by this statement's client_check (the quick
@@ -211,7 +211,7 @@ function spendStatement(slot: SlotOf<SpendSlot>, shape: SpendShape) {
   const client =
     shape !== 'spend'
       ? {
-          ctes: sql`${shape === 'quick-secret' ? quickSecretCheckCtes(slot) : secretCheckCtes(slot)},`,
+          ctes: sql`${secretCheckCtesOf(slot, shape)},`,
           applicationId: clientCheckSql.authenticatedId(slot),
           dpopRequired: clientCheckSql.dpopRequired,
           from: clientCheckSql.from('code'),

@@ -12,8 +12,8 @@ import {
   NO_SECRET_CHECK,
   type SecretCheck,
   type SecretCheckSlot,
-  quickSecretCheckCtes,
-  secretCheckCtes,
+  type SecretCheckTry,
+  secretCheckCtesOf,
   secretCheckDecided,
   secretCheckValues,
   unprefixedClientIdCheck,
@@ -270,7 +270,7 @@ type RotationSlot =
 // Built and compiled once per shape (db/statement-templates.ts), as the secret check is: without
 // the client's secret checked in it, or with its quick or its counting check (applications.ts).
 const rotations = statementTemplates<RotationSlot>(3);
-type RotationShape = 'rotate' | 'quick-secret' | 'with-secret';
+type RotationShape = 'rotate' | SecretCheckTry;
 
 /** The rotation statement; with a secret shape, the client secret check rides along. */
 function rotationStatement(slot: SlotOf<RotationSlot>, shape: RotationShape) {
@@ -278,7 +278,7 @@ function rotationStatement(slot: SlotOf<RotationSlot>, shape: RotationShape) {
   const client =
     shape !== 'rotate'
       ? {
-          ctes: sql`${shape === 'quick-secret' ? quickSecretCheckCtes(slot) : secretCheckCtes(slot)},`,
+          ctes: sql`${secretCheckCtesOf(slot, shape)},`,
           applicationId: clientCheckSql.authenticatedId(slot),
           refused: sql`${clientCheckSql.authenticatedId(slot)} is null`,
           dpopRequired: clientCheckSql.dpopRequired,
