@@ -34,6 +34,7 @@ import * as m0030 from './0030-notification-subscriptions';
 import * as m0031 from './0031-mail-outbox-hot-claim';
 import * as m0032 from './0032-token-code-on-chain-root';
 import * as m0033 from './0033-authorization-code-types';
+import * as m0034 from './0034-token-dpop-jkt-unchecked';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -69,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '0031-mail-outbox-hot-claim': m0031,
   '0032-token-code-on-chain-root': m0032,
   '0033-authorization-code-types': m0033,
+  '0034-token-dpop-jkt-unchecked': m0034,
 };
