@@ -19,6 +19,7 @@ import readline from 'node:readline';
 import { verify as argon2Verify } from '@node-rs/argon2';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { defaultPoolSize } from '../service/db/open';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const unauthorized = '{"message":"401 Unauthorized"}';
@@ -36,7 +37,9 @@ interface RecordedStatements {
 }
 
 async function main(): Promise<void> {
-  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+  // As many connections as the service opens to the same database (its default, defaultPoolSize).
+  const databaseUrl = process.env.DATABASE_URL ?? '';
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: defaultPoolSize(databaseUrl) });
 
   const bare = Fastify({ logger: false });
   bare.get('/', async () => ({ hello: 'world' }));

@@ -23,8 +23,11 @@ export interface Config {
    * The client is the right-most untrusted entry (Fastify's trustProxy, proxy-addr semantics).
    */
   trustProxy: TrustProxy;
-  /** Pool size for the database. */
-  dbPoolMax: number;
+  /**
+   * DB_POOL_MAX: the database pool's size; undefined when unset, and openDatabase sizes it for
+   * where the database runs (defaultPoolSize).
+   */
+  dbPoolMax: number | undefined;
   /** Named prepared statements (DB_PREPARED_STATEMENTS, default true; false behind RDS Proxy). */
   dbPreparedStatements: boolean;
   /** ID_TOKEN_LIFETIME: seconds an ID token is valid (Doorkeeper's OpenID Connect default, as GitLab: 120). */
@@ -214,8 +217,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
   }
-  const poolText = env.DB_POOL_MAX?.trim() || '10';
-  if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
+  const poolText = env.DB_POOL_MAX?.trim() || undefined;
+  if (poolText !== undefined && !/^[1-9]\d*$/.test(poolText))
+    throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
   const preparedText = env.DB_PREPARED_STATEMENTS?.trim() || 'true';
   const dbPreparedStatements = parseBoolean(preparedText);
   if (dbPreparedStatements === undefined) {
@@ -253,7 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel,
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    dbPoolMax: Number(poolText),
+    dbPoolMax: poolText === undefined ? undefined : Number(poolText),
     dbPreparedStatements,
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,

@@ -97,6 +97,38 @@ describe('npm start (service/server.ts)', () => {
     }
   });
 
+  it('sizes its database pool: one connection per core for PostgreSQL on this machine, DB_POOL_MAX when set', async () => {
+    const t = await createTestDatabase();
+    expect(new URL(t.url).hostname).toBe('127.0.0.1');
+    // Fifty requests at once, each one statement: the pool opens every connection it may.
+    const connectionsAfterBurst = async (env: Record<string, string>) => {
+      const port = await freePort();
+      const server = start('service/server.ts', [], {
+        DATABASE_URL: t.url,
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        ...env,
+      });
+      await server.waitFor(/listening on/);
+      const answers = await Promise.all(Array.from({ length: 50 }, () => health(port)));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = ${t.name} and application_name = 'lanyard-server'`.execute(t.db);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      return rows[0].n;
+    };
+    expect(await connectionsAfterBurst({})).toBe(Math.max(2, Math.min(os.availableParallelism(), 10)));
+    expect(await connectionsAfterBurst({ DB_POOL_MAX: '3' })).toBe(3);
+  });
+
+  it('explains a bad DB_POOL_MAX in one line', async () => {
+    const r = await runToEnd('service/server.ts', [], { DB_POOL_MAX: '0', PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('lanyard: DB_POOL_MAX must be a positive integer (got "0")\n');
+  });
+
   it('explains a malformed DATABASE_URL in one line', async () => {
     const r = await runToEnd('service/server.ts', [], { DATABASE_URL: 'not a url', PORT: '0' });
     expect(r.code).toBe(1);
