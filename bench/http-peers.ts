@@ -8,7 +8,9 @@
 // - POST /verify: one argon2id verification of the bench user's password hash (BENCH_PASSWORD_HASH,
 //   the production parameters) straight through @node-rs/argon2: the password grant's limit;
 // - node-oidc-provider 9 (in memory) for the refresh grant and the code flow (a signed-in session
-//   with a standing grant, as the service's trusted application: authorize answers the code).
+//   with a standing grant, as the service's trusted application: authorize answers the code);
+// - the same peer keeping its state in the bench's PostgreSQL (informational, beside the code
+//   flow's target: the service writes its codes and tokens there, the in-memory peer nowhere).
 // Prints one JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token.
 // The peer keeps its state in a plain Map (MapAdapter): its quick-start adapter is a 1000-entry LRU
 // that evicted the signed-in session and grant under load, so its code flow stopped answering.
@@ -205,6 +207,101 @@ async function main(): Promise<void> {
       byGrant.delete(grantId);
     }
   }
+  // The same peer keeping its state in this PostgreSQL instead (informational, beside the
+  // target): one table of JSON payloads per model and id, as Logto's production adapter for
+  // node-oidc-provider has it (packages/core/src/oidc/adapter.ts, oidc_model_instances), each
+  // query a named prepared statement, over a pool as large as the service's.
+  const durablePool = new pg.Pool({ connectionString: databaseUrl, max: defaultPoolSize(databaseUrl) });
+  await durablePool.query(`
+    drop table if exists bench_peer_oidc;
+    create table bench_peer_oidc (
+      model_name varchar(64) not null,
+      id varchar(128) not null,
+      payload jsonb not null,
+      expires_at timestamptz,
+      consumed_at timestamptz,
+      primary key (model_name, id)
+    );
+    create index on bench_peer_oidc (model_name, (payload->>'grantId'));
+    create index on bench_peer_oidc (model_name, (payload->>'uid'));
+    create index on bench_peer_oidc (model_name, (payload->>'userCode'));`);
+  class PgAdapter {
+    constructor(private readonly model: string) {}
+    private async findWhere(name: string, field: 'id' | 'uid' | 'userCode', value: string) {
+      const where = field === 'id' ? 'id = $2' : `payload->>'${field}' = $2`;
+      const { rows } = await durablePool.query({
+        name,
+        text: `select payload, consumed_at from bench_peer_oidc
+          where model_name = $1 and ${where} and (expires_at is null or expires_at > now())`,
+        values: [this.model, value],
+      });
+      const row = rows[0];
+      return row ? { ...row.payload, ...(row.consumed_at ? { consumed: true } : {}) } : undefined;
+    }
+    async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
+      await durablePool.query({
+        name: 'peer-upsert',
+        text: `insert into bench_peer_oidc (model_name, id, payload, expires_at)
+          values ($1, $2, $3, now() + make_interval(secs => $4))
+          on conflict (model_name, id) do update set payload = excluded.payload, expires_at = excluded.expires_at`,
+        values: [this.model, id, payload, expiresIn ?? null],
+      });
+    }
+    find(id: string) {
+      return this.findWhere('peer-find', 'id', id);
+    }
+    findByUid(uid: string) {
+      return this.findWhere('peer-find-uid', 'uid', uid);
+    }
+    findByUserCode(userCode: string) {
+      return this.findWhere('peer-find-user-code', 'userCode', userCode);
+    }
+    async consume(id: string) {
+      await durablePool.query({
+        name: 'peer-consume',
+        text: 'update bench_peer_oidc set consumed_at = now() where model_name = $1 and id = $2',
+        values: [this.model, id],
+      });
+    }
+    async destroy(id: string) {
+      await durablePool.query({
+        name: 'peer-destroy',
+        text: 'delete from bench_peer_oidc where model_name = $1 and id = $2',
+        values: [this.model, id],
+      });
+    }
+    async revokeByGrantId(grantId: string) {
+      await durablePool.query({
+        name: 'peer-revoke',
+        text: `delete from bench_peer_oidc where model_name = $1 and payload->>'grantId' = $2`,
+        values: [this.model, grantId],
+      });
+    }
+  }
+
+  const peer = await startPeer(MapAdapter);
+  const durablePeer = await startPeer(PgAdapter);
+
+  await bare.listen({ host: '127.0.0.1', port: 0 });
+  await baseline.listen({ host: '127.0.0.1', port: 0 });
+  const port = (s: { address(): unknown }) => (s.address() as { port: number }).port;
+  process.stdout.write(
+    `${JSON.stringify({ bare: port(bare.server), baseline: port(baseline.server), peer: peer.port, durablePeer: durablePeer.port })}\n`,
+  );
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    if (line === 'mint') process.stdout.write(`${JSON.stringify({ refreshToken: await peer.mint() })}\n`);
+  }
+  await Promise.all([bare.close(), baseline.close(), pool.end()]);
+  peer.server.close();
+  durablePeer.server.close();
+  await durablePool.end();
+}
+
+/**
+ * node-oidc-provider 9 on its own port with the bench's client, keeping its state through
+ * `Adapter`: its server, port and a way to mint a refresh token.
+ */
+async function startPeer(Adapter: new (model: string) => object) {
   const { default: Provider } = await import('oidc-provider');
   const provider = new Provider('http://127.0.0.1', {
     clients: [
@@ -216,7 +313,8 @@ async function main(): Promise<void> {
       },
     ],
     scopes: ['openid', 'offline_access', 'api'],
-    adapter: MapAdapter,
+    // biome-ignore lint/suspicious/noExplicitAny: the adapter classes above implement its interface.
+    adapter: Adapter as any,
     features: { devInteractions: { enabled: false } },
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
   });
@@ -238,7 +336,7 @@ async function main(): Promise<void> {
   // The interaction (sign-in and consent) answered at once for the bench user, with a grant of
   // openid: the session cookie it leaves makes every later authorize answer the code directly.
   const callback = provider.callback();
-  const peerServer = http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     if (!req.url?.startsWith('/interaction/')) return void callback(req, res);
     (async () => {
       const details = await provider.interactionDetails(req, res);
@@ -251,20 +349,9 @@ async function main(): Promise<void> {
       res.end(String(err));
     });
   });
-  peerServer.listen(0, '127.0.0.1');
-  await new Promise((resolve) => peerServer.once('listening', resolve));
-
-  await bare.listen({ host: '127.0.0.1', port: 0 });
-  await baseline.listen({ host: '127.0.0.1', port: 0 });
-  const port = (s: { address(): unknown }) => (s.address() as { port: number }).port;
-  process.stdout.write(
-    `${JSON.stringify({ bare: port(bare.server), baseline: port(baseline.server), peer: port(peerServer) })}\n`,
-  );
-  for await (const line of readline.createInterface({ input: process.stdin })) {
-    if (line === 'mint') process.stdout.write(`${JSON.stringify({ refreshToken: await mint() })}\n`);
-  }
-  await Promise.all([bare.close(), baseline.close(), pool.end()]);
-  peerServer.close();
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { server, port: (server.address() as { port: number }).port, mint };
 }
 
 main().catch((err) => {

@@ -354,7 +354,12 @@ async function main(): Promise<void> {
         if ((value as string).startsWith('{')) return JSON.parse(value as string);
       }
     };
-    const ports = (await nextPeerLine()) as unknown as { bare: number; baseline: number; peer: number };
+    const ports = (await nextPeerLine()) as unknown as {
+      bare: number;
+      baseline: number;
+      peer: number;
+      durablePeer: number;
+    };
     const mintPeerToken = async (): Promise<string> => {
       peers.stdin!.write('mint\n');
       return (await nextPeerLine()).refreshToken as string;
@@ -373,9 +378,9 @@ async function main(): Promise<void> {
     if (signIn.status !== 302) throw new Error(`sign-in answered ${signIn.status}`);
     cookie = signIn.headers.getSetCookie()[0]?.split(';')[0] ?? cookie;
 
-    // The peer's signed-in session: one authorization through its interaction (bench/http-peers.ts
-    // answers sign-in and consent at once), whose cookies then make authorize answer the code.
-    const peerBase = `http://127.0.0.1:${ports.peer}`;
+    // The peers' signed-in sessions: one authorization through each one's interaction
+    // (bench/http-peers.ts answers sign-in and consent at once), whose cookies then make
+    // authorize answer the code.
     const peerQuery = form({
       client_id: 'bench',
       redirect_uri: REDIRECT_URI,
@@ -385,18 +390,24 @@ async function main(): Promise<void> {
       code_challenge: CODE_CHALLENGE,
       code_challenge_method: 'S256',
     });
-    const jar = new CookieJar();
-    let next = `/auth?${peerQuery}`;
-    for (let hop = 0; hop < 6 && !next.startsWith(REDIRECT_URI); hop++) {
-      const res = await fetch(peerBase + next, { redirect: 'manual', headers: { cookie: jar.header() } });
-      jar.take(res);
-      const location = res.headers.get('location');
-      if (!location) throw new Error(`the peer's ${next} answered ${res.status}: ${await res.text()}`);
-      const url = new URL(location, peerBase);
-      next = url.href.startsWith(REDIRECT_URI) ? url.href : url.pathname + url.search;
+    async function peerSession(peerBase: string): Promise<string> {
+      const jar = new CookieJar();
+      let next = `/auth?${peerQuery}`;
+      for (let hop = 0; hop < 6 && !next.startsWith(REDIRECT_URI); hop++) {
+        const res = await fetch(peerBase + next, { redirect: 'manual', headers: { cookie: jar.header() } });
+        jar.take(res);
+        const location = res.headers.get('location');
+        if (!location) throw new Error(`the peer's ${next} answered ${res.status}: ${await res.text()}`);
+        const url = new URL(location, peerBase);
+        next = url.href.startsWith(REDIRECT_URI) ? url.href : url.pathname + url.search;
+      }
+      if (!next.startsWith(REDIRECT_URI)) throw new Error(`the peer's sign-in did not reach the client: ${next}`);
+      return jar.header();
     }
-    if (!next.startsWith(REDIRECT_URI)) throw new Error(`the peer's sign-in did not reach the client: ${next}`);
-    const peerCookie = jar.header();
+    const peerBase = `http://127.0.0.1:${ports.peer}`;
+    const peerCookie = await peerSession(peerBase);
+    const durablePeerBase = `http://127.0.0.1:${ports.durablePeer}`;
+    const durablePeerCookie = await peerSession(durablePeerBase);
 
     const cannon = (target: string, pid: number, options: Omit<autocannon.Options, 'url'>, connections = CONNECTIONS) =>
       // autocannon takes the path from the URL (a `path` option only applies inside `requests`).
@@ -590,6 +601,15 @@ async function main(): Promise<void> {
           peerCookie,
           basic('bench', 'bench-secret'),
         ),
+      'peer: node-oidc-provider + PostgreSQL authorize + exchange': () =>
+        authorizeAndExchange(
+          durablePeerBase,
+          peers.pid!,
+          `/auth?${peerQuery}`,
+          '/token',
+          durablePeerCookie,
+          basic('bench', 'bench-secret'),
+        ),
       'peer: node-oidc-provider refresh': async () => {
         const refreshToken = await mintPeerToken();
         return cannon(`http://127.0.0.1:${ports.peer}`, peers.pid!, {
@@ -660,6 +680,7 @@ async function main(): Promise<void> {
     for (const [target, path, tokenPath, sessionCookie, authorization] of [
       [base, lanyardAuthorize, '/oauth/token', cookie, clientAuth],
       [peerBase, `/auth?${peerQuery}`, '/token', peerCookie, basic('bench', 'bench-secret')],
+      [durablePeerBase, `/auth?${peerQuery}`, '/token', durablePeerCookie, basic('bench', 'bench-secret')],
     ]) {
       const res = await fetch(target + path, { redirect: 'manual', headers: { cookie: sessionCookie } });
       const location = res.headers.get('location') ?? '';
@@ -823,6 +844,15 @@ function report(r: Record<string, Sample>, seconds: number): void {
   ];
   for (const [name, figure, goal, met] of targets) {
     line(`target: ${name} ${figure} (goal ${goal}) ${met ? 'met' : 'missed'}`);
+  }
+  // Beside the code flow's target, not a target: the same peer writing its state where the
+  // service writes its own (bench/http-peers.ts), on the same PostgreSQL and cores.
+  const durable = r['peer: node-oidc-provider + PostgreSQL authorize + exchange'];
+  if (durable?.rps > 0) {
+    const ours = r['authorize (trusted) + code exchange'];
+    line(
+      `  (informational) authorize + exchange vs node-oidc-provider keeping its state in the same PostgreSQL: ×${(ours.rps / durable.rps).toFixed(2)} (${ours.rps.toFixed(0)}/s vs ${durable.rps.toFixed(0)}/s), CPU/req ×${(ours.cpuMs / durable.cpuMs).toFixed(2)}, PostgreSQL/req ×${(ours.pgMs / durable.pgMs).toFixed(2)} (${ours.pgMs.toFixed(3)} vs ${durable.pgMs.toFixed(3)} ms)`,
+    );
   }
 
   fs.mkdirSync(RESULTS, { recursive: true });
