@@ -406,6 +406,65 @@ const apiUnusedModulesPlugin: esbuild.Plugin = {
   },
 };
 
+/**
+ * The ajv-generated option validators of Fastify (its server options, once per boot) and
+ * light-my-request (each injected request: every Lambda event), ~12 M instructions of the API
+ * function's first answer. In index.js they are option-validators.ts's fast paths, which answer the
+ * options the function passes as ajv would; anything else goes to the real validator, in its own
+ * file beside index.js, loaded on first use. If a validator's generated source changes shape, the
+ * build fails here.
+ */
+export const OPTION_VALIDATORS = [
+  {
+    module: 'fastify/lib/config-validator.js',
+    file: 'fastify-options-validator.js',
+    filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]config-validator\.js$/,
+    standIn: (file: string) => `const { fastifyOptionsValidator } = require('./option-validators');
+const validate = fastifyOptionsValidator(() => require('./${file}'));
+module.exports = validate;
+module.exports.default = validate;
+module.exports.defaultInitOptions = ${JSON.stringify(require('fastify/lib/config-validator.js').defaultInitOptions)};`,
+  },
+  {
+    module: 'light-my-request/lib/config-validator.js',
+    file: 'inject-options-validator.js',
+    filter: /[\\/]node_modules[\\/]light-my-request[\\/]lib[\\/]config-validator\.js$/,
+    standIn: (file: string) => `const { lightMyRequestOptionsValidator } = require('./option-validators');
+const validate = lightMyRequestOptionsValidator(() => require('./${file}'), ${JSON.stringify(injectMethodEnum())});
+module.exports = validate;
+module.exports.default = validate;`,
+  },
+] as const;
+
+/** light-my-request's `method` enum, read from its generated validator (the Node that generated it). */
+export function injectMethodEnum(): string[] {
+  const source = fs.readFileSync(require.resolve('light-my-request/lib/config-validator.js'), 'utf8');
+  const found = /"method":\{"type":"string","enum":(\[[^\]]*\])\}/.exec(source);
+  if (!found)
+    throw new Error(
+      'light-my-request/lib/config-validator.js changed; review OPTION_VALIDATORS (infra/build/bundle.ts)',
+    );
+  return JSON.parse(found[1]);
+}
+
+const optionValidatorsPlugin: esbuild.Plugin = {
+  name: 'lanyard-option-validators',
+  setup(build) {
+    const files = OPTION_VALIDATORS.map((v) => v.file.replace(/\./g, '\\.'));
+    build.onResolve({ filter: new RegExp(`^\\.\\/(${files.join('|')})$`) }, (args) => ({
+      path: args.path,
+      external: true,
+    }));
+    for (const validator of OPTION_VALIDATORS) {
+      build.onLoad({ filter: validator.filter }, () => ({
+        contents: validator.standIn(validator.file),
+        resolveDir: __dirname,
+        loader: 'js',
+      }));
+    }
+  },
+};
+
 const findMyWayLazyCompilePlugin: esbuild.Plugin = {
   name: 'lanyard-find-my-way-lazy-compile',
   setup(build) {
@@ -608,7 +667,7 @@ export async function bundleLambdas(
         findMyWayLazyCompilePlugin,
         fastifyRoutePreReadyPlugin,
         ...(entry.name === 'api' && schemaCode
-          ? [precompiledSchemasPlugin(schemaCode.module), apiUnusedModulesPlugin]
+          ? [precompiledSchemasPlugin(schemaCode.module), apiUnusedModulesPlugin, optionValidatorsPlugin]
           : []),
       ],
       metafile: true,
@@ -626,6 +685,7 @@ export async function bundleLambdas(
         await buildLazyModule(dir, name, lazy.file);
     }
     if (entry.name === 'api' && schemaCode) await buildLazySchemas(dir, schemaCode);
+    if (entry.name === 'api') for (const v of OPTION_VALIDATORS) await buildLazyModule(dir, v.module, v.file);
     if (entry.name === 'api' && openapi) fs.writeFileSync(path.join(dir, OPENAPI_FILE), openapi);
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);

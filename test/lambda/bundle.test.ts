@@ -85,7 +85,9 @@ describe('the bundles', () => {
           ? ['index.js', RDS_CA_FILE_NAME]
           : b.name === 'api'
             ? [
+                'fastify-options-validator.js',
                 'index.js',
+                'inject-options-validator.js',
                 'node_modules',
                 'openapi.json',
                 'password-worker.js',
@@ -191,6 +193,24 @@ describe('the bundles', () => {
       expect(options.rp).toEqual({ name: 'Lanyard', id: 'localhost' });
       expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
+  });
+
+  it("api answers Fastify's and light-my-request's option checks by their fast paths; the real validators are beside index.js", async () => {
+    const dir = bundles.api.dir;
+    const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+    // The generated validators' code is not in index.js, only required from the files beside it.
+    expect(source).toContain('require("./fastify-options-validator.js")');
+    expect(source).toContain('require("./inject-options-validator.js")');
+    expect(source).not.toContain('must have required property');
+    const fastify = require(path.join(dir, 'fastify-options-validator.js'));
+    const options = { bodyLimit: '12' };
+    expect(fastify(options)).toBe(true);
+    expect(options).toMatchObject({ bodyLimit: 12, keepAliveTimeout: 72000 });
+    expect(fastify({ bodyLimit: 'x' })).toBe(false);
+    expect(fastify.errors[0].message).toBe('must be integer');
+    const inject = require(path.join(dir, 'inject-options-validator.js'));
+    expect(inject({ url: '/', method: 'NOPE' })).toBe(false);
+    expect(inject({ url: '/', method: 'GET' })).toBe(true);
   });
 
   it('api and admin load the QR code library from qr.js on first use, and it draws there', () => {
