@@ -76,10 +76,17 @@ export class MissingEntryError extends Error {}
  * Libraries only a rare ceremony needs, each bundled in a file of its own beside index.js and
  * loaded on first use instead of parsed at every cold start: WebAuthn's (@simplewebauthn/server and
  * its ASN.1/X.509 stack, ~420 KB) for passkey ceremonies, and uqr (~11 KB) for the QR code of
- * two-factor enrolment. Each names the functions Lanyard calls; the stand-in in index.js forwards
- * them, loading the file on the first call.
+ * two-factor enrolment; jose (~26 KB, ES module code run at start) for OpenID Connect signatures and
+ * DPoP proofs. Each names the functions, classes and namespaces Lanyard uses; the stand-in in
+ * index.js forwards them, loading the file on the first call (`new` of a class, a namespace read).
  */
-export const LAZY_MODULES: Record<string, { file: string; functions: readonly string[] }> = {
+export interface LazyModule {
+  file: string;
+  functions: readonly string[];
+  classes?: readonly string[];
+  namespaces?: readonly string[];
+}
+export const LAZY_MODULES: Record<string, LazyModule> = {
   '@simplewebauthn/server': {
     file: 'webauthn.js',
     functions: [
@@ -90,12 +97,30 @@ export const LAZY_MODULES: Record<string, { file: string; functions: readonly st
     ],
   },
   uqr: { file: 'qr.js', functions: ['renderSVG', 'renderUnicodeCompact'] },
+  jose: {
+    file: 'jose.js',
+    functions: [
+      'calculateJwkThumbprint',
+      'createLocalJWKSet',
+      'EmbeddedJWK',
+      'exportJWK',
+      'generateKeyPair',
+      'importJWK',
+      'jwtVerify',
+    ],
+    classes: ['SignJWT'],
+    namespaces: ['errors'],
+  },
 };
 
-const lazyStub = ({ file, functions }: { file: string; functions: readonly string[] }) => `let lib;
+const lazyStub = ({ file, functions, classes = [], namespaces = [] }: LazyModule) => `let lib;
 const load = () => (lib ??= require('./${file}'));
 for (const name of ${JSON.stringify(functions)})
-  exports[name] = (...args) => load()[name](...args);`;
+  exports[name] = (...args) => load()[name](...args);
+for (const name of ${JSON.stringify(classes)})
+  exports[name] = function (...args) { return new (load()[name])(...args); };
+for (const name of ${JSON.stringify(namespaces)})
+  Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });`;
 
 export const STUBBED_MODULES: Record<string, string> = {
   yaml: `const unavailable = () => { throw new Error('YAML is not included in the Lambda bundle (infra/build/bundle.ts); use GET /api/v4/openapi.json'); };
