@@ -10,6 +10,7 @@ import { apiJsonContentType, isApiPath } from './http/api-content-type';
 import { badRequestPage, registerErrorHandlers } from './http/error-handler';
 import { answersWithPage } from './http/surface';
 import { genReqId, loggerOptions } from './http/logging';
+import { headRequests, restoreHeadMethod, routeHeadAsGet } from './http/head-requests';
 import { rejectNulBytes } from './http/reject-nul';
 import { sessionPlugin } from './http/session';
 import type { KeyRingSource } from './domain/service-keys';
@@ -69,6 +70,7 @@ export async function buildApp({
     // like every other client error, instead of Fastify's default body.
     // (Hooks do not run for them, so the /api/v4 Content-Type is set here too.)
     frameworkErrors: (err, request, reply: FastifyReply) => {
+      restoreHeadMethod(request.raw);
       if (answersWithPage(request)) return badRequestPage(reply);
       const body = { message: '400 Bad request' };
       reply.code(err.statusCode ?? 400);
@@ -78,6 +80,9 @@ export async function buildApp({
       reply.send(body);
     },
     bodyLimit: 1024 * 1024,
+    // GET routes answer HEAD without a twin route each (http/head-requests.ts).
+    exposeHeadRoutes: false,
+    rewriteUrl: routeHeadAsGet,
     // When listening (npm start): a request must be complete within REQUEST_TIMEOUT, its headers
     // within 10 s of that, or Node answers 408 and closes the connection — a client trickling a
     // body cannot hold connections open (issue 22). Checked every second, not Node's default 30 s.
@@ -88,6 +93,7 @@ export async function buildApp({
       connectionsCheckingInterval: 1000,
     },
   });
+  headRequests(app);
   registerErrorHandlers(app);
   apiJsonContentType(app);
   app.decorate('publicOrigin', new URL(config.publicUrl).origin);

@@ -76,10 +76,17 @@ export class MissingEntryError extends Error {}
  * Libraries only a rare ceremony needs, each bundled in a file of its own beside index.js and
  * loaded on first use instead of parsed at every cold start: WebAuthn's (@simplewebauthn/server and
  * its ASN.1/X.509 stack, ~420 KB) for passkey ceremonies, and uqr (~11 KB) for the QR code of
- * two-factor enrolment. Each names the functions Lanyard calls; the stand-in in index.js forwards
- * them, loading the file on the first call.
+ * two-factor enrolment; jose (~26 KB, ES module code run at start) for OpenID Connect signatures and
+ * DPoP proofs. Each names the functions, classes and namespaces Lanyard uses; the stand-in in
+ * index.js forwards them, loading the file on the first call (`new` of a class, a namespace read).
  */
-export const LAZY_MODULES: Record<string, { file: string; functions: readonly string[] }> = {
+export interface LazyModule {
+  file: string;
+  functions: readonly string[];
+  classes?: readonly string[];
+  namespaces?: readonly string[];
+}
+export const LAZY_MODULES: Record<string, LazyModule> = {
   '@simplewebauthn/server': {
     file: 'webauthn.js',
     functions: [
@@ -90,12 +97,30 @@ export const LAZY_MODULES: Record<string, { file: string; functions: readonly st
     ],
   },
   uqr: { file: 'qr.js', functions: ['renderSVG', 'renderUnicodeCompact'] },
+  jose: {
+    file: 'jose.js',
+    functions: [
+      'calculateJwkThumbprint',
+      'createLocalJWKSet',
+      'EmbeddedJWK',
+      'exportJWK',
+      'generateKeyPair',
+      'importJWK',
+      'jwtVerify',
+    ],
+    classes: ['SignJWT'],
+    namespaces: ['errors'],
+  },
 };
 
-const lazyStub = ({ file, functions }: { file: string; functions: readonly string[] }) => `let lib;
+const lazyStub = ({ file, functions, classes = [], namespaces = [] }: LazyModule) => `let lib;
 const load = () => (lib ??= require('./${file}'));
 for (const name of ${JSON.stringify(functions)})
-  exports[name] = (...args) => load()[name](...args);`;
+  exports[name] = (...args) => load()[name](...args);
+for (const name of ${JSON.stringify(classes)})
+  exports[name] = function (...args) { return new (load()[name])(...args); };
+for (const name of ${JSON.stringify(namespaces)})
+  Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });`;
 
 export const STUBBED_MODULES: Record<string, string> = {
   yaml: `const unavailable = () => { throw new Error('YAML is not included in the Lambda bundle (infra/build/bundle.ts); use GET /api/v4/openapi.json'); };
@@ -406,6 +431,65 @@ const apiUnusedModulesPlugin: esbuild.Plugin = {
   },
 };
 
+/**
+ * The ajv-generated option validators of Fastify (its server options, once per boot) and
+ * light-my-request (each injected request: every Lambda event), ~12 M instructions of the API
+ * function's first answer. In index.js they are option-validators.ts's fast paths, which answer the
+ * options the function passes as ajv would; anything else goes to the real validator, in its own
+ * file beside index.js, loaded on first use. If a validator's generated source changes shape, the
+ * build fails here.
+ */
+export const OPTION_VALIDATORS = [
+  {
+    module: 'fastify/lib/config-validator.js',
+    file: 'fastify-options-validator.js',
+    filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]config-validator\.js$/,
+    standIn: (file: string) => `const { fastifyOptionsValidator } = require('./option-validators');
+const validate = fastifyOptionsValidator(() => require('./${file}'));
+module.exports = validate;
+module.exports.default = validate;
+module.exports.defaultInitOptions = ${JSON.stringify(require('fastify/lib/config-validator.js').defaultInitOptions)};`,
+  },
+  {
+    module: 'light-my-request/lib/config-validator.js',
+    file: 'inject-options-validator.js',
+    filter: /[\\/]node_modules[\\/]light-my-request[\\/]lib[\\/]config-validator\.js$/,
+    standIn: (file: string) => `const { lightMyRequestOptionsValidator } = require('./option-validators');
+const validate = lightMyRequestOptionsValidator(() => require('./${file}'), ${JSON.stringify(injectMethodEnum())});
+module.exports = validate;
+module.exports.default = validate;`,
+  },
+] as const;
+
+/** light-my-request's `method` enum, read from its generated validator (the Node that generated it). */
+export function injectMethodEnum(): string[] {
+  const source = fs.readFileSync(require.resolve('light-my-request/lib/config-validator.js'), 'utf8');
+  const found = /"method":\{"type":"string","enum":(\[[^\]]*\])\}/.exec(source);
+  if (!found)
+    throw new Error(
+      'light-my-request/lib/config-validator.js changed; review OPTION_VALIDATORS (infra/build/bundle.ts)',
+    );
+  return JSON.parse(found[1]);
+}
+
+const optionValidatorsPlugin: esbuild.Plugin = {
+  name: 'lanyard-option-validators',
+  setup(build) {
+    const files = OPTION_VALIDATORS.map((v) => v.file.replace(/\./g, '\\.'));
+    build.onResolve({ filter: new RegExp(`^\\.\\/(${files.join('|')})$`) }, (args) => ({
+      path: args.path,
+      external: true,
+    }));
+    for (const validator of OPTION_VALIDATORS) {
+      build.onLoad({ filter: validator.filter }, () => ({
+        contents: validator.standIn(validator.file),
+        resolveDir: __dirname,
+        loader: 'js',
+      }));
+    }
+  },
+};
+
 const findMyWayLazyCompilePlugin: esbuild.Plugin = {
   name: 'lanyard-find-my-way-lazy-compile',
   setup(build) {
@@ -608,7 +692,7 @@ export async function bundleLambdas(
         findMyWayLazyCompilePlugin,
         fastifyRoutePreReadyPlugin,
         ...(entry.name === 'api' && schemaCode
-          ? [precompiledSchemasPlugin(schemaCode.module), apiUnusedModulesPlugin]
+          ? [precompiledSchemasPlugin(schemaCode.module), apiUnusedModulesPlugin, optionValidatorsPlugin]
           : []),
       ],
       metafile: true,
@@ -626,6 +710,7 @@ export async function bundleLambdas(
         await buildLazyModule(dir, name, lazy.file);
     }
     if (entry.name === 'api' && schemaCode) await buildLazySchemas(dir, schemaCode);
+    if (entry.name === 'api') for (const v of OPTION_VALIDATORS) await buildLazyModule(dir, v.module, v.file);
     if (entry.name === 'api' && openapi) fs.writeFileSync(path.join(dir, OPENAPI_FILE), openapi);
     const file = path.join(dir, 'index.js');
     const bytes = fs.readFileSync(file);

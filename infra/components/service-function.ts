@@ -12,7 +12,7 @@ export const ARCHITECTURE = 'arm64';
 /** What the stack decides for every function (infra/index.ts); the Api, Migrations and Admin args extend it. */
 export interface FunctionArgs {
   functionName: string;
-  /** The bundle directory (dist/lambda/<name>): index.js, rds-ca.pem, any native packages under node_modules/ and the files index.js loads lazily (webauthn.js, qr.js, openapi.json, schemas/). */
+  /** The bundle directory (dist/lambda/<name>): index.js, rds-ca.pem, any native packages under node_modules/ and the files index.js loads lazily (webauthn.js, qr.js, openapi.json, schemas/, the option validators). */
   bundleDir: string;
   subnetIds: pulumi.Input<string>[];
   securityGroupId: pulumi.Input<string>;

@@ -10,6 +10,7 @@ import { safeReturnTo } from '../pages/current-user';
 import { durationWords, sendErrorPage, sendTooManyRequests } from '../pages/error-page';
 import { isApiPath } from './api-content-type';
 import { ApiError } from './errors';
+import { methodsAnswered } from './head-requests';
 import { answersWithPage, surfaceOf } from './surface';
 
 /**
@@ -136,7 +137,7 @@ function pageRouteMethods(app: FastifyInstance): (url: string) => string[] {
   const routes: Array<{ url: string; method: string; pattern?: RegExp }> = [];
   app.addHook('onRoute', (route) => {
     if (isApiPath(route.url) || route.url === '*') return;
-    for (const method of [route.method].flat()) routes.push({ url: route.url, method });
+    for (const method of methodsAnswered(route.method)) routes.push({ url: route.url, method });
   });
   const patternOf = (url: string) => {
     const source = url

@@ -4,6 +4,7 @@
 // is masked; headers that carry credentials are redacted. Request bodies are never logged.
 import type { FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { requestMethod } from './head-requests';
 
 /**
  * A decoded parameter name part that names a credential: passwords and OTPs, client secrets,
@@ -92,7 +93,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     },
     serializers: {
       req(req: { method: string; url: string; ip: string }) {
-        return { method: req.method, url: redactUrl(String(req.url ?? '')), remoteAddress: req.ip };
+        return { method: requestMethod(req), url: redactUrl(String(req.url ?? '')), remoteAddress: req.ip };
       },
       res(res: { statusCode: number }) {
         return { statusCode: res.statusCode };

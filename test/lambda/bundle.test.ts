@@ -23,7 +23,7 @@ import { eagerModuleWrappers } from '../../infra/build/eager-wrappers';
  */
 const BUNDLE_LIMIT_BYTES = 1_000_000;
 import { RDS_CA_FILE_NAME } from '../../service/aws/rds-ca';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { type CryptoKey, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { createAuthorizationCode } from '../../service/domain/authorization-codes';
 import { httpApiEvent, lambdaContext } from '../support/api-gateway';
 import { buildTestApp } from '../support/app';
@@ -75,26 +75,32 @@ describe('the bundles', () => {
       // hashing threads' code and the argon2 native binaries they load).
       // webauthn.js (and its LEGAL.txt) and qr.js only where passkeys and two-factor are served or
       // managed: api and admin. schemas/ and openapi.json only in api, the one function with HTTP routes.
+      // jose.js wherever keys or tokens are made or checked: api, admin and migrate.
       expect(
         fs
           .readdirSync(b.dir)
           .filter((f) => !f.endsWith('.LEGAL.txt'))
           .sort(),
       ).toEqual(
-        b.name === 'migrate' || b.name === 'mail'
+        b.name === 'mail'
           ? ['index.js', RDS_CA_FILE_NAME]
-          : b.name === 'api'
-            ? [
-                'index.js',
-                'node_modules',
-                'openapi.json',
-                'password-worker.js',
-                'qr.js',
-                RDS_CA_FILE_NAME,
-                'schemas',
-                'webauthn.js',
-              ]
-            : ['index.js', 'node_modules', 'password-worker.js', 'qr.js', RDS_CA_FILE_NAME, 'webauthn.js'],
+          : b.name === 'migrate'
+            ? ['index.js', 'jose.js', RDS_CA_FILE_NAME]
+            : b.name === 'api'
+              ? [
+                  'fastify-options-validator.js',
+                  'index.js',
+                  'inject-options-validator.js',
+                  'jose.js',
+                  'node_modules',
+                  'openapi.json',
+                  'password-worker.js',
+                  'qr.js',
+                  RDS_CA_FILE_NAME,
+                  'schemas',
+                  'webauthn.js',
+                ]
+              : ['index.js', 'jose.js', 'node_modules', 'password-worker.js', 'qr.js', RDS_CA_FILE_NAME, 'webauthn.js'],
       );
     }
   });
@@ -191,6 +197,24 @@ describe('the bundles', () => {
       expect(options.rp).toEqual({ name: 'Lanyard', id: 'localhost' });
       expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
+  });
+
+  it("api answers Fastify's and light-my-request's option checks by their fast paths; the real validators are beside index.js", async () => {
+    const dir = bundles.api.dir;
+    const source = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+    // The generated validators' code is not in index.js, only required from the files beside it.
+    expect(source).toContain('require("./fastify-options-validator.js")');
+    expect(source).toContain('require("./inject-options-validator.js")');
+    expect(source).not.toContain('must have required property');
+    const fastify = require(path.join(dir, 'fastify-options-validator.js'));
+    const options = { bodyLimit: '12' };
+    expect(fastify(options)).toBe(true);
+    expect(options).toMatchObject({ bodyLimit: 12, keepAliveTimeout: 72000 });
+    expect(fastify({ bodyLimit: 'x' })).toBe(false);
+    expect(fastify.errors[0].message).toBe('must be integer');
+    const inject = require(path.join(dir, 'inject-options-validator.js'));
+    expect(inject({ url: '/', method: 'NOPE' })).toBe(false);
+    expect(inject({ url: '/', method: 'GET' })).toBe(true);
   });
 
   it('api and admin load the QR code library from qr.js on first use, and it draws there', () => {
@@ -495,6 +519,51 @@ describe('the built functions against PostgreSQL', () => {
       });
       expect([path, query, bundled.statusCode, bundled.body]).toEqual([path, query, 400, expected]);
       expect([bundled.statusCode, bundled.body]).toEqual([injected.statusCode, injected.body]);
+    }
+  });
+
+  // jose is loaded from jose.js on first use: its error classes (a namespace the stand-in forwards)
+  // still name each refused DPoP proof, as in the unbundled app.
+  it("API function: refused DPoP proofs are named as the unbundled app's names them (jose.js)", async () => {
+    const { handler } = loadBundle('api', env());
+    const publicUrl = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
+    const app = await buildTestApp(t.db, { publicUrl });
+    const key = await generateKeyPair('ES256');
+    const other = await generateKeyPair('ES256');
+    const proof = (signer: CryptoKey, alg = 'ES256') =>
+      exportJWK(key.publicKey).then((jwk) =>
+        new SignJWT({ htm: 'POST', htu: `${publicUrl}/oauth/token` })
+          .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk })
+          .setJti(crypto.randomUUID())
+          .setIssuedAt()
+          .sign(signer),
+      );
+    const body = new URLSearchParams({
+      grant_type: 'password',
+      username: 'alice',
+      password: 'correct horse battery staple',
+      client_id: client.application_id,
+      client_secret: client.secret,
+    }).toString();
+    for (const [dpop, description] of [
+      [await proof(other.privateKey), 'DPoP proof signature invalid'],
+      [await proof(key.privateKey), undefined],
+    ] as const) {
+      const headers = { 'content-type': 'application/x-www-form-urlencoded', dpop };
+      const bundled = await handler(
+        httpApiEvent({ method: 'POST', path: '/oauth/token', headers, body }),
+        lambdaContext,
+      );
+      if (description) {
+        expect([bundled.statusCode, JSON.parse(bundled.body)]).toEqual([
+          400,
+          { error: 'invalid_dpop_proof', error_description: description },
+        ]);
+        const injected = await app.inject({ method: 'POST', url: '/oauth/token', headers, body });
+        expect([bundled.statusCode, bundled.body]).toEqual([injected.statusCode, injected.body]);
+      } else {
+        expect([bundled.statusCode, JSON.parse(bundled.body).token_type]).toEqual([200, 'DPoP']);
+      }
     }
   });
 
