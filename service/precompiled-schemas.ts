@@ -23,15 +23,6 @@ export function schemaKey(site: SchemaSite): string {
   return JSON.stringify([site.method, site.url, site.httpPart ?? site.httpStatus ?? null, site.contentType ?? null]);
 }
 
-/**
- * Where a HEAD route finds its code when the table leaves its own entry out: Fastify gives every
- * GET route a HEAD twin with the same schemas, so the generator keeps only the GET's entry for a
- * twin whose code is the same (service/schema-code.ts). Undefined for other methods.
- */
-export function headTwinKey(site: SchemaSite): string | undefined {
-  return site.method === 'HEAD' ? schemaKey({ ...site, method: 'GET' }) : undefined;
-}
-
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
 
 /**
@@ -43,8 +34,8 @@ export function restoredSchemaController(compiled: PrecompiledSchemas): SchemaCo
   const restore = (kind: keyof PrecompiledSchemas) => () => (site: SchemaSite) => {
     const table = compiled[kind];
     // `in`, not a read: the generated module compiles each function on first read (new Function).
-    const key = [schemaKey(site), headTwinKey(site)].find((k) => k !== undefined && k in table);
-    if (key === undefined) {
+    const key = schemaKey(site);
+    if (!(key in table)) {
       throw new Error(`no build-time ${kind.slice(0, -1)} for ${schemaKey(site)}: rebuild the bundle`);
     }
     return lazily(table, key);

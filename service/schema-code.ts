@@ -8,7 +8,7 @@ import type { FastifyServerOptions } from 'fastify';
 import { buildApp } from './app';
 import { loadConfig } from './config';
 import { createDb } from './db/create-db';
-import { headTwinKey, type SchemaSite, schemaKey } from './precompiled-schemas';
+import { type SchemaSite, schemaKey } from './precompiled-schemas';
 
 type Factory = (externalSchemas: unknown, opts: object) => (site: SchemaSite & { schema: unknown }) => unknown;
 
@@ -29,8 +29,6 @@ export const LAZY_SCHEMAS_DIR = 'schemas';
 export async function generateSchemaModule(): Promise<{ module: string; runtime: string; pieces: string[] }> {
   const validators = new Map<string, string>();
   const serializers = new Map<string, string>();
-  /** A HEAD route's key → the key of the GET route it may share its code with (headTwinKey). */
-  const twins = new Map<string, string>();
   const store = (into: Map<string, string>) => (site: SchemaSite, code: string) => {
     // With custom compilers Fastify no longer lower-cases a headers schema's names (unbundled it
     // does), so such a schema would validate differently in the bundle: refuse to build.
@@ -38,8 +36,6 @@ export async function generateSchemaModule(): Promise<{ module: string; runtime:
     const key = schemaKey(site);
     if (into.has(key) && into.get(key) !== code) throw new Error(`two different schemas for ${key}`);
     into.set(key, code);
-    const twin = headTwinKey(site);
-    if (twin) twins.set(key, twin);
   };
   const buildSerializer = StandaloneSerializer({ readMode: false, storeFunction: store(serializers) }) as Factory;
   const schemaController: FastifyServerOptions['schemaController'] = {
@@ -63,13 +59,11 @@ export async function generateSchemaModule(): Promise<{ module: string; runtime:
     await app.close();
     await handle.destroy();
   }
-  // Each distinct piece of code once (a GET and its HEAD, the many `:id` params share theirs).
+  // Each distinct piece of code once (the many `:id` params share theirs).
   const pieces: string[] = [];
   const index = new Map<string, number>();
-  // A HEAD twin's entry is left out when its GET's carries the same code (the restorer falls back).
   const table = (codes: Map<string, string>) =>
     [...codes.entries()]
-      .filter(([key, code]) => !(twins.has(key) && codes.get(twins.get(key) as string) === code))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([key, code]) => {
         let i = index.get(code);

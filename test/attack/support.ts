@@ -25,7 +25,11 @@ export function listRoutes(app: FastifyInstance): RouteEntry[] {
     const path = (depth === 0 ? '' : stack[depth - 1]) + m[2];
     stack[depth] = path;
     stack.length = depth + 1;
-    for (const method of m[3]?.split(', ') ?? []) routes.push({ method, url: path });
+    const methods = m[3]?.split(', ') ?? [];
+    // Every GET route answers HEAD too, without a route of its own in the table
+    // (service/http/head-requests.ts): fuzzed as one more (method, route) pair.
+    if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
+    for (const method of methods) routes.push({ method, url: path });
   }
   return routes;
 }

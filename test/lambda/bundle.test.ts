@@ -567,8 +567,8 @@ describe('the built functions against PostgreSQL', () => {
     }
   });
 
-  // HEAD twins carry no table entries of their own (their GET's code is the same): they validate
-  // and answer exactly as the unbundled app's.
+  // A HEAD request runs its GET route (service/http/head-requests.ts): it validates with the GET's
+  // build-time code and answers exactly as the unbundled app's.
   it("API function: HEAD requests validate and answer as the unbundled app's, from their GET's build-time code", async () => {
     const { handler } = loadBundle('api', env());
     const app = await buildTestApp(t.db, { publicUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
