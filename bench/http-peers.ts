@@ -21,7 +21,6 @@ import readline from 'node:readline';
 import { verify as argon2Verify } from '@node-rs/argon2';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { defaultPoolSize } from '../service/db/open';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const unauthorized = '{"message":"401 Unauthorized"}';
@@ -39,9 +38,9 @@ interface RecordedStatements {
 }
 
 async function main(): Promise<void> {
-  // As many connections as the service opens to the same database (its default, defaultPoolSize).
+  // As many connections as the service opens (DB_POOL_MAX's default).
   const databaseUrl = process.env.DATABASE_URL ?? '';
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: defaultPoolSize(databaseUrl) });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 
   const bare = Fastify({ logger: false });
   bare.get('/', async () => ({ hello: 'world' }));
@@ -211,7 +210,7 @@ async function main(): Promise<void> {
   // target): one table of JSON payloads per model and id, as Logto's production adapter for
   // node-oidc-provider has it (packages/core/src/oidc/adapter.ts, oidc_model_instances), each
   // query a named prepared statement, over a pool as large as the service's.
-  const durablePool = new pg.Pool({ connectionString: databaseUrl, max: defaultPoolSize(databaseUrl) });
+  const durablePool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   await durablePool.query(`
     drop table if exists bench_peer_oidc;
     create table bench_peer_oidc (

@@ -23,11 +23,8 @@ export interface Config {
    * The client is the right-most untrusted entry (Fastify's trustProxy, proxy-addr semantics).
    */
   trustProxy: TrustProxy;
-  /**
-   * DB_POOL_MAX: the database pool's size; undefined when unset, and openDatabase sizes it for
-   * where the database runs (defaultPoolSize).
-   */
-  dbPoolMax: number | undefined;
+  /** Pool size for the database. */
+  dbPoolMax: number;
   /** Named prepared statements (DB_PREPARED_STATEMENTS, default true; false behind RDS Proxy). */
   dbPreparedStatements: boolean;
   /** ID_TOKEN_LIFETIME: seconds an ID token is valid (Doorkeeper's OpenID Connect default, as GitLab: 120). */
@@ -217,9 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
   }
-  const poolText = env.DB_POOL_MAX?.trim() || undefined;
-  if (poolText !== undefined && !/^[1-9]\d*$/.test(poolText))
-    throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
+  const poolText = env.DB_POOL_MAX?.trim() || '10';
+  if (!/^[1-9]\d*$/.test(poolText)) throw new ConfigError(`DB_POOL_MAX must be a positive integer (got "${poolText}")`);
   const preparedText = env.DB_PREPARED_STATEMENTS?.trim() || 'true';
   const dbPreparedStatements = parseBoolean(preparedText);
   if (dbPreparedStatements === undefined) {
@@ -257,7 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel,
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    dbPoolMax: poolText === undefined ? undefined : Number(poolText),
+    dbPoolMax: Number(poolText),
     dbPreparedStatements,
     idTokenLifetimeSeconds,
     signingKeyCacheSeconds,
