@@ -70,13 +70,13 @@ function setDefaults(data: Data, table: ReadonlyArray<[string, unknown, unknown]
   for (const [name, , value] of table) if (value !== undefined && data[name] === undefined) data[name] = value;
 }
 
-/** Fastify's server options validator (it sets defaults and drops unknown keys, as ajv's does). */
-export function fastifyOptionsValidator(loadReal: () => OptionsValidator): OptionsValidator {
+/**
+ * A validator that decides itself what `fast` accepts (no errors) and hands anything else to the
+ * real one, loaded on first use.
+ */
+function fastPathOr(loadReal: () => OptionsValidator, fast: (data: unknown) => boolean): OptionsValidator {
   const validate: OptionsValidator = (data) => {
-    if (isObject(data) && FASTIFY_OPTIONS.every(([name, ok]) => data[name] === undefined || ok(data[name]))) {
-      setDefaults(data, FASTIFY_OPTIONS);
-      for (const key in data) if (!FASTIFY_NAMES.has(key)) delete data[key];
-      if (data.routerOptions !== undefined) setDefaults(data.routerOptions as Data, ROUTER_OPTIONS);
+    if (fast(data)) {
       validate.errors = null;
       return true;
     }
@@ -88,6 +88,19 @@ export function fastifyOptionsValidator(loadReal: () => OptionsValidator): Optio
   return validate;
 }
 
+/** Fastify's server options validator (it sets defaults and drops unknown keys, as ajv's does). */
+export function fastifyOptionsValidator(loadReal: () => OptionsValidator): OptionsValidator {
+  return fastPathOr(loadReal, (data) => {
+    if (!isObject(data) || !FASTIFY_OPTIONS.every(([name, ok]) => data[name] === undefined || ok(data[name]))) {
+      return false;
+    }
+    setDefaults(data, FASTIFY_OPTIONS);
+    for (const key in data) if (!FASTIFY_NAMES.has(key)) delete data[key];
+    if (data.routerOptions !== undefined) setDefaults(data.routerOptions as Data, ROUTER_OPTIONS);
+    return true;
+  });
+}
+
 /**
  * light-my-request's inject options validator (ajv's changes nothing for options already of the
  * right types). `methods`: its schema's `method` enum, as generated (not this Node's http.METHODS).
@@ -97,8 +110,9 @@ export function lightMyRequestOptionsValidator(
   methods: readonly string[],
 ): OptionsValidator {
   const allowed = new Set(methods);
-  const validate: OptionsValidator = (data) => {
-    if (
+  return fastPathOr(
+    loadReal,
+    (data) =>
       isObject(data) &&
       typeof data.url === 'string' &&
       data.path === undefined &&
@@ -109,15 +123,6 @@ export function lightMyRequestOptionsValidator(
       (data.query === undefined || isObject(data.query) || isString(data.query)) &&
       (data.authority === undefined || isString(data.authority)) &&
       (data.remoteAddress === undefined || isString(data.remoteAddress)) &&
-      (data.validate === undefined || isBoolean(data.validate))
-    ) {
-      validate.errors = null;
-      return true;
-    }
-    const real = loadReal();
-    const valid = real(data);
-    validate.errors = real.errors;
-    return valid;
-  };
-  return validate;
+      (data.validate === undefined || isBoolean(data.validate)),
+  );
 }
