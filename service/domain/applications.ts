@@ -405,9 +405,15 @@ export const secretCheckDecided = (row: Pick<SecretCheckRow, 'admitted'> | undef
   row?.admitted === true;
 
 /** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
-const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, 'admitted', 'failures', 'window_remaining'] as const;
+/** The attempt's columns: whether it was admitted and what its window holds. */
+const ATTEMPT_COLUMNS = ['admitted', 'failures', 'window_remaining'] as const;
+const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, ...ATTEMPT_COLUMNS] as const;
 /** Of those, what decides the check and names the client (clientIdCheckOf). */
-const CLIENT_ID_CHECK_COLUMNS = ['id', 'secret_digest', 'admitted', 'failures', 'window_remaining'] as const;
+const CLIENT_ID_CHECK_COLUMNS = ['id', 'secret_digest', ...ATTEMPT_COLUMNS] as const;
+
+/** client_check's columns as a grant statement returns them beside its own: `client_` + name. */
+const prefixedCheckColumns = (columns: readonly string[]) =>
+  sql`${sql.join(columns.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`;
 
 /** The secret check's slots for a statement shape without it (that shape binds no such slot). */
 export const NO_SECRET_CHECK: Record<SecretCheckSlot, null> = {
@@ -429,8 +435,8 @@ export const clientCheckSql = {
   authenticatedId: (slot: SlotOf<SecretCheckSlot>) =>
     sql`(select cc.id from client_check cc where cc.admitted and cc.secret_digest = ${slot('digest')})`,
   dpopRequired: sql`coalesce((select cc.dpop_bound_access_tokens from client_check cc), false)`,
-  columns: sql`${sql.join(CLIENT_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
-  idColumns: sql`${sql.join(CLIENT_ID_CHECK_COLUMNS.map((col) => sql`cc.${sql.ref(col)} as ${sql.ref(`client_${col}`)}`))}`,
+  columns: prefixedCheckColumns(CLIENT_CHECK_COLUMNS),
+  idColumns: prefixedCheckColumns(CLIENT_ID_CHECK_COLUMNS),
   from: (rest: string) => sql`from client_check cc left join ${sql.raw(rest)} on true`,
 };
 
