@@ -9,9 +9,11 @@
 //   the production parameters) straight through @node-rs/argon2: the password grant's limit;
 // - node-oidc-provider 9 (in memory) for the refresh grant and the code flow (a signed-in session
 //   with a standing grant, as the service's trusted application: authorize answers the code);
-// - the same peer keeping its state in the bench's PostgreSQL (informational, beside the code
-//   flow's target: the service writes its codes and tokens there, the in-memory peer nowhere).
-// Prints one JSON line with the ports; on a line "mint" on stdin, prints a fresh peer refresh token.
+// - the same peer keeping its state in the bench's PostgreSQL (informational, beside those two
+//   targets: the service writes its codes and tokens there, the in-memory peer nowhere).
+// Prints one JSON line with the ports; on a line "mint <peer|durable> <n>" on stdin, n fresh refresh
+// tokens of that peer. Both peers do the service's work: they rotate every refresh token and issue
+// one with every code.
 // The peer keeps its state in a plain Map (MapAdapter): its quick-start adapter is a 1000-entry LRU
 // that evicted the signed-in session and grant under load, so its code flow stopped answering.
 // Run by bench/http.ts: DATABASE_URL=… PUBLIC_URL=<the service's> node --import tsx bench/http-peers.ts
@@ -287,8 +289,16 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${JSON.stringify({ bare: port(bare.server), baseline: port(baseline.server), peer: peer.port, durablePeer: durablePeer.port })}\n`,
   );
+  // "mint <peer|durable> <n>": n fresh refresh tokens of that peer, each of its own grant.
   for await (const line of readline.createInterface({ input: process.stdin })) {
-    if (line === 'mint') process.stdout.write(`${JSON.stringify({ refreshToken: await peer.mint() })}\n`);
+    const m = /^mint (peer|durable) (\d+)$/.exec(line);
+    if (!m) continue;
+    const mint = (m[1] === 'peer' ? peer : durablePeer).mint;
+    const refreshTokens: string[] = [];
+    // 50 at a time: the durable peer's inserts overlap on its pool.
+    for (let left = Number(m[2]); left > 0; left -= 50)
+      refreshTokens.push(...(await Promise.all(Array.from({ length: Math.min(50, left) }, mint))));
+    process.stdout.write(`${JSON.stringify({ refreshTokens })}\n`);
   }
   await Promise.all([bare.close(), baseline.close(), pool.end()]);
   peer.server.close();
@@ -315,19 +325,25 @@ async function startPeer(Adapter: new (model: string) => object) {
     // biome-ignore lint/suspicious/noExplicitAny: the adapter classes above implement its interface.
     adapter: Adapter as any,
     features: { devInteractions: { enabled: false } },
+    // The service's work (domain/oauth-tokens.ts): every refresh rotates the refresh token, and
+    // every code exchange issues one. The peer's defaults rotate a confidential client's token
+    // only past 70 % of its life, and issue one only for offline_access.
+    rotateRefreshToken: true,
+    issueRefreshToken: async () => true,
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
   });
   const client = await provider.Client.find('bench');
   async function mint(): Promise<string> {
+    // The service's bench tokens hold `api` alone: no openid, so neither side signs an ID token
+    // on refresh (with openid the peer signed one per refresh and the service none).
     const grant = new provider.Grant({ accountId: 'bench-user', clientId: 'bench' });
-    grant.addOIDCScope('openid offline_access');
-    grant.addResourceScope?.('urn:lanyard:bench', 'api');
+    grant.addOIDCScope('api');
     const grantId = await grant.save();
     const token = new provider.RefreshToken({
       accountId: 'bench-user',
       client,
       grantId,
-      scope: 'openid offline_access',
+      scope: 'api',
       gty: 'authorization_code',
     });
     return token.save();

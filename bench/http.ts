@@ -41,6 +41,9 @@ const RESULTS = path.join(__dirname, 'results');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Fresh refresh tokens minted for each round of a refresh scenario: more than a round can use. */
+const REFRESH_TOKENS = SECONDS * 8000;
+const DURABLE_REFRESH_TOKENS = SECONDS * 2000;
 /** GET /api/v4/user alongside the password grants, and alone for its idle p99. */
 const PROBE_CONNECTIONS = 10;
 const PASSWORD = 'correct horse battery staple';
@@ -360,9 +363,9 @@ async function main(): Promise<void> {
       peer: number;
       durablePeer: number;
     };
-    const mintPeerToken = async (): Promise<string> => {
-      peers.stdin!.write('mint\n');
-      return (await nextPeerLine()).refreshToken as string;
+    const mintPeerTokens = async (peer: 'peer' | 'durable', n: number): Promise<string[]> => {
+      peers.stdin!.write(`mint ${peer} ${n}\n`);
+      return (await nextPeerLine()).refreshTokens as unknown as string[];
     };
 
     // A signed-in browser session for the authorize scenario, through the real sign-in form.
@@ -414,6 +417,38 @@ async function main(): Promise<void> {
       withPeakRss(pid, () =>
         autocannon({ ...options, url: target + (options.path ?? ''), connections, duration: SECONDS }),
       ).then(({ value, rssMb, cpuSeconds: cpu, pgSeconds }) => fromAutocannon(value, rssMb, cpu, pgSeconds));
+
+    /**
+     * Refresh grants at full speed, each presenting a fresh refresh token (minted beforehand,
+     * untimed): a token presented twice is another path (a retry or a replay) on both sides, so a
+     * run that would need more tokens than it has fails instead.
+     */
+    async function refreshRun(
+      target: string,
+      pid: number,
+      tokenPath: string,
+      authorization: string,
+      mint: () => Promise<string[]>,
+    ): Promise<Sample> {
+      const tokens = await mint();
+      let next = 0;
+      const sample = await cannon(target, pid, {
+        requests: [
+          {
+            method: 'POST',
+            path: tokenPath,
+            headers: { ...FORM, authorization },
+            setupRequest: (request) => ({
+              ...request,
+              body: form({ grant_type: 'refresh_token', refresh_token: tokens[next++] ?? 'exhausted' }),
+            }),
+          },
+        ],
+      });
+      if (next > tokens.length)
+        throw new Error(`${target}: ${next} refreshes needed more than the ${tokens.length} tokens minted for a round`);
+      return sample;
+    }
 
     /**
      * authorize (trusted: straight to the redirect) + code exchange, CONNECTIONS loops at once,
@@ -615,35 +650,22 @@ async function main(): Promise<void> {
           await sql`vacuum bench_peer_oidc`.execute(db);
           return sample;
         }),
-      'peer: node-oidc-provider refresh': async () => {
-        const refreshToken = await mintPeerToken();
-        return cannon(`http://127.0.0.1:${ports.peer}`, peers.pid!, {
-          method: 'POST',
-          path: '/token',
-          headers: { ...FORM, authorization: basic('bench', 'bench-secret') },
-          body: form({ grant_type: 'refresh_token', refresh_token: refreshToken }),
-        });
-      },
+      'peer: node-oidc-provider refresh': async () =>
+        refreshRun(peerBase, peers.pid!, '/token', basic('bench', 'bench-secret'), () =>
+          mintPeerTokens('peer', REFRESH_TOKENS),
+        ),
+      'peer: node-oidc-provider + PostgreSQL refresh': async () =>
+        refreshRun(durablePeerBase, peers.pid!, '/token', basic('bench', 'bench-secret'), () =>
+          mintPeerTokens('durable', DURABLE_REFRESH_TOKENS),
+        ).then(async (sample) => {
+          await sql`vacuum bench_peer_oidc`.execute(db);
+          return sample;
+        }),
       'GET /api/v4/user (PAT)': () => cannon(base, server.pid!, userRequest),
       'GET project notification settings': () => cannon(base, server.pid!, getSettings),
       'PUT project notification settings': () => cannon(base, server.pid!, putSettings),
-      'refresh_token grant': async () => {
-        const tokens = await mintRefreshTokens(8000);
-        let next = 0;
-        return cannon(base, server.pid!, {
-          requests: [
-            {
-              method: 'POST',
-              path: '/oauth/token',
-              headers: { ...FORM, authorization: clientAuth },
-              setupRequest: (request) => ({
-                ...request,
-                body: form({ grant_type: 'refresh_token', refresh_token: tokens[next++ % tokens.length] }),
-              }),
-            },
-          ],
-        });
-      },
+      'refresh_token grant': () =>
+        refreshRun(base, server.pid!, '/oauth/token', clientAuth, () => mintRefreshTokens(REFRESH_TOKENS)),
       'authorize (trusted) + code exchange': () =>
         authorizeAndExchange(base, server.pid!, lanyardAuthorize, '/oauth/token', cookie, clientAuth),
       'GET /user probe, idle': () => probe(base, server.pid!),
@@ -701,8 +723,34 @@ async function main(): Promise<void> {
           code_verifier: CODE_VERIFIER,
         }),
       });
-      const body = (await token.json()) as { id_token?: string };
-      if (token.status !== 200 || !body.id_token) throw new Error(`${target}${tokenPath}: ${JSON.stringify(body)}`);
+      const body = (await token.json()) as { id_token?: string; refresh_token?: string };
+      // The same work on every side: an ID token and a refresh token from each code.
+      if (token.status !== 200 || !body.id_token || !body.refresh_token)
+        throw new Error(`${target}${tokenPath}: ${JSON.stringify(body)}`);
+    }
+
+    // And each side's refresh does the same work: a new refresh token (the presented one rotated
+    // out), no ID token (the tokens hold no openid).
+    for (const [target, tokenPath, authorization, mint] of [
+      [base, '/oauth/token', clientAuth, () => mintRefreshTokens(1)],
+      [peerBase, '/token', basic('bench', 'bench-secret'), () => mintPeerTokens('peer', 1)],
+      [durablePeerBase, '/token', basic('bench', 'bench-secret'), () => mintPeerTokens('durable', 1)],
+    ] as const) {
+      const [presented] = await mint();
+      const res = await fetch(target + tokenPath, {
+        method: 'POST',
+        headers: { ...FORM, authorization },
+        body: form({ grant_type: 'refresh_token', refresh_token: presented }),
+      });
+      const body = (await res.json()) as { access_token?: string; refresh_token?: string; id_token?: string };
+      if (
+        res.status !== 200 ||
+        !body.access_token ||
+        !body.refresh_token ||
+        body.refresh_token === presented ||
+        body.id_token
+      )
+        throw new Error(`${target}${tokenPath} refresh: ${res.status} ${JSON.stringify(body)}`);
     }
 
     // BENCH_ONLY=regex runs a subset (when measuring one change); targets need the full run.
@@ -852,11 +900,17 @@ function report(r: Record<string, Sample>, seconds: number): void {
   }
   // Beside the code flow's target, not a target: the same peer writing its state where the
   // service writes its own (bench/http-peers.ts), on the same PostgreSQL and cores.
-  const durable = r['peer: node-oidc-provider + PostgreSQL authorize + exchange'];
-  if (durable?.rps > 0) {
-    const ours = r['authorize (trusted) + code exchange'];
+  for (const [what, ours, durable] of [
+    [
+      'authorize + exchange',
+      r['authorize (trusted) + code exchange'],
+      r['peer: node-oidc-provider + PostgreSQL authorize + exchange'],
+    ],
+    ['refresh grant', r['refresh_token grant'], r['peer: node-oidc-provider + PostgreSQL refresh']],
+  ] as const) {
+    if (!(durable?.rps > 0)) continue;
     line(
-      `  (informational) authorize + exchange vs node-oidc-provider keeping its state in the same PostgreSQL: ×${(ours.rps / durable.rps).toFixed(2)} (${ours.rps.toFixed(0)}/s vs ${durable.rps.toFixed(0)}/s), CPU/req ×${(ours.cpuMs / durable.cpuMs).toFixed(2)}, PostgreSQL/req ×${(ours.pgMs / durable.pgMs).toFixed(2)} (${ours.pgMs.toFixed(3)} vs ${durable.pgMs.toFixed(3)} ms)`,
+      `  (informational) ${what} vs node-oidc-provider keeping its state in the same PostgreSQL: ×${(ours.rps / durable.rps).toFixed(2)} (${ours.rps.toFixed(0)}/s vs ${durable.rps.toFixed(0)}/s), CPU/req ×${(ours.cpuMs / durable.cpuMs).toFixed(2)}, PostgreSQL/req ×${(ours.pgMs / durable.pgMs).toFixed(2)} (${ours.pgMs.toFixed(3)} vs ${durable.pgMs.toFixed(3)} ms)`,
     );
   }
 
