@@ -12,7 +12,7 @@
 // - the same peer keeping its state in the bench's PostgreSQL (informational, beside those two
 //   targets: the service writes its codes and tokens there, the in-memory peer nowhere).
 // Prints one JSON line with the ports; on a line "mint <peer|durable> <n>" on stdin, n fresh refresh
-// tokens of that peer. Both peers do the service's work: they rotate every refresh token and issue
+// tokens of that peer ("forget <peer|durable>" drops them and what they issued). Both peers do the service's work: they rotate every refresh token and issue
 // one with every code.
 // The peer keeps its state in a plain Map (MapAdapter): its quick-start adapter is a 1000-entry LRU
 // that evicted the signed-in session and grant under load, so its code flow stopped answering.
@@ -207,6 +207,13 @@ async function main(): Promise<void> {
       for (const key of byGrant.get(grantId) ?? []) store.delete(key);
       byGrant.delete(grantId);
     }
+    /** The grants and everything issued under them, whatever the model. */
+    async forgetGrants(grantIds: string[]) {
+      for (const grantId of grantIds) {
+        await this.revokeByGrantId(grantId);
+        store.delete(`Grant:${grantId}`);
+      }
+    }
   }
   // The same peer keeping its state in this PostgreSQL instead (informational, beside the
   // target): one table of JSON payloads per model and id, as Logto's production adapter for
@@ -278,6 +285,13 @@ async function main(): Promise<void> {
         values: [this.model, grantId],
       });
     }
+    /** The grants and everything issued under them, whatever the model. */
+    async forgetGrants(grantIds: string[]) {
+      await durablePool.query(
+        `delete from bench_peer_oidc where payload->>'grantId' = any($1) or (model_name = 'Grant' and id = any($1))`,
+        [grantIds],
+      );
+    }
   }
 
   const peer = await startPeer(MapAdapter);
@@ -289,8 +303,20 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${JSON.stringify({ bare: port(bare.server), baseline: port(baseline.server), peer: peer.port, durablePeer: durablePeer.port })}\n`,
   );
-  // "mint <peer|durable> <n>": n fresh refresh tokens of that peer, each of its own grant.
+  // "mint <peer|durable> <n>": n fresh refresh tokens of that peer, each of its own grant;
+  // "forget <peer|durable>": those grants and all they issued, gone (after a refresh run, so that
+  // no scenario after it runs beside a store, or a heap, grown by tens of thousands of tokens).
   for await (const line of readline.createInterface({ input: process.stdin })) {
+    const forget = /^forget (peer|durable)$/.exec(line);
+    // A full collection after either (untimed): neither's garbage is collected in a timed run, the
+    // peer's or the next scenario's (run with --expose-gc by bench/http.ts).
+    const collect = () => (globalThis as { gc?: () => void }).gc?.();
+    if (forget) {
+      const forgotten = await (forget[1] === 'peer' ? peer : durablePeer).forget();
+      collect();
+      process.stdout.write(`${JSON.stringify({ forgotten })}\n`);
+      continue;
+    }
     const m = /^mint (peer|durable) (\d+)$/.exec(line);
     if (!m) continue;
     const mint = (m[1] === 'peer' ? peer : durablePeer).mint;
@@ -298,6 +324,7 @@ async function main(): Promise<void> {
     // 50 at a time: the durable peer's inserts overlap on its pool.
     for (let left = Number(m[2]); left > 0; left -= 50)
       refreshTokens.push(...(await Promise.all(Array.from({ length: Math.min(50, left) }, mint))));
+    collect();
     process.stdout.write(`${JSON.stringify({ refreshTokens })}\n`);
   }
   await Promise.all([bare.close(), baseline.close(), pool.end()]);
@@ -310,7 +337,7 @@ async function main(): Promise<void> {
  * node-oidc-provider 9 on its own port with the bench's client, keeping its state through
  * `Adapter`: its server, port and a way to mint a refresh token.
  */
-async function startPeer(Adapter: new (model: string) => object) {
+async function startPeer(Adapter: new (model: string) => { forgetGrants(grantIds: string[]): Promise<void> }) {
   const { default: Provider } = await import('oidc-provider');
   const provider = new Provider('http://127.0.0.1', {
     clients: [
@@ -333,12 +360,19 @@ async function startPeer(Adapter: new (model: string) => object) {
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
   });
   const client = await provider.Client.find('bench');
+  const minted: string[] = [];
+  async function forget(): Promise<number> {
+    const grantIds = minted.splice(0);
+    await new Adapter('Grant').forgetGrants(grantIds);
+    return grantIds.length;
+  }
   async function mint(): Promise<string> {
     // The service's bench tokens hold `api` alone: no openid, so neither side signs an ID token
     // on refresh (with openid the peer signed one per refresh and the service none).
     const grant = new provider.Grant({ accountId: 'bench-user', clientId: 'bench' });
     grant.addOIDCScope('api');
     const grantId = await grant.save();
+    minted.push(grantId);
     const token = new provider.RefreshToken({
       accountId: 'bench-user',
       client,
@@ -366,7 +400,7 @@ async function startPeer(Adapter: new (model: string) => object) {
   });
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
-  return { server, port: (server.address() as { port: number }).port, mint };
+  return { server, port: (server.address() as { port: number }).port, mint, forget };
 }
 
 main().catch((err) => {

@@ -10,7 +10,8 @@
 // machine slows both sides alike (cold start and bundle size come from bench/cold-start.ts's
 // JSON, which `npm run bench` writes first); writes JSON and an SVG chart under bench/results/.
 // Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50; BENCH_ONLY=regex
-// for a subset; BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" to profile the server)
+// for a subset; BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" to profile the server;
+// BENCH_REFRESH_TOKENS=n fresh refresh tokens a side and round, 5,000 a second of the round unset)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -42,8 +43,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** Fresh refresh tokens minted for each round of a refresh scenario: more than a round can use. */
-const REFRESH_TOKENS = SECONDS * 8000;
-const DURABLE_REFRESH_TOKENS = SECONDS * 2000;
+const REFRESH_TOKENS = Number(process.env.BENCH_REFRESH_TOKENS ?? SECONDS * 5000);
+const DURABLE_REFRESH_TOKENS = Math.ceil(REFRESH_TOKENS / 2.5);
 /** GET /api/v4/user alongside the password grants, and alone for its idle p99. */
 const PROBE_CONNECTIONS = 10;
 const PASSWORD = 'correct horse battery staple';
@@ -336,7 +337,7 @@ async function main(): Promise<void> {
       process.env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean),
     );
     children.push(server);
-    const peers = spawn(process.execPath, ['--import', 'tsx', 'bench/http-peers.ts'], {
+    const peers = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/http-peers.ts'], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -366,6 +367,10 @@ async function main(): Promise<void> {
     const mintPeerTokens = async (peer: 'peer' | 'durable', n: number): Promise<string[]> => {
       peers.stdin!.write(`mint ${peer} ${n}\n`);
       return (await nextPeerLine()).refreshTokens as unknown as string[];
+    };
+    const forgetPeerTokens = async (peer: 'peer' | 'durable'): Promise<void> => {
+      peers.stdin!.write(`forget ${peer}\n`);
+      await nextPeerLine();
     };
 
     // A signed-in browser session for the authorize scenario, through the real sign-in form.
@@ -421,16 +426,27 @@ async function main(): Promise<void> {
     /**
      * Refresh grants at full speed, each presenting a fresh refresh token (minted beforehand,
      * untimed): a token presented twice is another path (a retry or a replay) on both sides, so a
-     * run that would need more tokens than it has fails instead.
+     * run that would need more tokens than it has fails instead. Afterwards (untimed) `forget`
+     * drops them and what they issued, so that no later scenario runs beside a store grown by them.
+     * `table`: where the side keeps them in the bench's PostgreSQL, settled (vacuumed, and a
+     * checkpoint) after the minting and after the forgetting, so that neither's aftermath
+     * (autovacuum, the checkpointer's writes) lands in a timed run.
      */
     async function refreshRun(
       target: string,
       pid: number,
       tokenPath: string,
       authorization: string,
+      table: string | undefined,
       mint: () => Promise<string[]>,
+      forget: (tokens: string[]) => Promise<void>,
     ): Promise<Sample> {
+      const settle = async () => {
+        if (table) await sql`vacuum ${sql.table(table)}`.execute(db);
+        await sql`checkpoint`.execute(db);
+      };
       const tokens = await mint();
+      await settle();
       let next = 0;
       const sample = await cannon(target, pid, {
         requests: [
@@ -446,7 +462,11 @@ async function main(): Promise<void> {
         ],
       });
       if (next > tokens.length)
-        throw new Error(`${target}: ${next} refreshes needed more than the ${tokens.length} tokens minted for a round`);
+        throw new Error(
+          `${target}: ${next} refreshes needed more than the ${tokens.length} tokens minted for a round (BENCH_REFRESH_TOKENS)`,
+        );
+      await forget(tokens);
+      await settle();
       return sample;
     }
 
@@ -651,21 +671,43 @@ async function main(): Promise<void> {
           return sample;
         }),
       'peer: node-oidc-provider refresh': async () =>
-        refreshRun(peerBase, peers.pid!, '/token', basic('bench', 'bench-secret'), () =>
-          mintPeerTokens('peer', REFRESH_TOKENS),
+        refreshRun(
+          peerBase,
+          peers.pid!,
+          '/token',
+          basic('bench', 'bench-secret'),
+          undefined,
+          () => mintPeerTokens('peer', REFRESH_TOKENS),
+          () => forgetPeerTokens('peer'),
         ),
       'peer: node-oidc-provider + PostgreSQL refresh': async () =>
-        refreshRun(durablePeerBase, peers.pid!, '/token', basic('bench', 'bench-secret'), () =>
-          mintPeerTokens('durable', DURABLE_REFRESH_TOKENS),
-        ).then(async (sample) => {
-          await sql`vacuum bench_peer_oidc`.execute(db);
-          return sample;
-        }),
+        refreshRun(
+          durablePeerBase,
+          peers.pid!,
+          '/token',
+          basic('bench', 'bench-secret'),
+          'bench_peer_oidc',
+          () => mintPeerTokens('durable', DURABLE_REFRESH_TOKENS),
+          () => forgetPeerTokens('durable'),
+        ),
       'GET /api/v4/user (PAT)': () => cannon(base, server.pid!, userRequest),
       'GET project notification settings': () => cannon(base, server.pid!, getSettings),
       'PUT project notification settings': () => cannon(base, server.pid!, putSettings),
       'refresh_token grant': () =>
-        refreshRun(base, server.pid!, '/oauth/token', clientAuth, () => mintRefreshTokens(REFRESH_TOKENS)),
+        refreshRun(
+          base,
+          server.pid!,
+          '/oauth/token',
+          clientAuth,
+          'oauth_access_tokens',
+          () => mintRefreshTokens(REFRESH_TOKENS),
+          // The minted tokens are chains' first rows: their rotations go with them (family_id).
+          async (tokens) => {
+            await sql`delete from oauth_access_tokens where refresh_token_digest = any(${tokens.map(sha256Hex)}::text[])`.execute(
+              db,
+            );
+          },
+        ),
       'authorize (trusted) + code exchange': () =>
         authorizeAndExchange(base, server.pid!, lanyardAuthorize, '/oauth/token', cookie, clientAuth),
       'GET /user probe, idle': () => probe(base, server.pid!),
