@@ -163,7 +163,7 @@ async function withPeakRss<T>(
   work: () => Promise<T>,
 ): Promise<{ value: T; rssMb: number; cpuSeconds: number; pgSeconds: number }> {
   const cpuBefore = cpuSeconds(pid);
-  const pgBefore = pgMeter?.now() ?? Number.NaN;
+  const pgUsed = pgMeter?.start();
   const read = () => {
     try {
       const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -182,7 +182,7 @@ async function withPeakRss<T>(
       value,
       rssMb: Math.max(peak, read()),
       cpuSeconds: cpuSeconds(pid) - cpuBefore,
-      pgSeconds: ((pgMeter?.now() ?? Number.NaN) - pgBefore) / 1000,
+      pgSeconds: (pgUsed?.() ?? Number.NaN) / 1000,
     };
   } finally {
     clearInterval(timer);

@@ -68,13 +68,13 @@ interface Side {
 
 /** Run `body` (which handles n messages), timing it and metering both CPUs. */
 async function measure(n: number, pg: PostgresCpu | undefined, body: () => Promise<void>): Promise<Side> {
-  const pg0 = pg?.now() ?? Number.NaN;
+  const pgUsed = pg?.start();
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   await body();
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  const pgMs = (pg?.now() ?? Number.NaN) - pg0;
+  const pgMs = pgUsed?.() ?? Number.NaN;
   return { rate: n / seconds, nodeUs: (cpu.user + cpu.system) / n, pgUs: (pgMs * 1000) / n };
 }
 

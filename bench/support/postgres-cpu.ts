@@ -21,8 +21,14 @@ function stat(pid: number): { ppid: number; cpuMs: number } | undefined {
 }
 
 export interface PostgresCpu {
-  /** CPU ms used so far by the server's processes alive now (a process that exited is not counted). */
-  now(): number;
+  /**
+   * A meter started now: each call of what it returns answers the CPU ms the server's processes
+   * have used since. A process is counted from where it stood at the start (a new one from zero),
+   * so one that exits in between takes only its own share of the window with it, not its life:
+   * a pool's idle connection closing during a run (another scenario's, ten seconds after its last
+   * use) made the total fall by all that connection had ever spent.
+   */
+  start(): () => number;
 }
 
 /** The server's CPU meter, or undefined when the server is not a local one this process may read. */
@@ -31,16 +37,25 @@ export async function postgresCpu(db: Db): Promise<PostgresCpu | undefined> {
     select pid from pg_stat_activity where backend_type = 'checkpointer'`.execute(db);
   const postmaster = rows[0] && stat(rows[0].pid)?.ppid;
   if (!postmaster || !stat(postmaster)) return undefined;
+  /** CPU ms so far of the postmaster and each process it started, by pid. */
+  const read = (): Map<number, number> => {
+    const byPid = new Map<number, number>([[postmaster, stat(postmaster)?.cpuMs ?? 0]]);
+    for (const name of readdirSync('/proc')) {
+      const pid = Number(name);
+      if (!pid) continue;
+      const s = stat(pid);
+      if (s?.ppid === postmaster) byPid.set(pid, s.cpuMs);
+    }
+    return byPid;
+  };
   return {
-    now() {
-      let total = stat(postmaster)?.cpuMs ?? 0;
-      for (const name of readdirSync('/proc')) {
-        const pid = Number(name);
-        if (!pid) continue;
-        const s = stat(pid);
-        if (s?.ppid === postmaster) total += s.cpuMs;
-      }
-      return total;
+    start() {
+      const before = read();
+      return () => {
+        let used = 0;
+        for (const [pid, cpuMs] of read()) used += cpuMs - (before.get(pid) ?? 0);
+        return used;
+      };
     },
   };
 }
