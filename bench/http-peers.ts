@@ -12,8 +12,8 @@
 // - the same peer keeping its state in the bench's PostgreSQL (informational, beside those two
 //   targets: the service writes its codes and tokens there, the in-memory peer nowhere).
 // Prints one JSON line with the ports; on a line "mint <peer|durable> <n>" on stdin, n fresh refresh
-// tokens of that peer ("forget <peer|durable>" drops them and what they issued). Both peers do the service's work: they rotate every refresh token and issue
-// one with every code.
+// tokens of that peer ("forget <peer|durable>" drops them and what they issued). Both peers do the
+// service's work: they rotate every refresh token and issue one with every code.
 // The peer keeps its state in a plain Map (MapAdapter): its quick-start adapter is a 1000-entry LRU
 // that evicted the signed-in session and grant under load, so its code flow stopped answering.
 // Run by bench/http.ts: DATABASE_URL=… PUBLIC_URL=<the service's> node --import tsx bench/http-peers.ts
@@ -335,7 +335,7 @@ async function main(): Promise<void> {
 
 /**
  * node-oidc-provider 9 on its own port with the bench's client, keeping its state through
- * `Adapter`: its server, port and a way to mint a refresh token.
+ * `Adapter`: its server, its port, and ways to mint refresh tokens and to forget them.
  */
 async function startPeer(Adapter: new (model: string) => { forgetGrants(grantIds: string[]): Promise<void> }) {
   const { default: Provider } = await import('oidc-provider');
