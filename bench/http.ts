@@ -427,10 +427,10 @@ async function main(): Promise<void> {
      * Refresh grants at full speed, each presenting a fresh refresh token (minted beforehand,
      * untimed): a token presented twice is another path (a retry or a replay) on both sides, so a
      * run that would need more tokens than it has fails instead. Afterwards (untimed) `forget`
-     * drops them and what they issued, so that no later scenario runs beside a store grown by them.
-     * `table`: where the side keeps them in the bench's PostgreSQL, settled (vacuumed, and a
-     * checkpoint) after the minting and after the forgetting, so that neither's aftermath
-     * (autovacuum, the checkpointer's writes) lands in a timed run.
+     * drops them and what they issued, so that no later scenario runs beside a store grown by them
+     * (the next scenario's settling, in the rounds' loop, vacuums what that leaves). `table`: where
+     * the side keeps them in the bench's PostgreSQL, vacuumed after the minting, and a checkpoint,
+     * so that the minting's aftermath (autovacuum, the checkpointer's writes) is not in the run.
      */
     async function refreshRun(
       target: string,
@@ -441,12 +441,9 @@ async function main(): Promise<void> {
       mint: () => Promise<string[]>,
       forget: (tokens: string[]) => Promise<void>,
     ): Promise<Sample> {
-      const settle = async () => {
-        if (table) await sql`vacuum ${sql.table(table)}`.execute(db);
-        await sql`checkpoint`.execute(db);
-      };
       const tokens = await mint();
-      await settle();
+      if (table) await sql`vacuum ${sql.table(table)}`.execute(db);
+      await sql`checkpoint`.execute(db);
       let next = 0;
       const sample = await cannon(target, pid, {
         requests: [
@@ -466,7 +463,6 @@ async function main(): Promise<void> {
           `${target}: ${next} refreshes needed more than the ${tokens.length} tokens minted for a round (BENCH_REFRESH_TOKENS)`,
         );
       await forget(tokens);
-      await settle();
       return sample;
     }
 
@@ -656,8 +652,6 @@ async function main(): Promise<void> {
           peerCookie,
           basic('bench', 'bench-secret'),
         ),
-      // Its table's dead rows are vacuumed after each run, untimed, so that autovacuum does not
-      // land in (and bill its CPU to) the scenarios after it.
       'peer: node-oidc-provider + PostgreSQL authorize + exchange': () =>
         authorizeAndExchange(
           durablePeerBase,
@@ -666,10 +660,7 @@ async function main(): Promise<void> {
           '/token',
           durablePeerCookie,
           basic('bench', 'bench-secret'),
-        ).then(async (sample) => {
-          await sql`vacuum bench_peer_oidc`.execute(db);
-          return sample;
-        }),
+        ),
       'peer: node-oidc-provider refresh': async () =>
         refreshRun(
           peerBase,
@@ -944,8 +935,8 @@ function report(r: Record<string, Sample>, seconds: number): void {
   for (const [name, figure, goal, met] of targets) {
     line(`target: ${name} ${figure} (goal ${goal}) ${met ? 'met' : 'missed'}`);
   }
-  // Beside the code flow's target, not a target: the same peer writing its state where the
-  // service writes its own (bench/http-peers.ts), on the same PostgreSQL and cores.
+  // Beside the two OAuth targets, not targets: the same peer writing its state where the service
+  // writes its own (bench/http-peers.ts), on the same PostgreSQL and cores.
   for (const [what, ours, durable] of [
     [
       'authorize + exchange',
