@@ -404,9 +404,9 @@ export const secretCheckCtesOf = (slot: SlotOf<SecretCheckSlot>, attempt: Secret
 export const secretCheckDecided = (row: Pick<SecretCheckRow, 'admitted'> | undefined): boolean =>
   row?.admitted === true;
 
-/** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 /** The attempt's columns: whether it was admitted and what its window holds. */
 const ATTEMPT_COLUMNS = ['admitted', 'failures', 'window_remaining'] as const;
+/** What `client_check` holds: the application's columns, its secret's digest and the attempt's. */
 const CLIENT_CHECK_COLUMNS = [...SECRET_COLUMNS, ...ATTEMPT_COLUMNS] as const;
 /** Of those, what decides the check and names the client (clientIdCheckOf). */
 const CLIENT_ID_CHECK_COLUMNS = ['id', 'secret_digest', ...ATTEMPT_COLUMNS] as const;
