@@ -35,6 +35,7 @@ import * as m0031 from './0031-mail-outbox-hot-claim';
 import * as m0032 from './0032-token-code-on-chain-root';
 import * as m0033 from './0033-authorization-code-types';
 import * as m0034 from './0034-token-dpop-jkt-unchecked';
+import * as m0035 from './0035-token-links-and-key-indexes';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': m0001,
@@ -71,4 +72,5 @@ export const migrations: Record<string, Migration> = {
   '0032-token-code-on-chain-root': m0032,
   '0033-authorization-code-types': m0033,
   '0034-token-dpop-jkt-unchecked': m0034,
+  '0035-token-links-and-key-indexes': m0035,
 };

@@ -538,15 +538,31 @@ async function lockChain(trx: DbOrTrx, id: number): Promise<void> {
  * token means it leaked, and whoever rotated it since holds a descendant). The replayed token's
  * own access token is left to expire, like every rotated-away access token. Under the chain's
  * lock, so a rotation of a descendant running meanwhile is revoked too (or refused).
+ *
+ * Every descendant is in the token's chain (family_id, indexed), so the walk down parent_id reads
+ * only that chain's rows. The chain's first token is kept while any of its chain lives, but the
+ * purge deletes rotated tokens inside the chain once they are dead (retention.ts), so parent_id
+ * may name a row that is gone and a walk from the first token could stop short: every other token
+ * of a chain descends from its first, so for the first token the descendants are the whole chain.
+ * (Any later token dies no later than its descendants, so once one of those may be purged, so may
+ * it: past the grace its replay is refused as unknown.)
  */
 export async function revokeDescendants(db: DbOrTrx, id: number): Promise<number> {
   return withTransaction(db, async (trx) => {
     await lockChain(trx, id);
     const result = await sql`
-      with recursive tree(id) as (
-        select id from oauth_access_tokens where parent_id = ${id}
-        union all
-        select t.id from oauth_access_tokens t join tree on t.parent_id = tree.id
+      with recursive
+      presented as materialized (
+        select t.id, coalesce(t.family_id, t.id) as family_id, t.family_id is null as first
+        from oauth_access_tokens t where t.id = ${id}
+      ),
+      chain as materialized (
+        select t.id, t.parent_id from oauth_access_tokens t join presented p on t.family_id = p.family_id
+      ),
+      tree(id) as (
+        select c.id from chain c cross join presented p where p.first or c.parent_id = p.id
+        union
+        select c.id from chain c join tree on c.parent_id = tree.id
       )
       update oauth_access_tokens set revoked_at = now()
       where id in (select id from tree) and revoked_at is null

@@ -20,7 +20,7 @@
 //   point to with ON DELETE CASCADE) goes only with the last of its family.
 // - DPoP proof jtis: once their proof's iat window has passed (a replay is refused by its iat then).
 // - rate-limit counters: an hour after their window opened (every window is shorter: 60 s today).
-// - audit events: kept forever unless auditRetentionDays is set (see README "Retention").
+// - audit events: kept forever unless auditRetentionDays is set (docs/operations.md, "Retention").
 // - back-channel logout deliveries: as mail.
 // - dynamically registered applications (RFC 7591): once unused for 30 days — registered that long
 //   ago, and no code, device code or token issued to them since (a refresh issues a token, so a

@@ -82,6 +82,29 @@ describe('a prune inside the grace period keeps replay detection working', () =>
     expect(next.statusCode).toBe(200);
   });
 
+  it("the chain's first token, kept while its chain lives, replayed past the grace revokes the live tokens below the purged ones", async () => {
+    const t0 = (await exchange(await obtainCode(web, c.clientId))).json();
+    const t1 = (await refresh(t0.refresh_token)).json();
+    const t2 = (await refresh(t1.refresh_token)).json();
+    const t3 = (await refresh(t2.refresh_token)).json();
+    await age(t0.refresh_token, 12, 12);
+    await age(t1.refresh_token, 11, 10);
+    await age(t2.refresh_token, 10, 9);
+    expect((await pruneExpiredData(f.db)).deleted.oauth_access_tokens).toBe(2);
+    // t3 still names t2, which is gone: the link is kept as written.
+    const { rows } = await sql<{ dangling: boolean }>`
+      select t.parent_id is not null
+        and not exists (select from oauth_access_tokens p where p.id = t.parent_id) as dangling
+      from oauth_access_tokens t where t.refresh_token_digest = ${sha256Hex(t3.refresh_token)}`.execute(f.db);
+    expect(rows).toEqual([{ dangling: true }]);
+
+    const replay = await refresh(t0.refresh_token);
+    expect(replay.statusCode).toBe(400);
+    expect(replay.json()).toEqual(errorBody('invalid_grant'));
+    expect(await revoked(t3.refresh_token)).toBe(true);
+    expect((await refresh(t3.refresh_token)).json()).toEqual(errorBody('invalid_grant'));
+  });
+
   it('a used code replayed after a prune inside the grace still revokes what it issued', async () => {
     const code = await obtainCode(web, c.clientId);
     const t0 = (await exchange(code)).json();

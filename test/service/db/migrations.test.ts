@@ -97,6 +97,26 @@ describe('migrations', () => {
       'user_recovery_codes USING btree (user_id, code_digest)',
     ]);
 
+    // Deleting a row never scans a table: the ON DELETE action of a foreign key queries the
+    // referencing columns, once per deleted row, so an index must lead with them. The exceptions
+    // name users, which are blocked, never deleted.
+    const { rows: unindexed } = await sql<{ k: string }>`
+      select c.conrelid::regclass || '(' || (
+          select string_agg(a.attname, ', ' order by a.attnum) from pg_attribute a
+          where a.attrelid = c.conrelid and a.attnum = any(c.conkey)
+        ) || ') -> ' || c.confrelid::regclass as k
+      from pg_constraint c
+      where c.contype = 'f' and not exists (
+        select from pg_index i where i.indrelid = c.conrelid
+          and (i.indkey::int2[])[0:cardinality(c.conkey) - 1] @> c.conkey
+          and (i.indkey::int2[])[0:cardinality(c.conkey) - 1] <@ c.conkey)
+      order by 1`.execute(t.db);
+    expect(unindexed.map((r) => r.k)).toEqual([
+      'notification_event_recipients(user_id) -> users',
+      'notification_events(author_id) -> users',
+      'oauth_authorization_codes(user_id) -> users',
+      'webauthn_challenges(user_id) -> users',
+    ]);
     // A second run is a no-op.
     expect((await migrateToLatest(t.db)).newlyApplied).toEqual([]);
 

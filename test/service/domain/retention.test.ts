@@ -149,13 +149,14 @@ describe('pruneExpiredData', () => {
       [passwordRecent, live, a0, a2, c0, c1, e0, e1, e2, revokedLive].sort(),
     );
     for (const gone of [passwordOld, a1, b0, b1]) expect(await ids('oauth_access_tokens')).not.toContain(gone);
-    // The chain's survivors are intact: a2 still points at its family.
+    // The chain's survivors are intact: a2 still points at its family, and at its purged parent
+    // (the link is kept as written; replay detection walks it within the family).
     const a2Row = await db
       .selectFrom('oauth_access_tokens')
       .select(['family_id', 'parent_id', 'revoked_at'])
       .where('id', '=', Number(a2))
       .executeTakeFirstOrThrow();
-    expect(a2Row).toEqual({ family_id: Number(a0), parent_id: null, revoked_at: null });
+    expect(a2Row).toEqual({ family_id: Number(a0), parent_id: Number(a1), revoked_at: null });
   });
 
   it('deletes the root of a refresh chain only with the last member of its family', async () => {
