@@ -10,6 +10,7 @@ const BENCHES = [
   'cold-start.ts',
   'recipients.ts',
   'notification-intake.ts',
+  'retention.ts',
   'mail.ts',
   'http.ts',
   'cost-model.ts',
