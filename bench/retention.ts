@@ -46,6 +46,13 @@ async function seed(db: Db, applicationId: number, userId: number): Promise<void
   await sql`vacuum analyze oauth_access_tokens`.execute(db);
 }
 
+/** Wall-clock ms of one run. */
+async function time(run: () => Promise<void>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return performance.now() - started;
+}
+
 async function main() {
   const handle = await startScratchDatabase('retention', 2);
   try {
@@ -75,40 +82,41 @@ async function main() {
       const counted = await pruneExpiredData(db, { dryRun: true });
       await sql`checkpoint`.execute(db);
 
-      let purge = 0;
-      let rows = 0;
-      const timePurge = async () => {
-        const t = performance.now();
-        const report = await pruneExpiredData(db, { batchSize: BATCH });
-        purge = performance.now() - t;
-        rows = report.deleted.oauth_access_tokens;
-      };
-      let base = 0;
-      const timeBaseline = async (ids: string[]) => {
-        const t = performance.now();
-        for (let i = 0; i < ids.length; i += BATCH) {
-          await sql`delete from tokens_copy where id = any(${ids.slice(i, i + BATCH)}::bigint[])`.execute(db);
-        }
-        base = performance.now() - t;
-      };
       // The rows the purge deletes (as seeded): the rotated middles of the live chains, and the dead
-      // chains whole. The purge's count is checked against them below.
+      // chains whole. Both sides are checked below to have deleted exactly these.
       const ids = (
         await sql<{ id: string }>`
           select id from tokens_copy where id > 10000000 or (id - 1) % ${LENGTH} between 1 and ${LENGTH - 2}
           order by id`.execute(db)
       ).rows.map((r) => r.id);
+      let rows = 0;
+      const purgeRun = async () => {
+        rows = (await pruneExpiredData(db, { batchSize: BATCH })).deleted.oauth_access_tokens;
+      };
+      const baselineRun = async () => {
+        for (let i = 0; i < ids.length; i += BATCH) {
+          await sql`delete from tokens_copy where id = any(${ids.slice(i, i + BATCH)}::bigint[])`.execute(db);
+        }
+      };
+      // Alternate which side runs first, so a drift of the machine falls on both alike.
+      let purge = 0;
+      let base = 0;
       if (round % 2) {
-        await timeBaseline(ids);
-        await timePurge();
+        base = await time(baselineRun);
+        purge = await time(purgeRun);
       } else {
-        await timePurge();
-        await timeBaseline(ids);
+        purge = await time(purgeRun);
+        base = await time(baselineRun);
       }
       if (rows !== counted.deleted.oauth_access_tokens || rows !== ids.length)
         throw new Error(
           `the purge deleted ${rows} token rows, its dry run counted ${counted.deleted.oauth_access_tokens}, the baseline ${ids.length}`,
         );
+      // And the same rows: what each side kept is the same set of ids.
+      const { rows: differ } = await sql<{ n: string }>`
+        select count(*) as n from oauth_access_tokens t full join tokens_copy c on c.id = t.id
+        where t.id is null or c.id is null`.execute(db);
+      if (Number(differ[0].n) !== 0) throw new Error(`the purge and the baseline kept ${differ[0].n} different rows`);
       rounds.push({ purge, base, rows, total });
       console.log(
         `  round ${round + 1}/${ROUNDS}  purge ${purge.toFixed(0)} ms, baseline ${base.toFixed(0)} ms (${rows} of ${total} rows)`,

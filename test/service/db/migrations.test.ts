@@ -117,6 +117,7 @@ describe('migrations', () => {
       'oauth_authorization_codes(user_id) -> users',
       'webauthn_challenges(user_id) -> users',
     ]);
+
     // A second run is a no-op.
     expect((await migrateToLatest(t.db)).newlyApplied).toEqual([]);
 
