@@ -4,10 +4,11 @@
 // (GET /api/v4/user; GET and PUT a project's notification settings with the statements the
 // service sends), the raw argon2id verification rate (the password grant's limit) and
 // node-oidc-provider 9 (refresh grant; authorize + code exchange with the same PKCE). Every
-// scenario runs ROUNDS times, interleaved, and the medians are reported: requests/s, p50/p99
-// latency, the server's peak RSS and its CPU time per request (steadier than requests/s on a
-// shared machine). Every `target:` line is a ratio against something of the same run, so a busy
-// machine slows both sides alike (cold start and bundle size come from bench/cold-start.ts's
+// scenario runs ROUNDS times and the medians are reported: requests/s, p50/p99 latency, the
+// server's peak RSS and its CPU time per request (steadier than requests/s on a shared machine).
+// Every `target:` line is a ratio against something of the same run, measured back to back with
+// it in each round (runOrder), the median of the rounds' ratios, so a busy machine slows both
+// sides alike (cold start and bundle size come from bench/cold-start.ts's
 // JSON, which `npm run bench` writes first); writes JSON and an SVG chart under bench/results/.
 // Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50; BENCH_ONLY=regex
 // for a subset; BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" to profile the server;
@@ -794,7 +795,8 @@ async function main(): Promise<void> {
     const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
     const started = Date.now();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const [name, run] of Object.entries(scenarios)) {
+      for (const name of runOrder(Object.keys(scenarios), round)) {
+        const run = scenarios[name];
         // Each scenario starts on a settled database (untimed): what the ones before it wrote is
         // vacuumed and checkpointed now, not by autovacuum and the checkpointer during its run.
         await sql`vacuum`.execute(db);
@@ -820,8 +822,8 @@ async function main(): Promise<void> {
         },
       ]),
     ) as Record<string, Sample>;
-    if (process.env.BENCH_ONLY) printTable(result, (Date.now() - started) / 1000);
-    else report(result, (Date.now() - started) / 1000);
+    if (process.env.BENCH_ONLY) printTable(result, samples, (Date.now() - started) / 1000);
+    else report(result, samples, (Date.now() - started) / 1000);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
@@ -842,10 +844,61 @@ const RATIO_TO: Record<string, string> = {
   'GET /user probe, during password grants': 'GET /user probe, idle',
 };
 
-function printTable(r: Record<string, Sample>, seconds: number): void {
+/** Beside a target and what it is measured against, informational: the same peer on PostgreSQL. */
+const BESIDE: Record<string, string[]> = {
+  'refresh_token grant': ['peer: node-oidc-provider + PostgreSQL refresh'],
+  'authorize (trusted) + code exchange': ['peer: node-oidc-provider + PostgreSQL authorize + exchange'],
+};
+
+/**
+ * The order a round runs the scenarios in: each target back to back with what it is measured
+ * against (and the informational side beside them), so that a neighbour's load, which moves from
+ * minute to minute, falls on both sides of a ratio alike; the order within each group reversed
+ * every other round, so that neither side always runs first. The rest run alone, in their order.
+ */
+function runOrder(names: string[], round: number): string[] {
+  const groupOf = (name: string) => {
+    for (const [target, against] of Object.entries(RATIO_TO)) {
+      const group = [target, against, ...(BESIDE[target] ?? [])];
+      if (group.includes(name)) return group.filter((n) => names.includes(n));
+    }
+    return [name];
+  };
+  const order: string[] = [];
+  for (const name of names) {
+    if (order.includes(name)) continue;
+    const group = groupOf(name);
+    order.push(...(round % 2 === 0 ? group.reverse() : group));
+  }
+  return order;
+}
+
+/**
+ * `a`'s figure over `b`'s, round by round (the two ran back to back), and the median of those:
+ * steadier on a busy machine than a ratio of the two sides' medians, which may come from rounds
+ * minutes apart. A round in which either side answered nothing counts as `failed`.
+ */
+function roundRatio(
+  samples: Record<string, Sample[]>,
+  a: string,
+  b: string,
+  figure: (s: Sample) => number,
+  failed: number,
+): number {
+  return median(
+    samples[a].map((x, i) => {
+      const y = samples[b][i];
+      return x.rps > 0 && y?.rps > 0 ? figure(x) / figure(y) : failed;
+    }),
+  );
+}
+const RPS = (s: Sample) => s.rps;
+const CPU = (s: Sample) => s.cpuMs;
+
+function printTable(r: Record<string, Sample>, samples: Record<string, Sample[]>, seconds: number): void {
   const line = (s: string) => process.stdout.write(`${s}\n`);
   line(
-    `\nHTTP, ${CONNECTIONS} connections (probe ${PROBE_CONNECTIONS}), medians of ${ROUNDS} interleaved ${SECONDS} s rounds, ${os.cpus().length} cores, Node ${process.version}; ${seconds.toFixed(0)} s in all`,
+    `\nHTTP, ${CONNECTIONS} connections (probe ${PROBE_CONNECTIONS}), medians of ${ROUNDS} rounds of ${SECONDS} s, ratios the median of the rounds' (each side back to back with its reference), ${os.cpus().length} cores, Node ${process.version}; ${seconds.toFixed(0)} s in all`,
   );
   line(
     `${'scenario'.padEnd(42)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(7)} ${'CPU ms/req'.padStart(10)} ${'PG ms/req'.padStart(9)}  ratio`,
@@ -855,8 +908,8 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
     const ratio =
       against && r[against]
         ? name.includes('probe')
-          ? `p99 ×${(s.p99 / r[against].p99).toFixed(2)} of idle`
-          : `×${(s.rps / r[against].rps).toFixed(2)} of ${against.split(':')[0]} (CPU/req ×${(s.cpuMs / r[against].cpuMs).toFixed(2)})`
+          ? `p99 ×${roundRatio(samples, name, against, (x) => x.p99, Number.POSITIVE_INFINITY).toFixed(2)} of idle`
+          : `×${roundRatio(samples, name, against, RPS, 0).toFixed(2)} of ${against.split(':')[0]} (CPU/req ×${roundRatio(samples, name, against, CPU, Number.POSITIVE_INFINITY).toFixed(2)})`
         : '';
     line(
       `${name.padEnd(42)} ${s.rps.toFixed(1).padStart(9)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.rssMb.toFixed(0).padStart(7)} ${s.cpuMs.toFixed(3).padStart(10)} ${(s.pgMs >= 0 ? s.pgMs.toFixed(3) : '—').padStart(9)}  ${ratio}${s.failures ? `  ${s.failures} failed` : ''}`,
@@ -864,9 +917,9 @@ function printTable(r: Record<string, Sample>, seconds: number): void {
   }
 }
 
-function report(r: Record<string, Sample>, seconds: number): void {
+function report(r: Record<string, Sample>, samples: Record<string, Sample[]>, seconds: number): void {
   const line = (s: string) => process.stdout.write(`${s}\n`);
-  printTable(r, seconds);
+  printTable(r, samples, seconds);
 
   const coldFile = path.join(RESULTS, 'cold-start.json');
   const cold = fs.existsSync(coldFile)
@@ -878,15 +931,19 @@ function report(r: Record<string, Sample>, seconds: number): void {
       })
     : undefined;
   const pw = r['password grant'];
-  const probeRatio = r['GET /user probe, during password grants'].p99 / r['GET /user probe, idle'].p99;
-  /** Throughput and CPU per request of `name` as multiples of what it is measured against. */
-  const vs = (name: string) => {
-    const a = r[name];
-    const b = r[RATIO_TO[name]];
-    // A side that answered nothing (a failed baseline) makes no ratio: its target is missed.
-    const answered = a.rps > 0 && b.rps > 0;
-    return { rps: answered ? a.rps / b.rps : 0, cpu: answered ? a.cpuMs / b.cpuMs : Number.POSITIVE_INFINITY, a, b };
-  };
+  const probe = 'GET /user probe, during password grants';
+  const probeRatio = roundRatio(samples, probe, RATIO_TO[probe], (x) => x.p99, Number.POSITIVE_INFINITY);
+  /**
+   * Throughput and CPU per request of `name` as multiples of what it is measured against (the
+   * medians of the rounds' ratios; `a` and `b`, each side's medians, are printed beside them).
+   * A side that answered nothing (a failed baseline) makes no ratio: its target is missed.
+   */
+  const vs = (name: string) => ({
+    rps: roundRatio(samples, name, RATIO_TO[name], RPS, 0),
+    cpu: roundRatio(samples, name, RATIO_TO[name], CPU, Number.POSITIVE_INFINITY),
+    a: r[name],
+    b: r[RATIO_TO[name]],
+  });
   const figures = (x: ReturnType<typeof vs>) =>
     `×${x.rps.toFixed(2)} (${x.a.rps.toFixed(0)}/s vs ${x.b.rps.toFixed(0)}/s), CPU/req ×${x.cpu.toFixed(2)} (${x.a.cpuMs.toFixed(3)} vs ${x.b.cpuMs.toFixed(3)} ms)`;
   const user = vs('GET /api/v4/user (PAT)');
@@ -937,17 +994,16 @@ function report(r: Record<string, Sample>, seconds: number): void {
   }
   // Beside the two OAuth targets, not targets: the same peer writing its state where the service
   // writes its own (bench/http-peers.ts), on the same PostgreSQL and cores.
-  for (const [what, ours, durable] of [
-    [
-      'authorize + exchange',
-      r['authorize (trusted) + code exchange'],
-      r['peer: node-oidc-provider + PostgreSQL authorize + exchange'],
-    ],
-    ['refresh grant', r['refresh_token grant'], r['peer: node-oidc-provider + PostgreSQL refresh']],
+  for (const [what, target] of [
+    ['authorize + exchange', 'authorize (trusted) + code exchange'],
+    ['refresh grant', 'refresh_token grant'],
   ] as const) {
+    const peer = BESIDE[target][0];
+    const [ours, durable] = [r[target], r[peer]];
     if (!(durable?.rps > 0)) continue;
+    const ratio = (figure: (s: Sample) => number) => roundRatio(samples, target, peer, figure, 0).toFixed(2);
     line(
-      `  (informational) ${what} vs node-oidc-provider keeping its state in the same PostgreSQL: ×${(ours.rps / durable.rps).toFixed(2)} (${ours.rps.toFixed(0)}/s vs ${durable.rps.toFixed(0)}/s), CPU/req ×${(ours.cpuMs / durable.cpuMs).toFixed(2)}, PostgreSQL/req ×${(ours.pgMs / durable.pgMs).toFixed(2)} (${ours.pgMs.toFixed(3)} vs ${durable.pgMs.toFixed(3)} ms)`,
+      `  (informational) ${what} vs node-oidc-provider keeping its state in the same PostgreSQL: ×${ratio(RPS)} (${ours.rps.toFixed(0)}/s vs ${durable.rps.toFixed(0)}/s), CPU/req ×${ratio(CPU)}, PostgreSQL/req ×${ratio((x) => x.pgMs)} (${ours.pgMs.toFixed(3)} vs ${durable.pgMs.toFixed(3)} ms)`,
     );
   }
 
@@ -960,6 +1016,7 @@ function report(r: Record<string, Sample>, seconds: number): void {
     seconds: SECONDS,
     rounds: ROUNDS,
     scenarios: r,
+    samples,
     coldStart: cold,
     targets: targets.map(([name, figure, goal, met]) => ({ name, figure, goal, met })),
   };
