@@ -6,8 +6,8 @@
 // node-oidc-provider 9 (refresh grant; authorize + code exchange with the same PKCE). Every
 // scenario runs ROUNDS times and the medians are reported: requests/s, p50/p99 latency, the
 // server's peak RSS and its CPU time per request (steadier than requests/s on a shared machine).
-// Every `target:` line is a ratio against something of the same run, measured back to back with
-// it in each round (runOrder), the median of the rounds' ratios, so a busy machine slows both
+// Every `target:` line is a ratio against something of the same run, measured beside it in each
+// round (A B B A, runGroups), the median of the rounds' ratios, so a busy machine slows both
 // sides alike (cold start and bundle size come from bench/cold-start.ts's
 // JSON, which `npm run bench` writes first); writes JSON and an SVG chart under bench/results/.
 // Run: npx tsx bench/http.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50; BENCH_ONLY=regex
@@ -421,7 +421,12 @@ async function main(): Promise<void> {
     const cannon = (target: string, pid: number, options: Omit<autocannon.Options, 'url'>, connections = CONNECTIONS) =>
       // autocannon takes the path from the URL (a `path` option only applies inside `requests`).
       withPeakRss(pid, () =>
-        autocannon({ ...options, url: target + (options.path ?? ''), connections, duration: SECONDS }),
+        autocannon({
+          ...options,
+          url: target + (options.path ?? ''),
+          connections,
+          duration: options.duration ?? SECONDS,
+        }),
       ).then(({ value, rssMb, cpuSeconds: cpu, pgSeconds }) => fromAutocannon(value, rssMb, cpu, pgSeconds));
 
     /**
@@ -439,14 +444,17 @@ async function main(): Promise<void> {
       tokenPath: string,
       authorization: string,
       table: string | undefined,
-      mint: () => Promise<string[]>,
+      mint: (count: number) => Promise<string[]>,
       forget: (tokens: string[]) => Promise<void>,
+      perRound: number,
+      seconds: number,
     ): Promise<Sample> {
-      const tokens = await mint();
+      const tokens = await mint(Math.ceil((perRound * seconds) / SECONDS));
       if (table) await sql`vacuum ${sql.table(table)}`.execute(db);
       await sql`checkpoint`.execute(db);
       let next = 0;
       const sample = await cannon(target, pid, {
+        duration: seconds,
         requests: [
           {
             method: 'POST',
@@ -479,6 +487,7 @@ async function main(): Promise<void> {
       tokenPath: string,
       sessionCookie: string,
       authorization: string,
+      seconds: number,
     ): Promise<Sample> {
       type Pair = { code?: string; started?: number };
       const latencies: number[] = [];
@@ -492,7 +501,7 @@ async function main(): Promise<void> {
         autocannon({
           url: target,
           connections: CONNECTIONS,
-          duration: SECONDS,
+          duration: seconds,
           requests: [
             {
               method: 'GET',
@@ -556,12 +565,13 @@ async function main(): Promise<void> {
      * microsecond: autocannon's histogram keeps whole milliseconds, and at an idle p99 of 2 ms the
      * p99 ratio would move in steps of 0.5 (2 ms against 4 or 5). Both probes are timed alike.
      */
-    async function probe(target: string, pid: number): Promise<Sample> {
+    async function probe(target: string, pid: number, seconds: number): Promise<Sample> {
       const latencies: number[] = [];
       const sample = await cannon(
         target,
         pid,
         {
+          duration: seconds,
           requests: [
             {
               ...userRequest,
@@ -631,20 +641,25 @@ async function main(): Promise<void> {
       code_challenge: CODE_CHALLENGE,
       code_challenge_method: 'S256',
     })}`;
-    const scenarios: Record<string, () => Promise<Sample>> = {
-      'bare Fastify route': () => cannon(`http://127.0.0.1:${ports.bare}`, peers.pid!, {}),
-      'baseline: Fastify + pg, GET /user SQL': () => cannon(baselineUrl, peers.pid!, userRequest),
-      'baseline: Fastify + pg, GET settings SQL': () => cannon(baselineUrl, peers.pid!, getSettings),
-      'baseline: Fastify + pg, PUT settings SQL': () => cannon(baselineUrl, peers.pid!, putSettings),
+    /** Each scenario runs for the seconds it is given (runs of a round: see the rounds' loop). */
+    const scenarios: Record<string, (seconds: number) => Promise<Sample>> = {
+      'bare Fastify route': (seconds) => cannon(`http://127.0.0.1:${ports.bare}`, peers.pid!, { duration: seconds }),
+      'baseline: Fastify + pg, GET /user SQL': (seconds) =>
+        cannon(baselineUrl, peers.pid!, { ...userRequest, duration: seconds }),
+      'baseline: Fastify + pg, GET settings SQL': (seconds) =>
+        cannon(baselineUrl, peers.pid!, { ...getSettings, duration: seconds }),
+      'baseline: Fastify + pg, PUT settings SQL': (seconds) =>
+        cannon(baselineUrl, peers.pid!, { ...putSettings, duration: seconds }),
       // The hashing scenarios wait for their process to finish what they left in flight.
-      'baseline: argon2id verify': () =>
+      'baseline: argon2id verify': (seconds) =>
         cannon(baselineUrl, peers.pid!, {
           method: 'POST',
           path: '/verify',
           headers: FORM,
           body: form({ password: PASSWORD }),
+          duration: seconds,
         }).finally(() => quiesce(peers.pid!)),
-      'peer: node-oidc-provider authorize + exchange': () =>
+      'peer: node-oidc-provider authorize + exchange': (seconds) =>
         authorizeAndExchange(
           peerBase,
           peers.pid!,
@@ -652,8 +667,9 @@ async function main(): Promise<void> {
           '/token',
           peerCookie,
           basic('bench', 'bench-secret'),
+          seconds,
         ),
-      'peer: node-oidc-provider + PostgreSQL authorize + exchange': () =>
+      'peer: node-oidc-provider + PostgreSQL authorize + exchange': (seconds) =>
         authorizeAndExchange(
           durablePeerBase,
           peers.pid!,
@@ -661,57 +677,67 @@ async function main(): Promise<void> {
           '/token',
           durablePeerCookie,
           basic('bench', 'bench-secret'),
+          seconds,
         ),
-      'peer: node-oidc-provider refresh': async () =>
+      'peer: node-oidc-provider refresh': async (seconds) =>
         refreshRun(
           peerBase,
           peers.pid!,
           '/token',
           basic('bench', 'bench-secret'),
           undefined,
-          () => mintPeerTokens('peer', REFRESH_TOKENS),
+          (count) => mintPeerTokens('peer', count),
           () => forgetPeerTokens('peer'),
+          REFRESH_TOKENS,
+          seconds,
         ),
-      'peer: node-oidc-provider + PostgreSQL refresh': async () =>
+      'peer: node-oidc-provider + PostgreSQL refresh': async (seconds) =>
         refreshRun(
           durablePeerBase,
           peers.pid!,
           '/token',
           basic('bench', 'bench-secret'),
           'bench_peer_oidc',
-          () => mintPeerTokens('durable', DURABLE_REFRESH_TOKENS),
+          (count) => mintPeerTokens('durable', count),
           () => forgetPeerTokens('durable'),
+          DURABLE_REFRESH_TOKENS,
+          seconds,
         ),
-      'GET /api/v4/user (PAT)': () => cannon(base, server.pid!, userRequest),
-      'GET project notification settings': () => cannon(base, server.pid!, getSettings),
-      'PUT project notification settings': () => cannon(base, server.pid!, putSettings),
-      'refresh_token grant': () =>
+      'GET /api/v4/user (PAT)': (seconds) => cannon(base, server.pid!, { ...userRequest, duration: seconds }),
+      'GET project notification settings': (seconds) =>
+        cannon(base, server.pid!, { ...getSettings, duration: seconds }),
+      'PUT project notification settings': (seconds) =>
+        cannon(base, server.pid!, { ...putSettings, duration: seconds }),
+      'refresh_token grant': (seconds) =>
         refreshRun(
           base,
           server.pid!,
           '/oauth/token',
           clientAuth,
           'oauth_access_tokens',
-          () => mintRefreshTokens(REFRESH_TOKENS),
+          (count) => mintRefreshTokens(count),
           // The minted tokens are chains' first rows: their rotations go with them (family_id).
           async (tokens) => {
             await sql`delete from oauth_access_tokens where refresh_token_digest = any(${tokens.map(sha256Hex)}::text[])`.execute(
               db,
             );
           },
+          REFRESH_TOKENS,
+          seconds,
         ),
-      'authorize (trusted) + code exchange': () =>
-        authorizeAndExchange(base, server.pid!, lanyardAuthorize, '/oauth/token', cookie, clientAuth),
-      'GET /user probe, idle': () => probe(base, server.pid!),
-      'password grant': () => cannon(base, server.pid!, passwordRequest).finally(signInsSettled),
-      'GET /user probe, during password grants': async () => {
+      'authorize (trusted) + code exchange': (seconds) =>
+        authorizeAndExchange(base, server.pid!, lanyardAuthorize, '/oauth/token', cookie, clientAuth, seconds),
+      'GET /user probe, idle': (seconds) => probe(base, server.pid!, seconds),
+      'password grant': (seconds) =>
+        cannon(base, server.pid!, { ...passwordRequest, duration: seconds }).finally(signInsSettled),
+      'GET /user probe, during password grants': async (seconds) => {
         const [probed] = await Promise.all([
-          probe(base, server.pid!),
+          probe(base, server.pid!, seconds),
           autocannon({
             ...passwordRequest,
             url: base,
             connections: CONNECTIONS,
-            duration: SECONDS,
+            duration: seconds,
           }),
         ]);
         await signInsSettled();
@@ -795,17 +821,24 @@ async function main(): Promise<void> {
     const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
     const started = Date.now();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const name of runOrder(Object.keys(scenarios), round)) {
-        const run = scenarios[name];
-        // Each scenario starts on a settled database (untimed): what the ones before it wrote is
-        // vacuumed and checkpointed now, not by autovacuum and the checkpointer during its run.
-        await sql`vacuum`.execute(db);
-        await sql`checkpoint`.execute(db);
-        const s = await run();
-        samples[name].push(s);
-        process.stdout.write(
-          `  round ${round}/${ROUNDS}  ${name.padEnd(42)} ${s.rps.toFixed(1).padStart(8)} req/s  p99 ${s.p99.toFixed(1)} ms${s.failures ? `  (${s.failures} failed)` : ''}\n`,
-        );
+      for (const group of runGroups(Object.keys(scenarios), round)) {
+        // The group's sides in turn and back again (A B B A), each run half the round: a load
+        // that rises or falls through the group falls on every side alike.
+        const halves: Record<string, Sample[]> = Object.fromEntries(group.map((name) => [name, []]));
+        for (const name of [...group, ...[...group].reverse()]) {
+          // Each run starts on a settled database (untimed): what the ones before it wrote is
+          // vacuumed and checkpointed now, not by autovacuum and the checkpointer during its run.
+          await sql`vacuum`.execute(db);
+          await sql`checkpoint`.execute(db);
+          halves[name].push(await scenarios[name](SECONDS / 2));
+        }
+        for (const name of group) {
+          const s = joinHalves(halves[name]);
+          samples[name].push(s);
+          process.stdout.write(
+            `  round ${round}/${ROUNDS}  ${name.padEnd(42)} ${s.rps.toFixed(1).padStart(8)} req/s  p99 ${s.p99.toFixed(1)} ms${s.failures ? `  (${s.failures} failed)` : ''}\n`,
+          );
+        }
       }
     }
     const result = Object.fromEntries(
@@ -851,12 +884,12 @@ const BESIDE: Record<string, string[]> = {
 };
 
 /**
- * The order a round runs the scenarios in: each target back to back with what it is measured
- * against (and the informational side beside them), so that a neighbour's load, which moves from
- * minute to minute, falls on both sides of a ratio alike; the order within each group reversed
- * every other round, so that neither side always runs first. The rest run alone, in their order.
+ * The groups a round runs, in order: each target with what it is measured against (and the
+ * informational side beside them), run together (see the rounds' loop) so that a neighbour's load,
+ * which moves from second to second, falls on both sides of a ratio alike; the order within each
+ * group reversed every other round, so that neither side always runs first. The rest run alone.
  */
-function runOrder(names: string[], round: number): string[] {
+function runGroups(names: string[], round: number): string[][] {
   const groupOf = (name: string) => {
     for (const [target, against] of Object.entries(RATIO_TO)) {
       const group = [target, against, ...(BESIDE[target] ?? [])];
@@ -864,17 +897,35 @@ function runOrder(names: string[], round: number): string[] {
     }
     return [name];
   };
-  const order: string[] = [];
+  const groups: string[][] = [];
   for (const name of names) {
-    if (order.includes(name)) continue;
+    if (groups.some((g) => g.includes(name))) continue;
     const group = groupOf(name);
-    order.push(...(round % 2 === 0 ? group.reverse() : group));
+    groups.push(round % 2 === 0 ? group.reverse() : group);
   }
-  return order;
+  return groups;
 }
 
 /**
- * `a`'s figure over `b`'s, round by round (the two ran back to back), and the median of those:
+ * A side's two runs of a round (equally long) as one sample: their rate the mean, the figures per
+ * request (latency quantiles included, an approximation) weighted by each run's requests.
+ */
+function joinHalves([x, y]: Sample[]): Sample {
+  const rps = x.rps + y.rps;
+  const per = (f: (s: Sample) => number) => (rps > 0 ? (f(x) * x.rps + f(y) * y.rps) / rps : f(x));
+  return {
+    rps: rps / 2,
+    p50: per((s) => s.p50),
+    p99: per((s) => s.p99),
+    rssMb: Math.max(x.rssMb, y.rssMb),
+    cpuMs: per((s) => s.cpuMs),
+    pgMs: per((s) => s.pgMs),
+    failures: x.failures + y.failures,
+  };
+}
+
+/**
+ * `a`'s figure over `b`'s, round by round (the two ran together), and the median of those:
  * steadier on a busy machine than a ratio of the two sides' medians, which may come from rounds
  * minutes apart. A round in which either side answered nothing counts as `failed`.
  */
@@ -898,7 +949,7 @@ const CPU = (s: Sample) => s.cpuMs;
 function printTable(r: Record<string, Sample>, samples: Record<string, Sample[]>, seconds: number): void {
   const line = (s: string) => process.stdout.write(`${s}\n`);
   line(
-    `\nHTTP, ${CONNECTIONS} connections (probe ${PROBE_CONNECTIONS}), medians of ${ROUNDS} rounds of ${SECONDS} s, ratios the median of the rounds' (each side back to back with its reference), ${os.cpus().length} cores, Node ${process.version}; ${seconds.toFixed(0)} s in all`,
+    `\nHTTP, ${CONNECTIONS} connections (probe ${PROBE_CONNECTIONS}), medians of ${ROUNDS} rounds of ${SECONDS} s (each side's two runs of ${SECONDS / 2} s beside its reference's, A B B A), ratios the median of the rounds', ${os.cpus().length} cores, Node ${process.version}; ${seconds.toFixed(0)} s in all`,
   );
   line(
     `${'scenario'.padEnd(42)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(7)} ${'CPU ms/req'.padStart(10)} ${'PG ms/req'.padStart(9)}  ratio`,
