@@ -1,10 +1,9 @@
-// Run the real entry points as subprocesses (tsx), collecting output; always cleaned up.
+// Run the real entry points as subprocesses (node with tsx's loader), collecting output; always cleaned up.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll } from 'vitest';
 
 export const ROOT = path.resolve(__dirname, '../..');
-export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
 const children = new Set<ChildProcess>();
 afterAll(() => {
@@ -19,19 +18,13 @@ export interface Running {
 }
 
 /**
- * `direct`: run node itself with tsx's CommonJS loader (as `npm start` does), not the tsx wrapper,
- * whose own process would stand between a signal (SIGKILL) and the program.
+ * Run node itself with tsx's CommonJS loader, as `npm start` does, not the tsx wrapper: its own
+ * process would stand between a signal and the program, and it relays SIGTERM and SIGINT by
+ * waiting 30 ms for the program to report the signal, then SIGKILLs it (exit 143), which on a
+ * loaded machine cut the graceful shutdown these tests check.
  */
-export function start(
-  script: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  options: { direct?: boolean } = {},
-): Running {
-  const [command, argv] = options.direct
-    ? [process.execPath, ['--require', 'tsx/cjs', script, ...args]]
-    : [TSX, [script, ...args]];
-  const child = spawn(command, argv, {
+export function start(script: string, args: string[], env: NodeJS.ProcessEnv): Running {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
