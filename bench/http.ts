@@ -471,7 +471,7 @@ async function main(): Promise<void> {
       });
       if (next > tokens.length)
         throw new Error(
-          `${target}: ${next} refreshes needed more than the ${tokens.length} tokens minted for a round (BENCH_REFRESH_TOKENS)`,
+          `${target}: ${next} refreshes needed more than the ${tokens.length} tokens minted for the run (BENCH_REFRESH_TOKENS a round)`,
         );
       await forget(tokens);
       return sample;
@@ -918,10 +918,12 @@ function runGroups(names: string[], round: number): string[][] {
 /**
  * A side's two runs of a round (equally long) as one sample: their rate the mean, the figures per
  * request weighted by each run's requests; the latency quantiles those of both runs' answers
- * where each was timed, else (autocannon's whole-millisecond histograms) weighted alike.
+ * where each was timed, else (autocannon's whole-millisecond histograms) weighted alike. A run
+ * that answered nothing fails its side's round (rate 0), as a whole run would: half a rate
+ * would let a broken side pass a lenient goal.
  */
 function joinHalves([x, y]: Sample[]): Sample {
-  const rps = x.rps + y.rps;
+  const rps = x.rps > 0 && y.rps > 0 ? x.rps + y.rps : 0;
   const per = (f: (s: Sample) => number) => (rps > 0 ? (f(x) * x.rps + f(y) * y.rps) / rps : f(x));
   const at = x.latencies && y.latencies ? quantiles([...x.latencies, ...y.latencies]) : undefined;
   return {

@@ -14,7 +14,7 @@ import { startSmtpSink } from '../../support/smtp-sink';
 
 const N = 120;
 
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 90_000) {
+async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 40_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -86,6 +86,7 @@ describe('the sender killed mid-batch', () => {
     console.log(
       `kill -9 mid-batch: ${afterKill.sending} in flight at the kill, ${sink.received.length - N} duplicate(s), all under their own Message-ID`,
     );
-    // Two starts of the server and the whole outbox: 10–20 s, past 30 s beside other loads.
-  }, 90_000);
+    // Two starts of the server and the whole outbox: 10–20 s, past 30 s beside other loads; more
+    // than both waits above, so a stuck sender fails with what it was waiting for.
+  }, 120_000);
 });
